@@ -1,0 +1,1 @@
+//! Raw FFI to the OpenZiti C SDK. Placeholder until the SDK is wired in.
