@@ -1,0 +1,836 @@
+//! One tick: lock → token → check-in → apply | none | down → report → token upkeep → save.
+//! Every outcome maps to one exit code (see [`Exit`]); every refusal and failure that can still
+//! be reported is reported to tenancy with its code and names only.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tracing::{debug, error, info, warn};
+use zeroize::Zeroizing;
+
+use crate::bao::{Bao, BaoError};
+use crate::bundle::{self, Bundle, Refusal};
+use crate::compose_check;
+use crate::config::{Config, Transport, VolumesOnAbsent};
+use crate::http::HttpClient;
+use crate::redact;
+use crate::registry;
+use crate::runtime::{self, Compose, Engine, RuntimeError};
+use crate::state::{self, State, TokenMeta, TokenSource};
+use crate::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
+use crate::transport::{self, Connector, Endpoint, TransportError};
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+const GIB: u64 = 1 << 30;
+const DETAIL_MAX: usize = 900;
+const LOG_TAIL_MAX: usize = 16 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Ok = 0,
+    Fail = 1,
+    TempFail = 75,
+    EnvMismatch = 78,
+}
+
+/// A tick that did not converge: what the operator reads, and the exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub exit: Exit,
+    pub msg: String,
+}
+
+impl Failure {
+    pub fn new(exit: Exit, msg: impl Into<String>) -> Self {
+        Failure { exit, msg: msg.into() }
+    }
+    fn fail(msg: impl Into<String>) -> Self {
+        Failure::new(Exit::Fail, msg)
+    }
+}
+
+impl From<state::StateError> for Failure {
+    fn from(e: state::StateError) -> Self {
+        Failure::fail(e.to_string())
+    }
+}
+
+fn from_transport(e: TransportError) -> Failure {
+    match e {
+        TransportError::Unreachable(m) => Failure::new(Exit::TempFail, m),
+        TransportError::Setup(m) => Failure::fail(m),
+    }
+}
+
+fn from_tenancy(e: TenancyError) -> Failure {
+    let msg = e.to_string();
+    match e {
+        TenancyError::Unauthenticated { .. } => Failure::fail(format!(
+            "AGENT_UNAUTHENTICATED: {msg}. The box's token is unknown, expired, or its grant was superseded \
+             (kit re-revealed or environment retired): reveal the install kit again, put the new grant at the \
+             bootstrap path and run `monky-deployd bootstrap --force`"
+        )),
+        TenancyError::EnvMismatch(_) => Failure::new(Exit::EnvMismatch, msg),
+        TenancyError::RateLimited { .. } | TenancyError::Unavailable(_) => Failure::new(Exit::TempFail, msg),
+        _ => Failure::fail(msg),
+    }
+}
+
+fn from_bao(e: BaoError) -> Failure {
+    match e {
+        BaoError::Unavailable(m) => Failure::new(Exit::TempFail, format!("OpenBao unavailable: {m}")),
+        other => Failure::fail(other.to_string()),
+    }
+}
+
+/// Build the connector for the configured transport.
+pub fn connector(cfg: &Config) -> Result<Arc<dyn Connector>, TransportError> {
+    Ok(match cfg.transport {
+        Transport::System => Arc::new(transport::SystemConnector),
+        Transport::Proxy => Arc::new(transport::ProxyConnector),
+        Transport::Sdk => Arc::new(transport::sdk::SdkConnector::new(
+            Path::new(&cfg.identity),
+            Duration::from_secs(cfg.tenancy.timeout_s.max(cfg.bao.timeout_s)),
+        )?),
+    })
+}
+
+pub fn endpoints(cfg: &Config) -> (Endpoint, Endpoint) {
+    (
+        Endpoint {
+            label: "tenancy",
+            service: cfg.tenancy.service.clone(),
+            host: cfg.tenancy.host.clone(),
+            port: cfg.tenancy.port,
+            proxy_port: cfg.tenancy.proxy_port,
+            timeout: Duration::from_secs(cfg.tenancy.timeout_s),
+        },
+        Endpoint {
+            label: "openbao",
+            service: cfg.bao.service.clone(),
+            host: cfg.bao.host.clone(),
+            port: cfg.bao.port,
+            proxy_port: cfg.bao.proxy_port,
+            timeout: Duration::from_secs(cfg.bao.timeout_s),
+        },
+    )
+}
+
+pub struct Clients {
+    pub tenancy: Tenancy,
+    pub bao: Bao,
+}
+
+pub fn clients(cfg: &Config, conn: Arc<dyn Connector>) -> Result<Clients, Failure> {
+    let (t, b) = endpoints(cfg);
+    let th = HttpClient::new(conn.clone(), t, cfg.tenancy.scheme, &cfg.tenancy.ca_file).map_err(Failure::fail)?;
+    let bh = HttpClient::new(conn, b, cfg.bao.scheme, &cfg.bao.ca_file).map_err(Failure::fail)?;
+    Ok(Clients {
+        tenancy: Tenancy { http: th },
+        bao: Bao {
+            http: bh,
+            auth_mount: cfg.bao.auth_mount.clone(),
+            role: cfg.bao.role.clone(),
+        },
+    })
+}
+
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn truncate_tail(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_string()
+}
+
+fn truncate_head(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// The registry's own words from a failed pull, on one line (0.1.7).
+fn pull_diagnosis(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error") || l.contains("denied") || l.contains("unauthorized") || l.contains("manifest")
+                || l.contains("credentials") || l.contains("refused") || l.contains("no such host") || l.contains("not found")
+        })
+        .collect();
+    let joined = if lines.is_empty() { output.trim().to_string() } else { lines.join(" | ") };
+    truncate_tail(&joined, 600)
+}
+
+pub struct Agent {
+    pub cfg: Config,
+    c: Clients,
+    engine: Engine,
+    pub state: State,
+    token: Option<Zeroizing<String>>,
+    prune: bool,
+    host: String,
+}
+
+impl Agent {
+    pub fn new(cfg: Config, prune: bool) -> Result<Agent, Failure> {
+        let conn = connector(&cfg).map_err(from_transport)?;
+        let c = clients(&cfg, conn)?;
+        let engine = Engine::new(cfg.docker_socket());
+        Ok(Agent {
+            cfg,
+            c,
+            engine,
+            state: State::default(),
+            token: None,
+            prune,
+            host: hostname(),
+        })
+    }
+
+    fn prepare_dirs(&self) -> Result<(), Failure> {
+        let c = &self.cfg;
+        state::ensure_dir(&c.state_dir, 0o700)?;
+        for d in [c.releases_dir(), c.staging_dir(), c.docker_config_dir()] {
+            state::ensure_dir(&d, 0o700)?;
+        }
+        Ok(())
+    }
+
+    /// One tick under the lock. A second concurrent tick returns `Ok` at once.
+    pub async fn tick(&mut self) -> Result<Exit, Failure> {
+        self.prepare_dirs()?;
+        let Some(_lock) = state::try_lock(&self.cfg.lock_path())? else {
+            info!("another tick holds {}; nothing to do", self.cfg.lock_path().display());
+            return Ok(Exit::Ok);
+        };
+        self.state = State::load(&self.cfg.state_path())?;
+        if self.state.env_id.is_empty() {
+            self.state.env_id = self.cfg.env_id.clone();
+        }
+        let res = self.tick_locked().await;
+        let res = match res {
+            Err(f) if f.exit == Exit::TempFail && self.cfg.laptop_mode => {
+                info!("offline (laptop mode): {}", redact::redact(&f.msg));
+                Ok(Exit::Ok)
+            }
+            other => other,
+        };
+        // finally: scrub, clean staging, save state
+        self.token = None;
+        redact::forget_all();
+        if let Ok(rd) = std::fs::read_dir(self.cfg.staging_dir()) {
+            for e in rd.flatten() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        if let Err(f) = &res {
+            self.state.last_error = Some(redact::redact(&f.msg));
+        }
+        self.state.save(&self.cfg.state_path())?;
+        res
+    }
+
+    async fn tick_locked(&mut self) -> Result<Exit, Failure> {
+        self.load_or_bootstrap_token(false).await?;
+        if let Some(t) = &self.state.token {
+            if !t.env_id.is_empty() && t.env_id != self.cfg.env_id {
+                return Err(Failure::new(
+                    Exit::EnvMismatch,
+                    format!(
+                        "AGENT_ENV_MISMATCH: the stored token is pinned to {} but config.yaml says {}; \
+                         not retried — fix env_id or re-bootstrap this box",
+                        t.env_id, self.cfg.env_id
+                    ),
+                ));
+            }
+        }
+        let containers = self.containers().await;
+        let resp = match self.checkin(&containers).await {
+            Ok(r) => r,
+            Err(TenancyError::Unauthenticated { .. }) if self.cfg.bootstrap_path.exists() => {
+                // a re-revealed kit's grant is waiting: use it, then try once more
+                warn!("tenancy refused the stored token; a bootstrap grant is present, logging in with it");
+                self.load_or_bootstrap_token(true).await?;
+                self.checkin(&containers).await.map_err(from_tenancy)?
+            }
+            Err(e) => return Err(from_tenancy(e)),
+        };
+        self.state.last_checkin = Some(state::now());
+        self.state.desired_sha = resp.desired_sha.clone();
+        self.state.last_action = Some(resp.action.clone());
+        info!(
+            "checkin: action={} desired={} applied={}",
+            resp.action,
+            short(resp.desired_sha.as_deref()),
+            short(self.state.applied_sha.as_deref())
+        );
+        let result = match resp.action.as_str() {
+            "apply" => {
+                let sha = resp.desired_sha.clone().unwrap_or_default();
+                self.apply(&sha).await
+            }
+            "down" => self.down(resp.prod, resp.purge_volumes).await,
+            _ => self.heartbeat(containers).await,
+        };
+        if let Err(f) = self.token_upkeep().await {
+            warn!("token upkeep: {}", f.msg);
+        }
+        if self.prune && result.is_ok() {
+            self.prune_releases().await;
+        }
+        result
+    }
+
+    async fn checkin(&self, containers: &[Container]) -> Result<crate::tenancy::CheckinResponse, TenancyError> {
+        let token = self.token.as_ref().map(|t| t.as_str()).unwrap_or_default();
+        self.c
+            .tenancy
+            .checkin(
+                token,
+                &Checkin {
+                    env_id: &self.cfg.env_id,
+                    agent_version: VERSION,
+                    applied_sha: self.state.applied_sha.as_deref(),
+                    host: &self.host,
+                    containers,
+                },
+            )
+            .await
+    }
+
+    async fn containers(&self) -> Vec<Container> {
+        match self.engine.containers(&self.cfg.compose_project).await {
+            Ok(c) => c,
+            Err(e) => {
+                warn!("{e}");
+                Vec::new()
+            }
+        }
+    }
+
+    // ---- token ------------------------------------------------------------------------
+
+    /// The bearer: `bao.token`, or a login with the kit's bootstrap grant (then the grant file
+    /// is deleted). `force` replaces an existing token.
+    pub async fn load_or_bootstrap_token(&mut self, force: bool) -> Result<(), Failure> {
+        if !force {
+            if let Some(t) = state::read_token(&self.cfg.token_path())? {
+                redact::register(&t);
+                self.token = Some(t);
+                return Ok(());
+            }
+        }
+        let gp = self.cfg.bootstrap_path.clone();
+        let grant = match std::fs::read_to_string(&gp) {
+            Ok(g) => Zeroizing::new(g.trim().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Failure::fail(format!(
+                    "no credentials: no token at {} and no bootstrap grant at {} — reveal the install kit and \
+                     place its grant there",
+                    self.cfg.token_path().display(),
+                    gp.display()
+                )))
+            }
+            Err(e) => return Err(Failure::fail(format!("cannot read bootstrap grant {}: {e}", gp.display()))),
+        };
+        redact::register(&grant);
+        let login = self.c.bao.login(&grant).await.map_err(|e| match e {
+            BaoError::Unavailable(_) => from_bao(e),
+            other => Failure::fail(format!(
+                "bootstrap grant {} refused by OpenBao ({other}); it is single-use and valid for 1 h — reveal the kit again",
+                gp.display()
+            )),
+        })?;
+        if !login.env_id.is_empty() && login.env_id != self.cfg.env_id {
+            return Err(Failure::new(
+                Exit::EnvMismatch,
+                format!(
+                    "AGENT_ENV_MISMATCH: the bootstrap grant is for {} but config.yaml says {}",
+                    login.env_id, self.cfg.env_id
+                ),
+            ));
+        }
+        let old = self.token.take();
+        self.store_token(&login, TokenSource::Bootstrap)?;
+        if let Err(e) = std::fs::remove_file(&gp) {
+            warn!("could not delete the used bootstrap grant {}: {e}", gp.display());
+        }
+        info!("bootstrap: logged in to OpenBao, token stored, grant {} deleted", gp.display());
+        if let Some(old) = old {
+            if old.as_str() != login.token.as_str() {
+                let _ = self.c.bao.revoke_self(&old).await;
+            }
+        }
+        Ok(())
+    }
+
+    fn store_token(&mut self, login: &crate::bao::Login, source: TokenSource) -> Result<(), Failure> {
+        state::write_private(&self.cfg.token_path(), login.token.as_bytes(), 0o600)?;
+        let now = state::now();
+        self.state.token = Some(TokenMeta {
+            source,
+            obtained_at: now,
+            expires_at: now + login.lease_duration,
+            renewable: login.renewable,
+            grant_jti: login.grant_jti.clone(),
+            env_id: if login.env_id.is_empty() {
+                self.cfg.env_id.clone()
+            } else {
+                login.env_id.clone()
+            },
+        });
+        self.token = Some(login.token.clone());
+        Ok(())
+    }
+
+    /// Lease a grant from tenancy, log in with it, store the new token and revoke the old one.
+    async fn lease_login(&mut self, reason: &str) -> Result<(), Failure> {
+        let bearer = self.token.clone().unwrap_or_default();
+        let lease = self
+            .c
+            .tenancy
+            .lease(&bearer, &self.cfg.env_id, reason)
+            .await
+            .map_err(|e| match e {
+                TenancyError::LegacyLease => Failure::fail(format!("LEASE_LEGACY_REFUSED: {e}")),
+                other => from_tenancy(other),
+            })?;
+        let login = self.c.bao.login(&lease.grant).await.map_err(from_bao)?;
+        if !login.env_id.is_empty() && login.env_id != self.cfg.env_id {
+            return Err(Failure::new(
+                Exit::EnvMismatch,
+                format!("AGENT_ENV_MISMATCH: leased grant is for {}", login.env_id),
+            ));
+        }
+        let old = self.token.take();
+        self.store_token(&login, TokenSource::Lease)?;
+        self.state.lease_swap_due = false;
+        info!("lease ({reason}): new token from grant {}", lease.jti);
+        if let Some(old) = old {
+            if old.as_str() != login.token.as_str() {
+                if let Err(e) = self.c.bao.revoke_self(&old).await {
+                    debug!("revoke of the replaced token: {e}");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The token to read this bundle's secrets with (0.1.6): a lease-derived token that is still
+    /// valid is reused; the bootstrap token is swapped for a lease once; a rate-limited lease
+    /// while a working token exists lets the apply go on with it and defers the swap.
+    async fn token_for_apply(&mut self) -> Result<Zeroizing<String>, Failure> {
+        let cur = self.token.clone().unwrap_or_default();
+        let is_lease = self.state.token.as_ref().map(|t| t.source == TokenSource::Lease).unwrap_or(false);
+        let cur_ttl = match self.c.bao.lookup_self(&cur).await {
+            Ok(info) => Some(info.ttl),
+            Err(BaoError::Unavailable(m)) => return Err(Failure::new(Exit::TempFail, format!("OpenBao unavailable: {m}"))),
+            Err(e) => {
+                info!("current token is no longer valid ({e}); leasing");
+                None
+            }
+        };
+        if is_lease {
+            if let Some(ttl) = cur_ttl {
+                if ttl > self.cfg.bao.renew_below_s {
+                    debug!("reusing the lease-derived token (ttl {ttl}s)");
+                    return Ok(cur);
+                }
+            }
+        }
+        match self.lease_login("apply").await {
+            Ok(()) => Ok(self.token.clone().unwrap_or_default()),
+            Err(f) if f.exit == Exit::TempFail && cur_ttl.is_some() && f.msg.contains("rate-limited") => {
+                warn!("{}; applying with the current token, swap deferred", f.msg);
+                self.state.lease_swap_due = true;
+                Ok(cur)
+            }
+            Err(f) => Err(f),
+        }
+    }
+
+    /// Renew when the TTL runs low; re-lease when renewal can no longer extend it (max TTL);
+    /// finish a deferred swap. Uses the cached expiry so a normal tick makes no OpenBao call.
+    async fn token_upkeep(&mut self) -> Result<(), Failure> {
+        let Some(meta) = self.state.token.clone() else { return Ok(()) };
+        let Some(tok) = self.token.clone() else { return Ok(()) };
+        let now = state::now();
+        let below = self.cfg.bao.renew_below_s;
+        if meta.expires_at > now + below && !self.state.lease_swap_due {
+            return Ok(());
+        }
+        if self.state.lease_swap_due {
+            return self.lease_login("swap").await;
+        }
+        let ttl = self.c.bao.lookup_self(&tok).await.map_err(from_bao)?.ttl;
+        if ttl > below {
+            if let Some(m) = self.state.token.as_mut() {
+                m.expires_at = now + ttl;
+            }
+            return Ok(());
+        }
+        if meta.renewable {
+            let got = self.c.bao.renew_self(&tok, below.max(3600) * 4).await.map_err(from_bao)?;
+            if let Some(m) = self.state.token.as_mut() {
+                m.expires_at = now + got;
+            }
+            if got > below {
+                info!("token renewed: ttl {got}s");
+                return Ok(());
+            }
+            info!("token renewal capped at {got}s (max TTL near); re-leasing");
+        }
+        self.lease_login("renew").await
+    }
+
+    // ---- reports ------------------------------------------------------------------------
+
+    async fn report(&mut self, sha: Option<&str>, result: &str, detail: &str, log_tail: &str) {
+        let containers = self.containers().await;
+        let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
+        let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);
+        let token = self.token.clone().unwrap_or_default();
+        let rep = Report {
+            env_id: &self.cfg.env_id,
+            sha,
+            result,
+            detail,
+            log_tail,
+            agent_version: VERSION,
+            containers: &containers,
+        };
+        match self.c.tenancy.report(&token, &rep).await {
+            Ok(()) => {
+                self.state.last_report = Some(state::now());
+                self.state.last_result = Some(result.to_string());
+                if result != "failed" {
+                    self.state.last_error = None;
+                }
+            }
+            Err(e) => warn!("report {result} not delivered: {e}"),
+        }
+    }
+
+    async fn refuse(&mut self, sha: &str, r: Refusal, log_tail: &str) -> Failure {
+        let msg = r.to_string();
+        error!("refused {}: {}", short(Some(sha)), redact::redact(&msg));
+        self.report(Some(sha), "failed", &msg, log_tail).await;
+        Failure::fail(msg)
+    }
+
+    // ---- actions ------------------------------------------------------------------------
+
+    async fn heartbeat(&mut self, containers: Vec<Container>) -> Result<Exit, Failure> {
+        let Some(sha) = self.state.applied_sha.clone() else {
+            debug!("nothing applied yet; the check-in was the heartbeat");
+            return Ok(Exit::Ok);
+        };
+        let expected: Vec<String> = self.expected_services(&self.cfg.current_link());
+        if runtime::converged(&expected, &containers) {
+            self.report(Some(&sha), "applied", "", "").await;
+            Ok(Exit::Ok)
+        } else {
+            let bad: Vec<String> = expected
+                .iter()
+                .filter(|s| {
+                    !containers
+                        .iter()
+                        .any(|c| &c.service == *s && c.state == "running" && (c.health.is_empty() || c.health == "healthy"))
+                })
+                .cloned()
+                .collect();
+            let detail = format!("UNHEALTHY: {}", bad.join(", "));
+            warn!("heartbeat: {detail}");
+            self.report(Some(&sha), "failed", &detail, "").await;
+            Err(Failure::fail(detail))
+        }
+    }
+
+    fn expected_services(&self, dir: &Path) -> Vec<String> {
+        std::fs::read(dir.join("compose.yaml"))
+            .ok()
+            .and_then(|b| compose_check::parse(&b).ok())
+            .and_then(|v| compose_check::check(&v, true).ok())
+            .unwrap_or_default()
+    }
+
+    async fn down(&mut self, tenancy_prod: bool, purge: bool) -> Result<Exit, Failure> {
+        let prod = tenancy_prod || self.cfg.prod == Some(true);
+        let want_purge = purge || self.cfg.volumes_on_absent == VolumesOnAbsent::Purge;
+        let volumes = want_purge && !prod;
+        if want_purge && prod {
+            warn!("down: volume purge requested but this is a prod environment: volumes are kept");
+        }
+        let running = self.containers().await;
+        let sha = self.state.applied_sha.clone();
+        if running.is_empty() && sha.is_none() {
+            debug!("down: nothing running");
+            self.report(None, "down", "", "").await;
+            return Ok(Exit::Ok);
+        }
+        let compose = Compose::detect(&self.cfg).await.map_err(|e| Failure::fail(e.to_string()))?;
+        let cur = self.cfg.current_link();
+        let dir = if cur.join("compose.yaml").exists() { Some(cur.as_path()) } else { None };
+        info!("compose down --remove-orphans{}", if volumes { " -v" } else { "" });
+        match compose.down(dir, volumes).await {
+            Ok(_) => {
+                self.state.applied_sha = None;
+                self.state.applied_serial = None;
+                let detail = if want_purge && prod { "volumes kept: prod environment" } else { "" };
+                self.report(sha.as_deref(), "down", detail, "").await;
+                Ok(Exit::Ok)
+            }
+            Err(e) => {
+                let msg = format!("COMPOSE_DOWN_FAILED: {}", pull_diagnosis(e.output()));
+                self.report(sha.as_deref(), "failed", &msg, e.output()).await;
+                Err(Failure::fail(msg))
+            }
+        }
+    }
+
+    async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
+        let token = self.token.clone().unwrap_or_default();
+        let (wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
+            Ok(x) => x,
+            Err(TenancyError::BundleTooLarge(n)) => {
+                return Err(self.refuse(sha, Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes")), "").await)
+            }
+            Err(e) => return Err(from_tenancy(e)),
+        };
+        let b = match Bundle::decode(wire, &self.cfg.env_id, sha) {
+            Ok(b) => b,
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        };
+        if let Some(h) = hdr {
+            if h != b.sha {
+                warn!("bundle header sha {} disagrees with its content {}", short(Some(&h)), short(Some(&b.sha)));
+            }
+        }
+        let services = match self.pre_lease_checks(&b).await {
+            Ok(s) => s,
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        };
+        // secrets: names are logged, values never
+        let mut values: BTreeMap<String, Zeroizing<String>> = BTreeMap::new();
+        let entries = b.manifest.entries.clone();
+        if !entries.is_empty() {
+            let tok = match self.token_for_apply().await {
+                Ok(t) => t,
+                Err(f) => {
+                    if f.exit == Exit::Fail {
+                        self.report(Some(sha), "failed", &f.msg, "").await;
+                    }
+                    return Err(f);
+                }
+            };
+            for e in &entries {
+                let read = self.c.bao.kv_read(&tok, &e.path, &e.key, e.version).await;
+                let v = match read {
+                    Ok(v) => v,
+                    Err(BaoError::Unavailable(m)) => return Err(Failure::new(Exit::TempFail, format!("OpenBao unavailable: {m}"))),
+                    Err(err) => {
+                        let r = Refusal::new("SECRET_UNREADABLE", format!("{}: {err}", e.var.as_deref().unwrap_or(&e.path)));
+                        return Err(self.refuse(sha, r, "").await);
+                    }
+                };
+                if e.is_registry_auth() {
+                    match registry::parse(&v, &self.cfg.registry_host) {
+                        Ok(a) => {
+                            redact::register(&a.password);
+                            registry::write_docker_config(&self.cfg.docker_config_dir(), &a)?;
+                            info!("registry credential for {} in place", a.registry);
+                        }
+                        Err(err) => warn!("{err} — private images will not pull"),
+                    }
+                } else if let Some(var) = &e.var {
+                    values.insert(var.clone(), v);
+                }
+            }
+            info!(
+                "read {} secret(s): {}{}",
+                entries.len(),
+                values.keys().cloned().collect::<Vec<_>>().join(", "),
+                if entries.iter().any(|e| e.is_registry_auth()) { " (+ registry credential)" } else { "" }
+            );
+        }
+        let env = match bundle::render_env(&b.env_template(), &values) {
+            Ok(e) => e,
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        };
+        drop(values);
+        let staging = self.cfg.staging_dir().join(sha);
+        bundle::stage(&staging, &b, &env)?;
+        drop(env);
+        let compose = Compose::detect(&self.cfg).await.map_err(|e| Failure::fail(e.to_string()))?;
+        // second pass: what compose itself will run, after interpolation from .env
+        match compose.config(&staging).await {
+            Ok(normalised) => {
+                let check = compose_check::parse(normalised.as_bytes())
+                    .and_then(|v| compose_check::check(&v, b.meta.agent.allow_privileged));
+                if let Err(r) = check {
+                    return Err(self.refuse(sha, r, "").await);
+                }
+            }
+            Err(e) => {
+                let r = Refusal::new("COMPOSE_CONFIG_INVALID", pull_diagnosis(e.output()));
+                return Err(self.refuse(sha, r, e.output()).await);
+            }
+        }
+        let release = self.promote(&staging, sha)?;
+        info!("compose pull ({})", compose.flavour);
+        if let Err(e) = compose.pull(&release).await {
+            return Err(self.compose_failed(sha, "COMPOSE_PULL_FAILED", &e).await);
+        }
+        info!("compose up -d --remove-orphans");
+        if let Err(e) = compose.up(&release).await {
+            return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
+        }
+        let (ok, cs) = self.wait_healthy(&services).await;
+        if ok {
+            self.state.applied_sha = Some(sha.to_string());
+            self.state.applied_serial = Some(b.meta.serial);
+            info!("applied {} ({} containers healthy)", short(Some(sha)), cs.len());
+            self.report(Some(sha), "applied", "", "").await;
+            Ok(Exit::Ok)
+        } else {
+            let logs = compose.logs(&release, 200).await.unwrap_or_else(|e| e.to_string());
+            let bad: Vec<String> = cs
+                .iter()
+                .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
+                .map(|c| format!("{} {}{}", c.service, c.state, if c.health.is_empty() { String::new() } else { format!("/{}", c.health) }))
+                .collect();
+            let detail = format!(
+                "UNHEALTHY: not healthy within {}s: {}",
+                self.cfg.healthy_timeout_s,
+                if bad.is_empty() { "services missing".to_string() } else { bad.join(", ") }
+            );
+            error!("{detail}");
+            self.report(Some(sha), "failed", &detail, &logs).await;
+            Err(Failure::fail(detail))
+        }
+    }
+
+    async fn compose_failed(&mut self, sha: &str, code: &'static str, e: &RuntimeError) -> Failure {
+        let diag = match e {
+            RuntimeError::Compose { .. } => pull_diagnosis(e.output()),
+            other => other.to_string(),
+        };
+        let r = Refusal::new(code, diag);
+        self.refuse(sha, r, e.output()).await
+    }
+
+    /// Everything that can refuse a bundle before a lease or an OpenBao request.
+    async fn pre_lease_checks(&self, b: &Bundle) -> Result<Vec<String>, Refusal> {
+        b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)?;
+        let doc = compose_check::parse(b.compose())?;
+        let services = compose_check::check(&doc, b.meta.agent.allow_privileged)?;
+        if let Some(applied) = self.state.applied_serial {
+            if b.meta.serial < applied && !b.meta.agent.allow_rollback {
+                return Err(Refusal::new(
+                    "ROLLBACK_REFUSED",
+                    format!("bundle serial {} is older than the applied {applied}", b.meta.serial),
+                ));
+            }
+        }
+        let root = self
+            .engine
+            .docker_root()
+            .await
+            .map_err(|e| Refusal::new("DOCKER_UNAVAILABLE", e.to_string()))?;
+        let free = runtime::free_bytes(&root).map_err(|e| Refusal::new("DISK_INSUFFICIENT", format!("cannot measure {}: {e}", root.display())))?;
+        let need = b.meta.need_bytes.saturating_mul(3) / 2 + 2 * GIB;
+        if free < need {
+            return Err(Refusal::new(
+                "DISK_INSUFFICIENT",
+                format!(
+                    "{} has {} MiB free, needs {} MiB (need_bytes × 1.5 + 2 GiB)",
+                    root.display(),
+                    free >> 20,
+                    need >> 20
+                ),
+            ));
+        }
+        Ok(services)
+    }
+
+    /// staging/<sha> → releases/<sha>, then `current` → it (atomic symlink swap).
+    fn promote(&self, staging: &Path, sha: &str) -> Result<PathBuf, Failure> {
+        let rel = self.cfg.releases_dir().join(sha);
+        if let Ok(m) = rel.symlink_metadata() {
+            if m.file_type().is_dir() {
+                std::fs::remove_dir_all(&rel)
+            } else {
+                std::fs::remove_file(&rel)
+            }
+            .map_err(|e| Failure::fail(format!("cannot replace {}: {e}", rel.display())))?;
+        }
+        std::fs::rename(staging, &rel).map_err(|e| Failure::fail(format!("cannot promote to {}: {e}", rel.display())))?;
+        state::swap_symlink(&rel, &self.cfg.current_link())?;
+        Ok(rel)
+    }
+
+    async fn wait_healthy(&self, services: &[String]) -> (bool, Vec<Container>) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(self.cfg.healthy_timeout_s);
+        let mut bad_streak = 0;
+        loop {
+            let cs = self.containers().await;
+            if runtime::converged(services, &cs) {
+                return (true, cs);
+            }
+            let hopeless = cs.iter().any(|c| c.health == "unhealthy" || c.state == "exited" || c.state == "dead");
+            bad_streak = if hopeless { bad_streak + 1 } else { 0 };
+            if bad_streak >= 3 || tokio::time::Instant::now() >= deadline {
+                return (false, cs);
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    async fn prune_releases(&self) {
+        let keep = self.cfg.keep_releases;
+        let current = std::fs::read_link(self.cfg.current_link()).ok();
+        let rels = state::releases(&self.cfg.releases_dir());
+        let n = rels.len().saturating_sub(keep);
+        for r in rels.into_iter().take(n) {
+            if Some(&r) == current.as_ref() {
+                continue;
+            }
+            match std::fs::remove_dir_all(&r) {
+                Ok(()) => info!("prune: removed release {}", r.display()),
+                Err(e) => warn!("prune: {}: {e}", r.display()),
+            }
+        }
+        match self.engine.prune_images().await {
+            Ok(b) => info!("prune: dangling images removed, {} MiB reclaimed", b >> 20),
+            Err(e) => warn!("prune: {e}"),
+        }
+    }
+}
+
+pub fn short(s: Option<&str>) -> String {
+    match s {
+        Some(s) if s.len() > 12 => s[..12].to_string(),
+        Some(s) => s.to_string(),
+        None => "-".into(),
+    }
+}

@@ -1,0 +1,329 @@
+//! The privilege analysis of a compose file. It runs twice: on the bundle's YAML before the
+//! lease (anchors and merge keys resolved), and on the compose CLI's own normalised `config`
+//! after `.env` is rendered, so interpolation cannot smuggle a setting past the first pass.
+
+use serde_yaml_ng::{Mapping, Value};
+
+use crate::bundle::Refusal;
+
+const CODE: &str = "PRIVILEGED_REFUSED";
+
+/// Capabilities that amount to root on the host.
+const DANGEROUS_CAPS: &[&str] = &[
+    "ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_RAWIO", "SYS_PTRACE", "SYS_BOOT", "DAC_READ_SEARCH", "NET_ADMIN", "BPF",
+    "PERFMON", "MAC_ADMIN", "MAC_OVERRIDE", "SYS_TIME", "SYSLOG",
+];
+
+/// Host paths a container must not bind (exactly, or anything below the `deep` ones).
+const FORBIDDEN_EXACT: &[&str] = &["/", "/etc", "/root", "/boot", "/home", "/var", "/var/lib", "/run", "/var/run", "/usr"];
+const FORBIDDEN_DEEP: &[&str] = &[
+    "/proc",
+    "/sys",
+    "/dev",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/run/containerd",
+    "/var/run/containerd",
+    "/run/docker",
+    "/var/run/docker",
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/etc/monky-deployd",
+    "/var/lib/monky-deployd",
+    "/opt/openziti",
+];
+
+/// Parse compose YAML into a value with aliases and merge keys resolved.
+pub fn parse(text: &[u8]) -> Result<Value, Refusal> {
+    let mut v: Value =
+        serde_yaml_ng::from_slice(text).map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml: {e}")))?;
+    v.apply_merge()
+        .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml merge keys: {e}")))?;
+    // merge keys may sit at any depth (service level, under deploy, …)
+    fn deep_merge(v: &mut Value) -> Result<(), serde_yaml_ng::Error> {
+        match v {
+            Value::Mapping(m) => {
+                for (_, x) in m.iter_mut() {
+                    x.apply_merge()?;
+                    deep_merge(x)?;
+                }
+            }
+            Value::Sequence(s) => {
+                for x in s.iter_mut() {
+                    deep_merge(x)?;
+                }
+            }
+            Value::Tagged(t) => deep_merge(&mut t.value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+    deep_merge(&mut v).map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml merge keys: {e}")))?;
+    Ok(v)
+}
+
+fn untag(v: &Value) -> &Value {
+    match v {
+        Value::Tagged(t) => untag(&t.value),
+        other => other,
+    }
+}
+
+fn get<'a>(m: &'a Mapping, k: &str) -> Option<&'a Value> {
+    m.get(Value::String(k.into())).map(untag)
+}
+
+fn as_str(v: &Value) -> Option<String> {
+    match untag(v) {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Conservative: anything that is not clearly false counts as set (`"${X}"` included).
+fn truthy(v: &Value) -> bool {
+    match untag(v) {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !matches!(s.trim().to_ascii_lowercase().as_str(), "" | "false" | "no" | "0" | "off" | "n"),
+        _ => true,
+    }
+}
+
+fn seq_strings(v: &Value) -> Vec<String> {
+    match untag(v) {
+        Value::Sequence(s) => s.iter().filter_map(as_str).collect(),
+        other => as_str(other).into_iter().collect(),
+    }
+}
+
+/// Lexically normalise an absolute path (`//`, `/.`, `/x/..`).
+fn normalise(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn host_path_forbidden(src: &str) -> bool {
+    let n = normalise(src);
+    FORBIDDEN_EXACT.contains(&n.as_str())
+        || FORBIDDEN_DEEP
+            .iter()
+            .any(|d| n == *d || n.starts_with(&format!("{d}/")))
+}
+
+fn check_bind_source(svc: &str, src: &str) -> Result<(), Refusal> {
+    let s = src.trim();
+    if s.starts_with('/') {
+        if host_path_forbidden(s) {
+            return Err(Refusal::new(CODE, format!("service {svc} bind-mounts {s}")));
+        }
+    } else if s.starts_with('~') || s.starts_with('$') {
+        return Err(Refusal::new(CODE, format!("service {svc} bind-mounts {s:?} (not a path inside the release)")));
+    } else if s.starts_with('.') && s.split('/').any(|c| c == "..") {
+        return Err(Refusal::new(CODE, format!("service {svc} bind-mounts {s:?} outside the release")));
+    }
+    Ok(())
+}
+
+/// `privileged`, host namespaces, dangerous capabilities, devices, unconfined security options,
+/// and bind mounts of the Docker socket, `/` and other host internals. Returns the service names.
+pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal> {
+    let root = match untag(doc) {
+        Value::Mapping(m) => m,
+        _ => return Err(Refusal::new("BUNDLE_INVALID", "compose.yaml is not a mapping")),
+    };
+    if get(root, "include").is_some() {
+        return Err(Refusal::new(CODE, "compose.yaml uses include (files outside the bundle's analysis)"));
+    }
+    let services = match get(root, "services") {
+        Some(Value::Mapping(m)) => m,
+        _ => return Err(Refusal::new("BUNDLE_INVALID", "compose.yaml has no services")),
+    };
+    let mut names = Vec::new();
+    // named volumes that are really host binds (driver_opts o=bind, device=<host path>)
+    let mut bind_volumes: Vec<(String, String)> = Vec::new();
+    if let Some(Value::Mapping(vols)) = get(root, "volumes") {
+        for (k, v) in vols {
+            let (Some(name), Value::Mapping(vm)) = (as_str(k), untag(v)) else { continue };
+            if let Some(Value::Mapping(opts)) = get(vm, "driver_opts") {
+                let o = get(opts, "o").and_then(as_str).unwrap_or_default();
+                if let Some(dev) = get(opts, "device").and_then(as_str) {
+                    if o.split(',').any(|x| x.trim() == "bind" || x.trim() == "rbind") || dev.starts_with('/') {
+                        bind_volumes.push((name, dev));
+                    }
+                }
+            }
+        }
+    }
+    let mut host_networks: Vec<String> = Vec::new();
+    if let Some(Value::Mapping(nets)) = get(root, "networks") {
+        for (k, v) in nets {
+            let Some(key) = as_str(k) else { continue };
+            if let Value::Mapping(nm) = untag(v) {
+                let name = get(nm, "name").and_then(as_str).unwrap_or_else(|| key.clone());
+                let driver = get(nm, "driver").and_then(as_str).unwrap_or_default();
+                if name == "host" || driver == "host" {
+                    host_networks.push(key);
+                }
+            }
+        }
+    }
+    for (k, v) in services {
+        let svc = as_str(k).unwrap_or_else(|| "?".into());
+        names.push(svc.clone());
+        let s = match untag(v) {
+            Value::Mapping(m) => m,
+            Value::Null => continue,
+            _ => return Err(Refusal::new("BUNDLE_INVALID", format!("service {svc} is not a mapping"))),
+        };
+        if let Some(ext) = get(s, "extends") {
+            if matches!(untag(ext), Value::Mapping(m) if get(m, "file").is_some()) {
+                return Err(Refusal::new(CODE, format!("service {svc} extends another file")));
+            }
+        }
+        if allow_privileged {
+            continue;
+        }
+        if get(s, "privileged").map(truthy).unwrap_or(false) {
+            return Err(Refusal::new(CODE, format!("service {svc} sets privileged")));
+        }
+        for key in ["network_mode", "pid", "ipc", "uts", "userns_mode", "cgroup"] {
+            if let Some(val) = get(s, key).and_then(as_str) {
+                let l = val.trim().to_ascii_lowercase();
+                if l == "host" || (key == "network_mode" && l.starts_with('$')) {
+                    return Err(Refusal::new(CODE, format!("service {svc} sets {key}: {val}")));
+                }
+            }
+        }
+        if let Some(Value::Mapping(nets)) = get(s, "networks") {
+            for (nk, _) in nets {
+                if let Some(n) = as_str(nk) {
+                    if host_networks.contains(&n) {
+                        return Err(Refusal::new(CODE, format!("service {svc} joins the host network via {n}")));
+                    }
+                }
+            }
+        } else if let Some(nets) = get(s, "networks") {
+            for n in seq_strings(nets) {
+                if host_networks.contains(&n) {
+                    return Err(Refusal::new(CODE, format!("service {svc} joins the host network via {n}")));
+                }
+            }
+        }
+        if let Some(caps) = get(s, "cap_add") {
+            for c in seq_strings(caps) {
+                let norm = c.trim().to_ascii_uppercase();
+                let norm = norm.strip_prefix("CAP_").unwrap_or(&norm);
+                if DANGEROUS_CAPS.contains(&norm) || norm.starts_with('$') {
+                    return Err(Refusal::new(CODE, format!("service {svc} adds capability {c}")));
+                }
+            }
+        }
+        for key in ["devices", "device_cgroup_rules"] {
+            if let Some(d) = get(s, key) {
+                let empty = match d {
+                    Value::Sequence(x) => x.is_empty(),
+                    Value::Null => true,
+                    _ => false,
+                };
+                if !empty {
+                    return Err(Refusal::new(CODE, format!("service {svc} sets {key}")));
+                }
+            }
+        }
+        if let Some(opts) = get(s, "security_opt") {
+            for o in seq_strings(opts) {
+                let l = o.to_ascii_lowercase().replace('=', ":");
+                if l.contains("unconfined") || l == "label:disable" || l.starts_with("no-new-privileges:false") {
+                    return Err(Refusal::new(CODE, format!("service {svc} sets security_opt {o}")));
+                }
+            }
+        }
+        if let Some(Value::Sequence(vols)) = get(s, "volumes") {
+            for vol in vols {
+                match untag(vol) {
+                    Value::String(short) => {
+                        // SRC:DST[:MODE]; a source without '/' or '.' is a named volume
+                        let src = short.split(':').next().unwrap_or_default();
+                        if let Some((_, dev)) = bind_volumes.iter().find(|(n, _)| n == src) {
+                            check_bind_source(&svc, dev)?;
+                        } else if short.contains(':') || src.starts_with('/') {
+                            check_bind_source(&svc, src)?;
+                        }
+                    }
+                    Value::Mapping(m) => {
+                        let typ = get(m, "type").and_then(as_str).unwrap_or_else(|| "volume".into());
+                        let src = get(m, "source").and_then(as_str).unwrap_or_default();
+                        if typ == "bind" || src.starts_with('/') {
+                            check_bind_source(&svc, &src)?;
+                        } else if let Some((_, dev)) = bind_volumes.iter().find(|(n, _)| *n == src) {
+                            check_bind_source(&svc, dev)?;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(y: &str) -> Result<Vec<String>, Refusal> {
+        check(&parse(y.as_bytes())?, false)
+    }
+
+    #[test]
+    fn refuses_the_obvious_and_the_disguised() {
+        let cases = [
+            "services:\n  api:\n    image: x\n    privileged: true\n",
+            "services:\n  api:\n    image: x\n    privileged: \"true\"\n",
+            "services:\n  api:\n    image: x\n    privileged: ${P}\n",
+            "x-base: &b\n  privileged: true\nservices:\n  api:\n    <<: *b\n    image: x\n",
+            "services:\n  api:\n    image: x\n    network_mode: host\n",
+            "services:\n  api:\n    image: x\n    pid: host\n",
+            "services:\n  api:\n    image: x\n    ipc: \"host\"\n",
+            "services:\n  api:\n    image: x\n    cap_add: [sys_admin]\n",
+            "services:\n  api:\n    image: x\n    cap_add: [CAP_SYS_ADMIN]\n",
+            "services:\n  api:\n    image: x\n    cap_add: [ALL]\n",
+            "services:\n  api:\n    image: x\n    devices: [\"/dev/sda:/dev/sda\"]\n",
+            "services:\n  api:\n    image: x\n    volumes: [\"/var/run/docker.sock:/s\"]\n",
+            "services:\n  api:\n    image: x\n    volumes: [\"//:/host\"]\n",
+            "services:\n  api:\n    image: x\n    volumes: [\"/var/run/../run/docker.sock:/s\"]\n",
+            "services:\n  api:\n    image: x\n    volumes:\n      - type: bind\n        source: /\n        target: /h\n",
+            "services:\n  api:\n    image: x\n    volumes: [\"./../../../../:/h\"]\n",
+            "services:\n  api:\n    image: x\n    volumes: [\"h:/h\"]\nvolumes:\n  h:\n    driver_opts: {type: none, o: bind, device: /}\n",
+            "services:\n  api:\n    image: x\n    networks: [hn]\nnetworks:\n  hn:\n    external: true\n    name: host\n",
+            "services:\n  api:\n    image: x\n    security_opt: [\"seccomp=unconfined\"]\n",
+            "include: [other.yaml]\nservices:\n  api:\n    image: x\n",
+            "services:\n  api:\n    extends: {file: ../x.yaml, service: y}\n",
+        ];
+        for c in cases {
+            let r = run(c);
+            assert!(r.is_err(), "not refused: {c}");
+        }
+    }
+
+    #[test]
+    fn allows_ordinary_services() {
+        let y = "x-c: &c\n  restart: unless-stopped\nservices:\n  web:\n    <<: *c\n    image: x\n    privileged: false\n    \
+                 volumes: [\"data:/data\", \"./conf:/conf:ro\", \"/etc/localtime:/etc/localtime:ro\"]\n    cap_add: [NET_BIND_SERVICE]\n  api:\n    image: y\nvolumes:\n  data: {}\n";
+        assert_eq!(run(y).unwrap(), vec!["web".to_string(), "api".to_string()]);
+        assert!(check(&parse(b"services:\n  a:\n    privileged: true\n").unwrap(), true).is_ok());
+    }
+}

@@ -1,0 +1,367 @@
+//! `/etc/monky-deployd/config.yaml`: parsing, defaults and validation. Unknown keys and invalid
+//! values are errors that name the key (and, for YAML errors, the line), so a typo never silently
+//! becomes a default.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+pub const DEFAULT_CONFIG_PATH: &str = "/etc/monky-deployd/config.yaml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config {path}: cannot read: {err}")]
+    Read { path: String, err: std::io::Error },
+    #[error("config {path}: {msg}")]
+    Invalid { path: String, msg: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Sdk,
+    Proxy,
+    System,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Sdk => "sdk",
+            Transport::Proxy => "proxy",
+            Transport::System => "system",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VolumesOnAbsent {
+    Keep,
+    Purge,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ComposeCmd {
+    Auto,
+    Plugin,
+    Standalone,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TenancyCfg {
+    pub service: String,
+    pub host: String,
+    pub port: u16,
+    pub scheme: Scheme,
+    pub proxy_port: u16,
+    pub timeout_s: u64,
+    pub ca_file: String,
+}
+
+impl Default for TenancyCfg {
+    fn default() -> Self {
+        TenancyCfg {
+            service: "monky.tenancy.deploy".into(),
+            host: "tenancy.cbs.tikali.net".into(),
+            port: 443,
+            scheme: Scheme::Https,
+            proxy_port: 18443,
+            timeout_s: 30,
+            ca_file: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BaoCfg {
+    pub service: String,
+    pub host: String,
+    pub port: u16,
+    pub scheme: Scheme,
+    pub proxy_port: u16,
+    pub timeout_s: u64,
+    pub ca_file: String,
+    pub auth_mount: String,
+    pub role: String,
+    pub kv_mount: String,
+    pub renew_below_s: u64,
+}
+
+impl Default for BaoCfg {
+    fn default() -> Self {
+        BaoCfg {
+            service: "openbao".into(),
+            host: "bao.cbs.tikali.net".into(),
+            port: 443,
+            scheme: Scheme::Https,
+            proxy_port: 18200,
+            timeout_s: 30,
+            ca_file: "/etc/monky-deployd/openbao-ca.pem".into(),
+            auth_mount: "jwt-tenancy".into(),
+            role: "see-env".into(),
+            kv_mount: "monky".into(),
+            renew_below_s: 900,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub env_id: String,
+    pub site: String,
+    pub transport: Transport,
+    pub identity: String,
+    pub tenancy: TenancyCfg,
+    pub bao: BaoCfg,
+    pub state_dir: PathBuf,
+    pub bootstrap_path: PathBuf,
+    pub laptop_mode: bool,
+    pub interval_s: u64,
+    pub prod: Option<bool>,
+    pub volumes_on_absent: VolumesOnAbsent,
+    pub healthy_timeout_s: u64,
+    pub compose_project: String,
+    pub docker_bin: String,
+    pub compose_cmd: ComposeCmd,
+    pub docker_host: String,
+    pub registry_host: String,
+    pub keep_releases: usize,
+    pub log_level: LogLevel,
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            env_id: String::new(),
+            site: String::new(),
+            transport: Transport::Sdk,
+            identity: String::new(),
+            tenancy: TenancyCfg::default(),
+            bao: BaoCfg::default(),
+            state_dir: "/var/lib/monky-deployd".into(),
+            bootstrap_path: "/etc/monky-deployd/bootstrap.jwt".into(),
+            laptop_mode: false,
+            interval_s: 60,
+            prod: None,
+            volumes_on_absent: VolumesOnAbsent::Keep,
+            healthy_timeout_s: 300,
+            compose_project: String::new(),
+            docker_bin: "docker".into(),
+            compose_cmd: ComposeCmd::Auto,
+            docker_host: "unix:///var/run/docker.sock".into(),
+            registry_host: "harbor.tikali.net".into(),
+            keep_releases: 5,
+            log_level: LogLevel::Info,
+            path: PathBuf::new(),
+        }
+    }
+}
+
+pub fn valid_env_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|err| ConfigError::Read {
+            path: path.display().to_string(),
+            err,
+        })?;
+        Config::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let invalid = |msg: String| ConfigError::Invalid {
+            path: path.display().to_string(),
+            msg,
+        };
+        // An empty document deserialises as unit; treat it as an empty map so the missing
+        // required keys are what gets reported.
+        let mut cfg: Config = if text.trim().is_empty() {
+            Config::default()
+        } else {
+            serde_yaml_ng::from_str(text).map_err(|e| invalid(e.to_string()))?
+        };
+        cfg.path = path.to_path_buf();
+        cfg.validate().map_err(invalid)?;
+        Ok(cfg)
+    }
+
+    fn validate(&mut self) -> Result<(), String> {
+        if self.env_id.is_empty() {
+            return Err("env_id is required (e.g. env-qa-02)".into());
+        }
+        if !valid_env_id(&self.env_id) {
+            return Err(format!(
+                "env_id {:?} is invalid: lowercase letters, digits and '-', 1-63 chars, not starting with '-'",
+                self.env_id
+            ));
+        }
+        if self.site.is_empty() {
+            return Err("site is required (e.g. cbs)".into());
+        }
+        if self.identity.is_empty() {
+            self.identity = format!("/opt/openziti/etc/identities/monky-host.{}.json", self.env_id);
+        }
+        for (name, host, port, proxy_port, timeout) in [
+            ("tenancy", &self.tenancy.host, self.tenancy.port, self.tenancy.proxy_port, self.tenancy.timeout_s),
+            ("bao", &self.bao.host, self.bao.port, self.bao.proxy_port, self.bao.timeout_s),
+        ] {
+            if host.is_empty() {
+                return Err(format!("{name}.host must not be empty"));
+            }
+            if port == 0 {
+                return Err(format!("{name}.port must be 1-65535"));
+            }
+            if proxy_port == 0 {
+                return Err(format!("{name}.proxy_port must be 1-65535"));
+            }
+            if timeout == 0 || timeout > 600 {
+                return Err(format!("{name}.timeout_s must be 1-600"));
+            }
+        }
+        for (name, scheme, ca) in [
+            ("tenancy", self.tenancy.scheme, &self.tenancy.ca_file),
+            ("bao", self.bao.scheme, &self.bao.ca_file),
+        ] {
+            if scheme == Scheme::Https && !ca.is_empty() && !Path::new(ca).is_file() {
+                return Err(format!("{name}.ca_file {ca:?} does not exist (needed for https)"));
+            }
+        }
+        if self.bao.kv_mount.is_empty() || self.bao.auth_mount.is_empty() || self.bao.role.is_empty() {
+            return Err("bao.kv_mount, bao.auth_mount and bao.role must not be empty".into());
+        }
+        if !self.state_dir.is_absolute() {
+            return Err(format!("state_dir {:?} must be an absolute path", self.state_dir));
+        }
+        if !(5..=86400).contains(&self.interval_s) {
+            return Err("interval_s must be 5-86400".into());
+        }
+        if self.healthy_timeout_s == 0 || self.healthy_timeout_s > 3600 {
+            return Err("healthy_timeout_s must be 1-3600".into());
+        }
+        if self.keep_releases == 0 {
+            return Err("keep_releases must be at least 1".into());
+        }
+        if !self.docker_host.starts_with("unix://") {
+            return Err(format!(
+                "docker_host {:?} is not supported: only unix:///path/to/docker.sock",
+                self.docker_host
+            ));
+        }
+        if self.compose_project.is_empty() {
+            self.compose_project = format!("monky-{}", self.env_id);
+        }
+        if self.docker_bin.is_empty() {
+            return Err("docker_bin must not be empty".into());
+        }
+        Ok(())
+    }
+
+    pub fn state_path(&self) -> PathBuf {
+        self.state_dir.join("state.json")
+    }
+    pub fn token_path(&self) -> PathBuf {
+        self.state_dir.join("bao.token")
+    }
+    pub fn lock_path(&self) -> PathBuf {
+        self.state_dir.join("lock")
+    }
+    pub fn releases_dir(&self) -> PathBuf {
+        self.state_dir.join("releases")
+    }
+    pub fn current_link(&self) -> PathBuf {
+        self.state_dir.join("current")
+    }
+    pub fn staging_dir(&self) -> PathBuf {
+        self.state_dir.join("staging")
+    }
+    /// The agent's own `DOCKER_CONFIG`: never `$HOME`, so a human's `docker login` is not what
+    /// the agent depends on (0.1.7).
+    pub fn docker_config_dir(&self) -> PathBuf {
+        self.state_dir.join("docker")
+    }
+    pub fn docker_socket(&self) -> PathBuf {
+        PathBuf::from(self.docker_host.trim_start_matches("unix://"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Config, ConfigError> {
+        Config::parse(s, Path::new("/x/config.yaml"))
+    }
+
+    #[test]
+    fn example_parses() {
+        let text = include_str!("../config.example.yaml").replace(
+            "ca_file: /etc/monky-deployd/openbao-ca.pem",
+            "ca_file: \"\"",
+        );
+        let c = parse(&text).unwrap();
+        assert_eq!(c.env_id, "env-qa-02");
+        assert_eq!(c.compose_project, "monky-env-qa-02");
+        assert_eq!(c.tenancy.proxy_port, 18443);
+        assert_eq!(c.bao.renew_below_s, 900);
+    }
+
+    #[test]
+    fn unknown_key_named_with_line() {
+        let e = parse("env_id: a\nsite: b\ntenancy:\n  hots: x\n").unwrap_err().to_string();
+        assert!(e.contains("hots") && e.contains("line 4"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_named() {
+        let e = parse("env_id: a\nsite: b\ntransport: carrier-pigeon\n").unwrap_err().to_string();
+        assert!(e.contains("carrier-pigeon") && e.contains("sdk"), "{e}");
+        let e = parse("env_id: Bad_Env\nsite: b\n").unwrap_err().to_string();
+        assert!(e.contains("env_id"), "{e}");
+        let e = parse("site: b\n").unwrap_err().to_string();
+        assert!(e.contains("env_id is required"), "{e}");
+        let e = parse("env_id: a\nsite: b\nbao:\n  ca_file: /nope.pem\n").unwrap_err().to_string();
+        assert!(e.contains("bao.ca_file"), "{e}");
+    }
+}

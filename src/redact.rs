@@ -1,0 +1,126 @@
+//! One redactor for every channel the agent writes: log lines, error messages, the report's
+//! `detail` and `log_tail`. It masks token shapes and every secret value this process has read.
+
+use std::sync::{Mutex, OnceLock};
+
+use regex::Regex;
+use zeroize::Zeroizing;
+
+pub const MASK: &str = "***";
+
+struct Redactor {
+    patterns: Vec<Regex>,
+    values: Mutex<Vec<Zeroizing<String>>>,
+}
+
+fn redactor() -> &'static Redactor {
+    static R: OnceLock<Redactor> = OnceLock::new();
+    R.get_or_init(|| Redactor {
+        patterns: [
+            // OpenBao / Vault service and batch tokens (s.…, hvs.…, hvb.…, b.…)
+            r"\b(?:hvs|hvb|hvr|s|b|r)\.[A-Za-z0-9_-]{20,}",
+            // JWTs (three base64url segments, header starts with eyJ)
+            r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+            // Authorization headers
+            r"(?i)\b(?:authorization:\s*)?(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}",
+            // credentials in URLs: scheme://user:pass@host
+            r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@",
+            // docker config.json auth blobs
+            r#"(?i)"auth"\s*:\s*"[^"]+""#,
+        ]
+        .iter()
+        .map(|p| Regex::new(p).expect("static pattern"))
+        .collect(),
+        values: Mutex::new(Vec::new()),
+    })
+}
+
+/// Remember a value this process read, so every later output masks it. Short values (< 4
+/// bytes) are not registered: masking them would shred ordinary text without protecting much.
+pub fn register(value: &str) {
+    if value.len() < 4 {
+        return;
+    }
+    let r = redactor();
+    let mut v = r.values.lock().unwrap_or_else(|e| e.into_inner());
+    if !v.iter().any(|x| x.as_str() == value) {
+        v.push(Zeroizing::new(value.to_string()));
+        // longest first, so a value that contains another is masked whole
+        v.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+    // also the shapes a value takes once it is JSON- or base64-encoded in a message
+    for derived in [json_escaped(value), base64(value)] {
+        if derived != value && derived.len() >= 4 && !v.iter().any(|x| x.as_str() == derived) {
+            v.push(Zeroizing::new(derived));
+            v.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        }
+    }
+}
+
+/// Drop every registered value (end of a tick: the values are zeroized on drop).
+pub fn forget_all() {
+    let r = redactor();
+    r.values.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+pub fn redact(text: &str) -> String {
+    let r = redactor();
+    let mut out = text.to_string();
+    {
+        let v = r.values.lock().unwrap_or_else(|e| e.into_inner());
+        for s in v.iter() {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), MASK);
+            }
+        }
+    }
+    for (i, p) in r.patterns.iter().enumerate() {
+        if i == 3 {
+            out = p.replace_all(&out, format!("${{1}}{MASK}@")).into_owned();
+        } else if i == 4 {
+            out = p.replace_all(&out, format!("\"auth\": \"{MASK}\"")).into_owned();
+        } else {
+            out = p.replace_all(&out, MASK).into_owned();
+        }
+    }
+    out
+}
+
+fn json_escaped(v: &str) -> String {
+    let s = serde_json::to_string(v).unwrap_or_default();
+    s.trim_matches('"').to_string()
+}
+
+fn base64(v: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(v.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_token_shapes() {
+        let t = "token s.abcdefghijklmnopqrstuvwxyz hvs.CAESIabcdefghijklmnopqrstuv jwt eyJhbGciOi.eyJzdWIiOiIx.c2ln \
+                 Authorization: Bearer abc.def.ghijklmnop https://robot:pa55word@reg.example/v2 {\"auth\": \"cm9ib3Q6cA==\"}";
+        let r = redact(t);
+        for bad in ["abcdefghijklmnopqrstuvwxyz", "CAESI", "eyJzdWIiOiIx", "ghijklmnop", "pa55word", "cm9ib3Q6cA"] {
+            assert!(!r.contains(bad), "{bad} leaked in {r}");
+        }
+        assert!(r.contains("https://***@reg.example"), "{r}");
+    }
+
+    #[test]
+    fn masks_registered_values_and_encodings() {
+        register("sup3r-s3cret\"quote");
+        let r = redact("value sup3r-s3cret\"quote json sup3r-s3cret\\\"quote");
+        assert!(!r.contains("sup3r"), "{r}");
+        register("hunter22");
+        use base64::Engine;
+        let b = base64::engine::general_purpose::STANDARD.encode("hunter22");
+        assert!(!redact(&format!("x {b} y")).contains(&b));
+        register("ab");
+        assert_eq!(redact("ab cd"), "ab cd");
+    }
+}

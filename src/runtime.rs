@@ -1,0 +1,345 @@
+//! The container runtime. The compose CLI (plugin v2 or standalone v1) does what only it can do:
+//! pull, up, down, logs, config. Everything read-only — container state and health, the Docker
+//! data root, image pruning — goes straight to the Engine API on the unix socket, so a heartbeat
+//! tick spawns no process at all.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+use tokio::net::UnixStream;
+
+use crate::config::{ComposeCmd, Config};
+use crate::tenancy::Container;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("docker engine at {socket}: {msg}")]
+    Engine { socket: String, msg: String },
+    #[error("{what} failed (rc={rc}): {output}")]
+    Compose { what: String, rc: i32, output: String },
+    #[error("{0}")]
+    Spawn(String),
+}
+
+impl RuntimeError {
+    pub fn output(&self) -> &str {
+        match self {
+            RuntimeError::Compose { output, .. } => output,
+            _ => "",
+        }
+    }
+}
+
+// ---- Engine API -------------------------------------------------------------------------
+
+pub struct Engine {
+    socket: PathBuf,
+}
+
+#[derive(Deserialize)]
+struct ApiContainer {
+    #[serde(rename = "Labels", default)]
+    labels: std::collections::HashMap<String, String>,
+    #[serde(rename = "State", default)]
+    state: String,
+    #[serde(rename = "Status", default)]
+    status: String,
+}
+
+impl Engine {
+    pub fn new(socket: PathBuf) -> Self {
+        Engine { socket }
+    }
+
+    fn err(&self, msg: impl ToString) -> RuntimeError {
+        RuntimeError::Engine {
+            socket: self.socket.display().to_string(),
+            msg: msg.to_string(),
+        }
+    }
+
+    async fn call(&self, method: hyper::Method, path: &str) -> Result<Bytes, RuntimeError> {
+        let fut = async {
+            let s = UnixStream::connect(&self.socket).await.map_err(|e| self.err(e))?;
+            let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
+                .await
+                .map_err(|e| self.err(e))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            let req = Request::builder()
+                .method(method)
+                .uri(path)
+                .header(hyper::header::HOST, "docker")
+                .body(Empty::<Bytes>::new())
+                .map_err(|e| self.err(e))?;
+            let resp = send.send_request(req).await.map_err(|e| self.err(e))?;
+            let status = resp.status();
+            let body = Limited::new(resp.into_body(), 8 << 20)
+                .collect()
+                .await
+                .map_err(|e| self.err(e))?
+                .to_bytes();
+            if !status.is_success() {
+                return Err(self.err(format!("{path}: {status}: {}", String::from_utf8_lossy(&body).trim())));
+            }
+            Ok(body)
+        };
+        tokio::time::timeout(Duration::from_secs(30), fut)
+            .await
+            .map_err(|_| self.err(format!("{path}: timed out")))?
+    }
+
+    /// The project's containers (one-off `run` containers excluded), with health parsed from
+    /// the list's status text — one request, no per-container inspect.
+    pub async fn containers(&self, project: &str) -> Result<Vec<Container>, RuntimeError> {
+        let filt = serde_json::json!({"label": [format!("com.docker.compose.project={project}")]}).to_string();
+        let path = format!("/containers/json?all=1&filters={}", urlencode(&filt));
+        let body = self.call(hyper::Method::GET, &path).await?;
+        let list: Vec<ApiContainer> = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        let mut out: Vec<Container> = list
+            .into_iter()
+            .filter(|c| c.labels.get("com.docker.compose.oneoff").map(|v| v != "True").unwrap_or(true))
+            .map(|c| Container {
+                service: c.labels.get("com.docker.compose.service").cloned().unwrap_or_default(),
+                health: health_of(&c.status).into(),
+                state: c.state,
+            })
+            .collect();
+        out.sort_by(|a, b| a.service.cmp(&b.service));
+        Ok(out)
+    }
+
+    pub async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
+        let body = self.call(hyper::Method::GET, "/info").await?;
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        v.get("DockerRootDir")
+            .and_then(|d| d.as_str())
+            .map(PathBuf::from)
+            .ok_or_else(|| self.err("/info has no DockerRootDir"))
+    }
+
+    /// Remove dangling images; returns bytes reclaimed.
+    pub async fn prune_images(&self) -> Result<u64, RuntimeError> {
+        let filt = urlencode(r#"{"dangling":["true"]}"#);
+        let body = self
+            .call(hyper::Method::POST, &format!("/images/prune?filters={filt}"))
+            .await?;
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        Ok(v.get("SpaceReclaimed").and_then(|x| x.as_u64()).unwrap_or(0))
+    }
+}
+
+fn health_of(status: &str) -> &'static str {
+    if status.contains("(healthy)") {
+        "healthy"
+    } else if status.contains("(unhealthy)") {
+        "unhealthy"
+    } else if status.contains("(health: starting)") {
+        "starting"
+    } else {
+        ""
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            o.push(b as char);
+        } else {
+            o.push_str(&format!("%{b:02X}"));
+        }
+    }
+    o
+}
+
+/// Free bytes for unprivileged writers on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid NUL-terminated path; st is a properly sized out-parameter.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Converged: every expected service has a running container, none starting or unhealthy.
+pub fn converged(expected: &[String], cs: &[Container]) -> bool {
+    !cs.is_empty()
+        && expected.iter().all(|s| cs.iter().any(|c| &c.service == s))
+        && cs
+            .iter()
+            .all(|c| c.state == "running" && (c.health.is_empty() || c.health == "healthy"))
+}
+
+// ---- compose CLI ------------------------------------------------------------------------
+
+pub struct Compose {
+    argv: Vec<String>,
+    pub flavour: &'static str,
+    project: String,
+    docker_config: PathBuf,
+    docker_host: String,
+    home: PathBuf,
+}
+
+impl Compose {
+    /// `auto`: the `docker compose` plugin when it answers, else standalone `docker-compose`.
+    pub async fn detect(cfg: &Config) -> Result<Compose, RuntimeError> {
+        let plugin = vec![cfg.docker_bin.clone(), "compose".into()];
+        let standalone = vec!["docker-compose".to_string()];
+        let argv = match cfg.compose_cmd {
+            ComposeCmd::Plugin => plugin,
+            ComposeCmd::Standalone => standalone,
+            ComposeCmd::Auto => {
+                let ok = tokio::process::Command::new(&cfg.docker_bin)
+                    .args(["compose", "version"])
+                    .env_clear()
+                    .env("PATH", path_env())
+                    .env("DOCKER_CONFIG", cfg.docker_config_dir())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .await
+                    .map(|s| s.success())
+                    .unwrap_or(false);
+                if ok {
+                    plugin
+                } else {
+                    standalone
+                }
+            }
+        };
+        let flavour = if argv.len() == 2 { "plugin" } else { "standalone" };
+        Ok(Compose {
+            argv,
+            flavour,
+            project: cfg.compose_project.clone(),
+            docker_config: cfg.docker_config_dir(),
+            docker_host: cfg.docker_host.clone(),
+            home: cfg.state_dir.clone(),
+        })
+    }
+
+    /// Runs `compose -p <project> [-f dir/compose.yaml --project-directory dir] args…` with a
+    /// clean environment: the agent's own variables must not override `.env` (compose gives the
+    /// shell environment precedence), and `DOCKER_CONFIG` is always the agent's own.
+    async fn run(&self, dir: Option<&Path>, args: &[&str], timeout: Duration) -> Result<String, RuntimeError> {
+        let mut cmd = tokio::process::Command::new(&self.argv[0]);
+        cmd.args(&self.argv[1..]).args(["-p", &self.project]);
+        if let Some(d) = dir {
+            cmd.arg("-f")
+                .arg(d.join("compose.yaml"))
+                .arg("--project-directory")
+                .arg(d)
+                .current_dir(d);
+        }
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", path_env())
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("DOCKER_CONFIG", &self.docker_config)
+            .env("DOCKER_HOST", &self.docker_host)
+            .env("COMPOSE_INTERACTIVE_NO_CLI", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let what = format!("{} {}", self.argv.join(" "), args.first().copied().unwrap_or(""));
+        let child = cmd.spawn().map_err(|e| RuntimeError::Spawn(format!("{what}: cannot start: {e}")))?;
+        let out = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+            Ok(Ok(o)) => o,
+            Ok(Err(e)) => return Err(RuntimeError::Spawn(format!("{what}: {e}"))),
+            Err(_) => {
+                return Err(RuntimeError::Compose {
+                    what,
+                    rc: -1,
+                    output: format!("timed out after {}s", timeout.as_secs()),
+                })
+            }
+        };
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !err.trim().is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&err);
+        }
+        if !out.status.success() {
+            return Err(RuntimeError::Compose {
+                what,
+                rc: out.status.code().unwrap_or(-1),
+                output: text.trim().to_string(),
+            });
+        }
+        Ok(text)
+    }
+
+    pub async fn config(&self, dir: &Path) -> Result<String, RuntimeError> {
+        // stdout only matters here, but run() merges; v1/v2 print warnings on stderr only
+        // for unset variables, which the env check has already excluded.
+        self.run(Some(dir), &["config"], Duration::from_secs(60)).await
+    }
+    pub async fn pull(&self, dir: &Path) -> Result<String, RuntimeError> {
+        self.run(Some(dir), &["pull"], Duration::from_secs(1800)).await
+    }
+    pub async fn up(&self, dir: &Path) -> Result<String, RuntimeError> {
+        self.run(Some(dir), &["up", "-d", "--remove-orphans"], Duration::from_secs(900))
+            .await
+    }
+    pub async fn down(&self, dir: Option<&Path>, volumes: bool) -> Result<String, RuntimeError> {
+        let mut args = vec!["down", "--remove-orphans"];
+        if volumes {
+            args.push("-v");
+        }
+        self.run(dir, &args, Duration::from_secs(600)).await
+    }
+    pub async fn logs(&self, dir: &Path, tail: u32) -> Result<String, RuntimeError> {
+        let t = tail.to_string();
+        self.run(Some(dir), &["logs", "--no-color", "--tail", &t], Duration::from_secs(60))
+            .await
+    }
+}
+
+fn path_env() -> String {
+    std::env::var("PATH").unwrap_or_else(|_| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn health_from_status() {
+        assert_eq!(health_of("Up 3 seconds (healthy)"), "healthy");
+        assert_eq!(health_of("Up 3 seconds (health: starting)"), "starting");
+        assert_eq!(health_of("Up 1 minute (unhealthy)"), "unhealthy");
+        assert_eq!(health_of("Up 1 minute"), "");
+    }
+
+    #[test]
+    fn convergence() {
+        let c = |s: &str, st: &str, h: &str| Container {
+            service: s.into(),
+            state: st.into(),
+            health: h.into(),
+        };
+        let exp = vec!["web".to_string(), "api".to_string()];
+        assert!(converged(&exp, &[c("api", "running", ""), c("web", "running", "healthy")]));
+        assert!(!converged(&exp, &[c("web", "running", "healthy")]));
+        assert!(!converged(&exp, &[c("api", "running", "starting"), c("web", "running", "healthy")]));
+        assert!(!converged(&exp, &[c("api", "exited", ""), c("web", "running", "healthy")]));
+    }
+}

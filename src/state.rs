@@ -1,0 +1,214 @@
+//! What the agent keeps under `state_dir`: `state.json`, `bao.token`, the tick `lock`, and the
+//! private-file writer every other module uses (tmp in the same dir, fsync, rename, fsync dir).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{what} {path}: {err}")]
+pub struct StateError {
+    pub what: &'static str,
+    pub path: String,
+    pub err: String,
+}
+
+impl StateError {
+    pub fn new(what: &'static str, path: &Path, err: impl ToString) -> Self {
+        StateError {
+            what,
+            path: path.display().to_string(),
+            err: err.to_string(),
+        }
+    }
+}
+
+/// Where the current OpenBao token came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenSource {
+    Bootstrap,
+    Lease,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TokenMeta {
+    pub source: TokenSource,
+    pub obtained_at: u64,
+    /// Unix seconds when the TTL runs out, as last seen (login, lookup or renew).
+    pub expires_at: u64,
+    pub renewable: bool,
+    pub grant_jti: String,
+    pub env_id: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct State {
+    pub env_id: String,
+    pub applied_sha: Option<String>,
+    pub applied_serial: Option<u64>,
+    pub desired_sha: Option<String>,
+    pub last_action: Option<String>,
+    pub last_checkin: Option<u64>,
+    pub last_report: Option<u64>,
+    pub last_result: Option<String>,
+    pub last_error: Option<String>,
+    pub token: Option<TokenMeta>,
+    /// A lease was rate-limited while an older token still worked: swap on a later tick (0.1.6).
+    pub lease_swap_due: bool,
+}
+
+impl State {
+    pub fn load(path: &Path) -> Result<State, StateError> {
+        match fs::read(path) {
+            Ok(b) => serde_json::from_slice(&b).map_err(|e| {
+                StateError::new(
+                    "state file is corrupt (move it aside to start fresh)",
+                    path,
+                    e,
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
+            Err(e) => Err(StateError::new("cannot read state", path, e)),
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), StateError> {
+        let body = serde_json::to_vec_pretty(self).map_err(|e| StateError::new("encode state", path, e))?;
+        write_private(path, &body, 0o600)
+    }
+}
+
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Create `dir` (and parents) and force its mode.
+pub fn ensure_dir(dir: &Path, mode: u32) -> Result<(), StateError> {
+    fs::create_dir_all(dir).map_err(|e| StateError::new("cannot create directory", dir, e))?;
+    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
+        .map_err(|e| StateError::new("cannot set mode on", dir, e))
+}
+
+fn fsync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Atomically replace `path` with `data`, created with `mode` (never briefly wider).
+pub fn write_private(path: &Path, data: &[u8], mode: u32) -> Result<(), StateError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let res = (|| -> std::io::Result<()> {
+        let _ = fs::remove_file(&tmp);
+        let mut f = OpenOptions::new().write(true).create_new(true).mode(mode).open(&tmp)?;
+        f.set_permissions(fs::Permissions::from_mode(mode))?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        fsync_dir(dir);
+        Ok(())
+    })();
+    if let Err(e) = res {
+        let _ = fs::remove_file(&tmp);
+        return Err(StateError::new("cannot write", path, e));
+    }
+    Ok(())
+}
+
+/// Point the symlink `link` at `target`, replacing it atomically.
+pub fn swap_symlink(target: &Path, link: &Path) -> Result<(), StateError> {
+    let dir = link.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".current.tmp.{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp).map_err(|e| StateError::new("cannot create symlink", &tmp, e))?;
+    fs::rename(&tmp, link).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        StateError::new("cannot replace symlink", link, e)
+    })?;
+    fsync_dir(dir);
+    Ok(())
+}
+
+pub fn read_token(path: &Path) -> Result<Option<Zeroizing<String>>, StateError> {
+    match fs::read_to_string(path) {
+        Ok(s) => {
+            let s = Zeroizing::new(s);
+            let t = s.trim();
+            Ok(if t.is_empty() { None } else { Some(Zeroizing::new(t.to_string())) })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StateError::new("cannot read token", path, e)),
+    }
+}
+
+/// The tick lock. Held for the life of the value; the kernel drops it if the process dies.
+pub struct TickLock {
+    _file: File,
+}
+
+/// `Ok(None)` when another tick holds the lock.
+pub fn try_lock(path: &Path) -> Result<Option<TickLock>, StateError> {
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| StateError::new("cannot open lock", path, e))?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(TickLock { _file: f })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(StateError::new("cannot lock", path, e)),
+    }
+}
+
+/// Names of the release directories, oldest first (by mtime).
+pub fn releases(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<(std::time::SystemTime, PathBuf)> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+        .map(|e| (e.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), e.path()))
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, p)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_private_is_atomic_and_private() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        write_private(&p, b"one", 0o600).unwrap();
+        write_private(&p, b"two", 0o600).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1, "no temp file left behind");
+    }
+
+    #[test]
+    fn second_lock_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("lock");
+        let a = try_lock(&p).unwrap();
+        assert!(a.is_some());
+        assert!(try_lock(&p).unwrap().is_none());
+        drop(a);
+        assert!(try_lock(&p).unwrap().is_some());
+    }
+}

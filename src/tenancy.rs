@@ -1,0 +1,237 @@
+//! The four tenancy calls (docs/PROTOCOL.md): checkin, bundle, lease, report.
+
+use hyper::{Method, StatusCode};
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
+
+use crate::http::{HttpClient, HttpError};
+
+pub const BODY_LIMIT: usize = 1 << 20;
+pub const BUNDLE_LIMIT: usize = 16 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TenancyError {
+    #[error("tenancy refused the agent's token (401 {code}): {message}")]
+    Unauthenticated { code: String, message: String },
+    #[error("tenancy: AGENT_ENV_MISMATCH: {0}")]
+    EnvMismatch(String),
+    #[error("tenancy rate-limited {what} ({code}), retry after {retry_after}s")]
+    RateLimited { what: &'static str, code: String, retry_after: u64 },
+    #[error("tenancy unavailable: {0}")]
+    Unavailable(String),
+    #[error("tenancy: BUNDLE_TOO_LARGE: bundle over {0} bytes")]
+    BundleTooLarge(usize),
+    #[error("tenancy answered {status} to {what}: {code}: {message}")]
+    Rejected { what: &'static str, status: u16, code: String, message: String },
+    #[error("tenancy {what}: unexpected response: {detail}")]
+    Protocol { what: &'static str, detail: String },
+    #[error("tenancy: the lease answered with AppRole material (the retired flow); refusing to use it")]
+    LegacyLease,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Container {
+    pub service: String,
+    pub state: String,
+    pub health: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Checkin<'a> {
+    pub env_id: &'a str,
+    pub agent_version: &'a str,
+    pub applied_sha: Option<&'a str>,
+    pub host: &'a str,
+    pub containers: &'a [Container],
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckinResponse {
+    pub action: String,
+    #[serde(default)]
+    pub desired_sha: Option<String>,
+    #[serde(default)]
+    pub prod: bool,
+    #[serde(default)]
+    pub purge_volumes: bool,
+}
+
+#[derive(Deserialize)]
+pub struct BundleFileWire {
+    pub path: String,
+    pub content_b64: String,
+}
+
+#[derive(Deserialize)]
+pub struct BundleWire {
+    pub env_id: String,
+    pub sha: String,
+    pub files: Vec<BundleFileWire>,
+}
+
+pub struct Lease {
+    pub grant: Zeroizing<String>,
+    pub jti: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report<'a> {
+    pub env_id: &'a str,
+    pub sha: Option<&'a str>,
+    pub result: &'a str,
+    pub detail: String,
+    pub log_tail: String,
+    pub agent_version: &'a str,
+    pub containers: &'a [Container],
+}
+
+pub struct Tenancy {
+    pub http: HttpClient,
+}
+
+#[derive(Deserialize)]
+struct ErrBody {
+    error: ErrInner,
+}
+#[derive(Deserialize)]
+struct ErrInner {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    message: String,
+}
+
+fn map_http(e: HttpError, what: &'static str, limit: usize) -> TenancyError {
+    match e {
+        HttpError::TooLarge(_, _) if limit == BUNDLE_LIMIT => TenancyError::BundleTooLarge(limit),
+        HttpError::TooLarge(_, n) => TenancyError::Protocol {
+            what,
+            detail: format!("body over {n} bytes"),
+        },
+        other => TenancyError::Unavailable(other.to_string()),
+    }
+}
+
+impl Tenancy {
+    async fn call(
+        &self,
+        what: &'static str,
+        method: Method,
+        path: &str,
+        bearer: &str,
+        body: Option<Vec<u8>>,
+        limit: usize,
+    ) -> Result<crate::http::Response, TenancyError> {
+        let r = self
+            .http
+            .request(method, path, Some(bearer), body, limit)
+            .await
+            .map_err(|e| map_http(e, what, limit))?;
+        if r.status.is_success() {
+            return Ok(r);
+        }
+        let (code, message) = match serde_json::from_slice::<ErrBody>(&r.body) {
+            Ok(b) => (b.error.code, b.error.message),
+            Err(_) => (String::new(), String::from_utf8_lossy(&r.body).chars().take(200).collect()),
+        };
+        let message = crate::redact::redact(&message);
+        Err(match r.status {
+            StatusCode::UNAUTHORIZED => TenancyError::Unauthenticated { code, message },
+            StatusCode::CONFLICT if code == "AGENT_ENV_MISMATCH" => TenancyError::EnvMismatch(message),
+            StatusCode::TOO_MANY_REQUESTS => TenancyError::RateLimited {
+                what,
+                code: if code.is_empty() { "RATE_LIMITED".into() } else { code },
+                retry_after: r
+                    .headers
+                    .get(hyper::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(60),
+            },
+            s if s.is_server_error() => TenancyError::Unavailable(format!("{what}: {s} {code} {message}")),
+            s => TenancyError::Rejected {
+                what,
+                status: s.as_u16(),
+                code,
+                message,
+            },
+        })
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(what: &'static str, body: &[u8]) -> Result<T, TenancyError> {
+        serde_json::from_slice(body).map_err(|e| TenancyError::Protocol {
+            what,
+            detail: e.to_string(),
+        })
+    }
+
+    pub async fn checkin(&self, bearer: &str, req: &Checkin<'_>) -> Result<CheckinResponse, TenancyError> {
+        let body = serde_json::to_vec(req).expect("serialisable");
+        let r = self
+            .call("checkin", Method::POST, "/v1/agent/checkin", bearer, Some(body), BODY_LIMIT)
+            .await?;
+        let resp: CheckinResponse = Self::json("checkin", &r.body)?;
+        match resp.action.as_str() {
+            "apply" | "none" | "down" => {}
+            other => {
+                return Err(TenancyError::Protocol {
+                    what: "checkin",
+                    detail: format!("unknown action {other:?}"),
+                })
+            }
+        }
+        if resp.action == "apply" && resp.desired_sha.as_deref().map(is_sha).unwrap_or(false) == false {
+            return Err(TenancyError::Protocol {
+                what: "checkin",
+                detail: "action apply without a valid desired_sha".into(),
+            });
+        }
+        Ok(resp)
+    }
+
+    /// Returns the wire bundle and the `X-Bundle-Sha256` header.
+    pub async fn bundle(&self, bearer: &str, env_id: &str, sha: &str) -> Result<(BundleWire, Option<String>), TenancyError> {
+        let path = format!("/v1/agent/bundle/{env_id}/{sha}");
+        let r = self.call("bundle", Method::GET, &path, bearer, None, BUNDLE_LIMIT).await?;
+        let hdr = r
+            .headers
+            .get("x-bundle-sha256")
+            .and_then(|v| v.to_str().ok())
+            .map(|s| s.to_ascii_lowercase());
+        Ok((Self::json("bundle", &r.body)?, hdr))
+    }
+
+    pub async fn lease(&self, bearer: &str, env_id: &str, reason: &str) -> Result<Lease, TenancyError> {
+        let body = serde_json::to_vec(&serde_json::json!({"env_id": env_id, "reason": reason})).expect("json");
+        let r = self
+            .call("lease", Method::POST, "/v1/agent/lease", bearer, Some(body), BODY_LIMIT)
+            .await?;
+        let v: serde_json::Value = Self::json("lease", &r.body)?;
+        if ["role_id", "secret_id", "wrap_token"].iter().any(|k| v.get(k).is_some()) {
+            return Err(TenancyError::LegacyLease);
+        }
+        let grant = v.get("grant").and_then(|g| g.as_str()).unwrap_or_default();
+        if grant.is_empty() {
+            return Err(TenancyError::Protocol {
+                what: "lease",
+                detail: "no grant in the response".into(),
+            });
+        }
+        crate::redact::register(grant);
+        Ok(Lease {
+            grant: Zeroizing::new(grant.to_string()),
+            jti: v.get("jti").and_then(|j| j.as_str()).unwrap_or_default().to_string(),
+        })
+    }
+
+    pub async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError> {
+        let body = serde_json::to_vec(rep).expect("serialisable");
+        self.call("report", Method::POST, "/v1/agent/report", bearer, Some(body), BODY_LIMIT)
+            .await?;
+        Ok(())
+    }
+}
+
+pub fn is_sha(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
