@@ -1,0 +1,903 @@
+//! The fake monky-tenancy: the four agent calls of PROTOCOL.md, nothing more lenient.
+
+use crate::http::request;
+use crate::sha::{bundle_sha, read_bundle_dir};
+use crate::signer::{Grant, Signer};
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::convert::Infallible;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How tenancy is wired: where OpenBao is (for `auth/token/lookup`), its root token, the grant
+/// signing key (whose public half is in OpenBao's `jwt-tenancy`), and the lease limit (5 in
+/// production).
+pub struct TenancyOpts {
+    pub bao_addr: String,
+    pub bao_root_token: String,
+    pub signer: Signer,
+    pub lease_limit_per_hour: usize,
+}
+
+/// One HTTP request as tenancy saw it (every request, including refused ones).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestRecord {
+    pub method: String,
+    /// Path without the query string.
+    pub path: String,
+    pub status: u16,
+    pub user_agent: Option<String>,
+    /// The error code answered, if any (`AGENT_UNAUTHENTICATED`, `INVALID_REQUEST`, …).
+    pub code: Option<String>,
+}
+
+/// One `GET /v1/agent/bundle/{env}/{sha}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BundleFetch {
+    pub env_id: String,
+    pub sha: String,
+    pub status: u16,
+}
+
+#[derive(Default)]
+struct EnvState {
+    /// Every bundle ever set, by sha (older shas stay fetchable, like a real render store).
+    bundles: HashMap<String, Vec<(String, Vec<u8>)>>,
+    desired: Option<String>,
+    /// `Some(purge_volumes)` when the test asked for `down`.
+    down: Option<bool>,
+    prod: bool,
+    /// Every grant jti issued for the env (kit + leases), in order.
+    issued: Vec<String>,
+    /// Issue times of leases inside the sliding hour.
+    lease_times: VecDeque<Instant>,
+}
+
+struct Fault {
+    prefix: String,
+    status: u16,
+    code: String,
+}
+
+struct State {
+    envs: HashMap<String, EnvState>,
+    superseded: HashSet<String>,
+    kit_jtis: HashSet<String>,
+    lease_limit: usize,
+    grant_ttl: Duration,
+    faults: Vec<Fault>,
+    lease_override: Option<Value>,
+    tamper_content: bool,
+    tamper_header: bool,
+    checkins: Vec<Value>,
+    leases: Vec<Value>,
+    reports: Vec<Value>,
+    bundle_fetches: Vec<BundleFetch>,
+    requests: Vec<RequestRecord>,
+}
+
+struct Inner {
+    bao_addr: String,
+    bao_root_token: String,
+    signer: Signer,
+    state: Mutex<State>,
+}
+
+impl Inner {
+    fn st(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A running fake tenancy on `127.0.0.1:<free port>` (plain HTTP), served from a background
+/// thread with its own tokio runtime. Stopped on drop.
+///
+/// Pinned behaviour:
+/// - every request needs `Authorization: Bearer <OpenBao token>`, verified with OpenBao
+///   `POST /v1/auth/token/lookup` (root token): unknown/expired token, no `meta.env_id`, or a
+///   `meta.grant_jti` that was [superseded](Tenancy::supersede) → 401 `AGENT_UNAUTHENTICATED`;
+///   `meta.env_id` ≠ the request's `env_id` (body, or the bundle URL) → 409 `AGENT_ENV_MISMATCH`;
+/// - bodies are validated strictly: a missing field, a wrong type or an unknown field → 400
+///   `INVALID_REQUEST` (checked after authentication, before the env check);
+/// - errors are `{"error": {"code", "message"}}`; 429s carry `Retry-After: <seconds>`;
+/// - leases: `lease_limit_per_hour` per env in a sliding hour, then 429 `LEASE_RATE_LIMITED`.
+pub struct Tenancy {
+    inner: Arc<Inner>,
+    port: u16,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Tenancy {
+    /// Binds `127.0.0.1:0` and starts serving before returning.
+    pub fn start(opts: TenancyOpts) -> Tenancy {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind tenancy");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("local addr").port();
+        let inner = Arc::new(Inner {
+            bao_addr: opts.bao_addr,
+            bao_root_token: opts.bao_root_token,
+            signer: opts.signer,
+            state: Mutex::new(State {
+                envs: HashMap::new(),
+                superseded: HashSet::new(),
+                kit_jtis: HashSet::new(),
+                lease_limit: opts.lease_limit_per_hour,
+                grant_ttl: Duration::from_secs(3600),
+                faults: Vec::new(),
+                lease_override: None,
+                tamper_content: false,
+                tamper_header: false,
+                checkins: Vec::new(),
+                leases: Vec::new(),
+                reports: Vec::new(),
+                bundle_fetches: Vec::new(),
+                requests: Vec::new(),
+            }),
+        });
+        let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
+        let srv = inner.clone();
+        let thread = std::thread::Builder::new()
+            .name("fake-tenancy".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                rt.block_on(async move {
+                    let listener =
+                        tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                    loop {
+                        tokio::select! {
+                            _ = &mut rx => break,
+                            acc = listener.accept() => {
+                                let Ok((stream, _)) = acc else { continue };
+                                let inner = srv.clone();
+                                tokio::spawn(async move {
+                                    let svc = service_fn(move |req| handle(inner.clone(), req));
+                                    let _ = http1::Builder::new()
+                                        .serve_connection(TokioIo::new(stream), svc)
+                                        .await;
+                                });
+                            }
+                        }
+                    }
+                });
+            })
+            .expect("spawn tenancy thread");
+        Tenancy {
+            inner,
+            port,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn addr(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The grant signer (to mint grants outside tenancy's bookkeeping).
+    pub fn signer(&self) -> &Signer {
+        &self.inner.signer
+    }
+
+    fn st(&self) -> MutexGuard<'_, State> {
+        self.inner.st()
+    }
+
+    /// Renders a bundle for `env` from in-memory files and makes it the desired one (clears a
+    /// pending `down`). Paths are taken as given, so unsafe bundles can be served on purpose.
+    /// Returns the canonical sha.
+    pub fn set_bundle(&self, env: &str, files: Vec<(String, Vec<u8>)>) -> String {
+        let sha = bundle_sha(&files);
+        let mut st = self.st();
+        let e = st.envs.entry(env.to_string()).or_default();
+        e.bundles.insert(sha.clone(), files);
+        e.desired = Some(sha.clone());
+        e.down = None;
+        sha
+    }
+
+    /// [`Tenancy::set_bundle`] from a directory (recursive, relative `/` paths).
+    pub fn set_bundle_dir(&self, env: &str, dir: impl AsRef<Path>) -> String {
+        self.set_bundle(env, read_bundle_dir(dir.as_ref()))
+    }
+
+    /// The env's desired sha, if any.
+    pub fn desired_sha(&self, env: &str) -> Option<String> {
+        self.st().envs.get(env).and_then(|e| e.desired.clone())
+    }
+
+    /// Forgets the desired bundle: check-ins answer `none` with `desired_sha: null`.
+    pub fn clear_bundle(&self, env: &str) {
+        if let Some(e) = self.st().envs.get_mut(env) {
+            e.desired = None;
+        }
+    }
+
+    /// Check-ins answer `down` (with `purge_volumes = purge`) until the next `set_bundle`.
+    pub fn set_down(&self, env: &str, purge: bool) {
+        self.st().envs.entry(env.to_string()).or_default().down = Some(purge);
+    }
+
+    /// The `prod` flag of check-in answers for `env` (default false).
+    pub fn set_prod(&self, env: &str, prod: bool) {
+        self.st().envs.entry(env.to_string()).or_default().prod = prod;
+    }
+
+    /// The install kit's one-time grant for `env` (TTL as leases, default 1 h). Its jti is
+    /// recorded as issued and as a kit jti. Does not count against the lease limit.
+    pub fn bootstrap_grant(&self, env: &str) -> Grant {
+        let mut st = self.st();
+        let g = self.inner.signer.mint_grant(env, st.grant_ttl);
+        st.kit_jtis.insert(g.jti.clone());
+        st.envs
+            .entry(env.to_string())
+            .or_default()
+            .issued
+            .push(g.jti.clone());
+        g
+    }
+
+    /// Kit re-reveal: every grant jti issued for `env` so far (kit and leases) is superseded;
+    /// tokens carrying them get 401 `AGENT_UNAUTHENTICATED` from now on.
+    pub fn supersede(&self, env: &str) {
+        let mut st = self.st();
+        let jtis = st
+            .envs
+            .get(env)
+            .map(|e| e.issued.clone())
+            .unwrap_or_default();
+        st.superseded.extend(jtis);
+    }
+
+    /// Every grant jti issued for `env` (kit first if it was minted first), in order.
+    pub fn issued_jtis(&self, env: &str) -> Vec<String> {
+        self.st()
+            .envs
+            .get(env)
+            .map(|e| e.issued.clone())
+            .unwrap_or_default()
+    }
+
+    /// Whether `jti` came from [`Tenancy::bootstrap_grant`].
+    pub fn is_kit_jti(&self, jti: &str) -> bool {
+        self.st().kit_jtis.contains(jti)
+    }
+
+    /// Leases allowed per env per sliding hour (production: 5).
+    pub fn set_lease_limit(&self, n: usize) {
+        self.st().lease_limit = n;
+    }
+
+    /// Forgets the lease times of every env (the sliding hour starts afresh).
+    pub fn reset_lease_window(&self) {
+        for e in self.st().envs.values_mut() {
+            e.lease_times.clear();
+        }
+    }
+
+    /// TTL of grants minted from now on (leases and kit), default 1 h.
+    pub fn set_grant_ttl(&self, ttl: Duration) {
+        self.st().grant_ttl = ttl;
+    }
+
+    /// One-shot fault: the next request whose path starts with `path_prefix` is answered
+    /// `status` with `{"error":{"code": code,…}}` before anything else is checked (a 429 also
+    /// carries `Retry-After: 60`). Faults queue; each fires once.
+    pub fn fail_next(&self, path_prefix: &str, status: u16, code: &str) {
+        self.st().faults.push(Fault {
+            prefix: path_prefix.to_string(),
+            status,
+            code: code.to_string(),
+        });
+    }
+
+    /// `Some(body)`: successful leases answer `body` verbatim (e.g. retired AppRole material
+    /// `{"role_id":…,"secret_id":…}`) instead of a grant. Still counted and recorded.
+    pub fn set_lease_override(&self, body: Option<Value>) {
+        self.st().lease_override = body;
+    }
+
+    /// Serve bundle content whose sha does not match the URL (the header and body `sha` still
+    /// claim the URL sha): the agent must refuse with `BUNDLE_SHA_MISMATCH`.
+    pub fn tamper_bundle(&self, on: bool) {
+        self.st().tamper_content = on;
+    }
+
+    /// Serve a wrong `X-Bundle-Sha256` header with correct content (only a warning for the agent).
+    pub fn tamper_bundle_header(&self, on: bool) {
+        self.st().tamper_header = on;
+    }
+
+    /// Accepted check-in bodies (passed auth, validation and env check), in order.
+    pub fn checkins(&self) -> Vec<Value> {
+        self.st().checkins.clone()
+    }
+
+    /// Bodies of leases that were *issued* (200), in order; refused ones (429, 401…) are only in
+    /// [`Tenancy::requests`].
+    pub fn leases(&self) -> Vec<Value> {
+        self.st().leases.clone()
+    }
+
+    /// Accepted report bodies (204), in order.
+    pub fn reports(&self) -> Vec<Value> {
+        self.st().reports.clone()
+    }
+
+    /// Every bundle fetch that passed authentication, with the status answered.
+    pub fn bundle_fetches(&self) -> Vec<BundleFetch> {
+        self.st().bundle_fetches.clone()
+    }
+
+    /// Every request, in arrival order.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.st().requests.clone()
+    }
+
+    /// Clears all records (check-ins, leases, reports, fetches, requests); not the lease window.
+    pub fn clear_records(&self) {
+        let mut st = self.st();
+        st.checkins.clear();
+        st.leases.clear();
+        st.reports.clear();
+        st.bundle_fetches.clear();
+        st.requests.clear();
+    }
+}
+
+/// What [`agent_call`] got back.
+#[derive(Clone, Debug)]
+pub struct AgentResponse {
+    pub status: u16,
+    /// `Retry-After`, when present.
+    pub retry_after: Option<String>,
+    /// `X-Bundle-Sha256`, when present.
+    pub bundle_sha_header: Option<String>,
+    /// JSON body (`Null` when empty).
+    pub body: Value,
+}
+
+/// A minimal agent-side call (`Authorization: Bearer`, `User-Agent: monky-test-tenancy`), for
+/// the harness's own tests and for poking tenancy from a test. Transport errors panic.
+pub fn agent_call(
+    addr: &str,
+    method: &str,
+    path: &str,
+    bearer: Option<&str>,
+    body: Option<&Value>,
+) -> AgentResponse {
+    let mut h = vec![("user-agent", "monky-test-tenancy".to_string())];
+    if let Some(b) = bearer {
+        h.push(("authorization", format!("Bearer {b}")));
+    }
+    let r = crate::http::block_on(crate::http::request_with(addr, method, path, &h, body))
+        .unwrap_or_else(|e| panic!("tenancy: {e}"));
+    let hdr = |n: &str| {
+        r.headers
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    AgentResponse {
+        status: r.status,
+        retry_after: hdr("retry-after"),
+        bundle_sha_header: hdr("x-bundle-sha256"),
+        body: r.json(),
+    }
+}
+
+impl Drop for Tenancy {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request handling
+
+struct Reply {
+    status: u16,
+    code: Option<String>,
+    headers: Vec<(&'static str, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(status: u16, v: &Value) -> Reply {
+        Reply {
+            status,
+            code: None,
+            headers: vec![("content-type", "application/json".into())],
+            body: serde_json::to_vec(v).expect("json"),
+        }
+    }
+
+    fn error(status: u16, code: &str, message: impl Into<String>) -> Reply {
+        let mut r = Reply::json(
+            status,
+            &json!({"error": {"code": code, "message": message.into()}}),
+        );
+        r.code = Some(code.to_string());
+        r
+    }
+
+    fn header(mut self, name: &'static str, value: String) -> Reply {
+        self.headers.push((name, value));
+        self
+    }
+}
+
+fn unauthenticated(msg: &str) -> Reply {
+    Reply::error(401, "AGENT_UNAUTHENTICATED", msg)
+}
+
+async fn handle(
+    inner: Arc<Inner>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path().to_string();
+    let ua = req
+        .headers()
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let bearer = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|s| s.trim().to_string());
+    let body = match req.into_body().collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => Bytes::new(),
+    };
+    let reply = route(&inner, &method, &path, bearer.as_deref(), &body).await;
+    inner.st().requests.push(RequestRecord {
+        method,
+        path,
+        status: reply.status,
+        user_agent: ua,
+        code: reply.code.clone(),
+    });
+    let mut b = Response::builder().status(reply.status);
+    for (k, v) in &reply.headers {
+        b = b.header(*k, v);
+    }
+    Ok(b.body(Full::new(Bytes::from(reply.body)))
+        .expect("response"))
+}
+
+enum Endpoint {
+    Checkin,
+    Bundle { env: String, sha: String },
+    Lease,
+    Report,
+}
+
+fn endpoint(method: &str, path: &str) -> Result<Endpoint, Reply> {
+    let (want, ep) = match path {
+        "/v1/agent/checkin" => ("POST", Endpoint::Checkin),
+        "/v1/agent/lease" => ("POST", Endpoint::Lease),
+        "/v1/agent/report" => ("POST", Endpoint::Report),
+        p => match p.strip_prefix("/v1/agent/bundle/") {
+            Some(rest) => {
+                let parts: Vec<&str> = rest.split('/').collect();
+                if parts.len() != 2 || parts[0].is_empty() || parts[1].is_empty() {
+                    return Err(Reply::error(404, "NOT_FOUND", format!("no route {p}")));
+                }
+                (
+                    "GET",
+                    Endpoint::Bundle {
+                        env: parts[0].to_string(),
+                        sha: parts[1].to_string(),
+                    },
+                )
+            }
+            None => return Err(Reply::error(404, "NOT_FOUND", format!("no route {p}"))),
+        },
+    };
+    if method != want {
+        return Err(
+            Reply::error(405, "METHOD_NOT_ALLOWED", format!("{path} takes {want}"))
+                .header("allow", want.to_string()),
+        );
+    }
+    Ok(ep)
+}
+
+/// The token's `meta.env_id`, after checking it is alive and not superseded.
+async fn authenticate(inner: &Inner, bearer: Option<&str>) -> Result<String, Reply> {
+    let Some(token) = bearer.filter(|t| !t.is_empty()) else {
+        return Err(unauthenticated("missing bearer token"));
+    };
+    let r = request(
+        &inner.bao_addr,
+        "POST",
+        "/v1/auth/token/lookup",
+        Some(&inner.bao_root_token),
+        Some(&json!({ "token": token })),
+    )
+    .await
+    .map_err(|e| Reply::error(503, "UPSTREAM_UNAVAILABLE", format!("openbao: {e}")))?;
+    if r.status != 200 {
+        return Err(unauthenticated("token unknown or expired"));
+    }
+    let v = r.json();
+    let meta = &v["data"]["meta"];
+    let Some(env_id) = meta["env_id"].as_str() else {
+        return Err(unauthenticated("token carries no env_id"));
+    };
+    if let Some(jti) = meta["grant_jti"].as_str() {
+        if inner.st().superseded.contains(jti) {
+            return Err(unauthenticated(
+                "the grant this token came from was superseded (kit re-revealed)",
+            ));
+        }
+    }
+    Ok(env_id.to_string())
+}
+
+async fn route(
+    inner: &Inner,
+    method: &str,
+    path: &str,
+    bearer: Option<&str>,
+    body: &[u8],
+) -> Reply {
+    // one-shot faults win over everything
+    {
+        let mut st = inner.st();
+        if let Some(i) = st.faults.iter().position(|f| path.starts_with(&f.prefix)) {
+            let f = st.faults.remove(i);
+            let r = Reply::error(f.status, &f.code, "injected fault");
+            return if f.status == 429 {
+                r.header("retry-after", "60".into())
+            } else {
+                r
+            };
+        }
+    }
+    let ep = match endpoint(method, path) {
+        Ok(ep) => ep,
+        Err(r) => return r,
+    };
+    let token_env = match authenticate(inner, bearer).await {
+        Ok(e) => e,
+        Err(r) => return r,
+    };
+    match ep {
+        Endpoint::Bundle { env, sha } => bundle(inner, &token_env, &env, &sha),
+        Endpoint::Checkin => {
+            let v = match parse(body, CHECKIN) {
+                Ok(v) => v,
+                Err(r) => return r,
+            };
+            if let Err(r) = env_check(&token_env, &v) {
+                return r;
+            }
+            checkin(inner, v)
+        }
+        Endpoint::Lease => {
+            let v = match parse(body, LEASE) {
+                Ok(v) => v,
+                Err(r) => return r,
+            };
+            if let Err(r) = env_check(&token_env, &v) {
+                return r;
+            }
+            lease(inner, v)
+        }
+        Endpoint::Report => {
+            let v = match parse(body, REPORT).and_then(|v| report_rules(&v).map(|_| v)) {
+                Ok(v) => v,
+                Err(r) => return r,
+            };
+            if let Err(r) = env_check(&token_env, &v) {
+                return r;
+            }
+            inner.st().reports.push(v);
+            Reply {
+                status: 204,
+                code: None,
+                headers: Vec::new(),
+                body: Vec::new(),
+            }
+        }
+    }
+}
+
+fn env_check(token_env: &str, body: &Value) -> Result<(), Reply> {
+    let env = body["env_id"].as_str().unwrap_or_default();
+    if env != token_env {
+        return Err(Reply::error(
+            409,
+            "AGENT_ENV_MISMATCH",
+            format!("token is for {token_env}, request is for {env}"),
+        ));
+    }
+    Ok(())
+}
+
+fn checkin(inner: &Inner, v: Value) -> Reply {
+    let mut st = inner.st();
+    let env = v["env_id"].as_str().unwrap_or_default().to_string();
+    let applied = v["applied_sha"].as_str().map(str::to_string);
+    st.checkins.push(v);
+    let e = st.envs.get(&env);
+    let prod = e.map(|e| e.prod).unwrap_or(false);
+    let desired = e.and_then(|e| e.desired.clone());
+    let answer = match e.and_then(|e| e.down) {
+        Some(purge) => {
+            json!({"action": "down", "desired_sha": null, "prod": prod, "purge_volumes": purge})
+        }
+        None => {
+            let action = match &desired {
+                Some(d) if applied.as_deref() != Some(d.as_str()) => "apply",
+                _ => "none",
+            };
+            json!({"action": action, "desired_sha": desired, "prod": prod, "purge_volumes": false})
+        }
+    };
+    Reply::json(200, &answer)
+}
+
+fn bundle(inner: &Inner, token_env: &str, env: &str, sha: &str) -> Reply {
+    let mut st = inner.st();
+    let reply = if env != token_env {
+        Reply::error(
+            409,
+            "AGENT_ENV_MISMATCH",
+            format!("token is for {token_env}, bundle URL is for {env}"),
+        )
+    } else {
+        match st.envs.get(env).and_then(|e| e.bundles.get(sha)) {
+            None => Reply::error(
+                404,
+                "BUNDLE_NOT_FOUND",
+                format!("no bundle {sha} for {env}"),
+            ),
+            Some(files) => {
+                let mut files = files.clone();
+                if st.tamper_content {
+                    match files.first_mut() {
+                        Some(f) => f.1.extend_from_slice(b"\n# tampered\n"),
+                        None => files.push(("tampered".into(), b"x".to_vec())),
+                    }
+                }
+                let out: Vec<Value> = files
+                    .iter()
+                    .map(|(p, c)| json!({"path": p, "content_b64": B64.encode(c)}))
+                    .collect();
+                let header_sha = if st.tamper_header {
+                    "0".repeat(64)
+                } else {
+                    sha.to_string()
+                };
+                Reply::json(200, &json!({"env_id": env, "sha": sha, "files": out}))
+                    .header("x-bundle-sha256", header_sha)
+            }
+        }
+    };
+    st.bundle_fetches.push(BundleFetch {
+        env_id: env.to_string(),
+        sha: sha.to_string(),
+        status: reply.status,
+    });
+    reply
+}
+
+fn lease(inner: &Inner, v: Value) -> Reply {
+    let mut st = inner.st();
+    let env = v["env_id"].as_str().unwrap_or_default().to_string();
+    let limit = st.lease_limit;
+    let ttl = st.grant_ttl;
+    let hour = Duration::from_secs(3600);
+    let e = st.envs.entry(env.clone()).or_default();
+    while e.lease_times.front().is_some_and(|t| t.elapsed() >= hour) {
+        e.lease_times.pop_front();
+    }
+    if e.lease_times.len() >= limit {
+        let wait = e
+            .lease_times
+            .front()
+            .map(|t| hour.saturating_sub(t.elapsed()).as_secs() + 1)
+            .unwrap_or(3600);
+        return Reply::error(
+            429,
+            "LEASE_RATE_LIMITED",
+            format!("{limit} leases per hour for {env}"),
+        )
+        .header("retry-after", wait.to_string());
+    }
+    e.lease_times.push_back(Instant::now());
+    let answer = match st.lease_override.clone() {
+        Some(o) => o,
+        None => {
+            let g = inner.signer.mint_grant(&env, ttl);
+            let e = st.envs.entry(env.clone()).or_default();
+            e.issued.push(g.jti.clone());
+            json!({"grant": g.jwt, "jti": g.jti, "expires_at": g.expires_at})
+        }
+    };
+    st.leases.push(v);
+    Reply::json(200, &answer)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strict validation
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Str,
+    NonEmptyStr,
+    StrOrNull,
+    Containers,
+    OneOf(&'static [&'static str]),
+}
+
+type Spec = &'static [(&'static str, Kind)];
+
+const CHECKIN: Spec = &[
+    ("env_id", Kind::NonEmptyStr),
+    ("agent_version", Kind::NonEmptyStr),
+    ("applied_sha", Kind::StrOrNull),
+    ("host", Kind::Str),
+    ("containers", Kind::Containers),
+];
+const LEASE: Spec = &[("env_id", Kind::NonEmptyStr), ("reason", Kind::NonEmptyStr)];
+const REPORT: Spec = &[
+    ("env_id", Kind::NonEmptyStr),
+    ("sha", Kind::StrOrNull),
+    ("result", Kind::OneOf(&["applied", "failed", "down"])),
+    ("detail", Kind::Str),
+    ("log_tail", Kind::Str),
+    ("agent_version", Kind::NonEmptyStr),
+    ("containers", Kind::Containers),
+];
+
+fn invalid(msg: impl Into<String>) -> Reply {
+    Reply::error(400, "INVALID_REQUEST", msg)
+}
+
+fn check_kind(name: &str, v: &Value, kind: Kind) -> Result<(), String> {
+    match kind {
+        Kind::Str if v.is_string() => Ok(()),
+        Kind::Str => Err(format!("{name} must be a string")),
+        Kind::NonEmptyStr if v.as_str().is_some_and(|s| !s.is_empty()) => Ok(()),
+        Kind::NonEmptyStr => Err(format!("{name} must be a non-empty string")),
+        Kind::StrOrNull if v.is_string() || v.is_null() => Ok(()),
+        Kind::StrOrNull => Err(format!("{name} must be a string or null")),
+        Kind::OneOf(allowed) if v.as_str().is_some_and(|s| allowed.contains(&s)) => Ok(()),
+        Kind::OneOf(allowed) => Err(format!("{name} must be one of {allowed:?}")),
+        Kind::Containers => {
+            let arr = v
+                .as_array()
+                .ok_or_else(|| format!("{name} must be an array"))?;
+            for (i, c) in arr.iter().enumerate() {
+                let obj = c
+                    .as_object()
+                    .ok_or_else(|| format!("{name}[{i}] must be an object"))?;
+                for key in obj.keys() {
+                    if !["service", "state", "health"].contains(&key.as_str()) {
+                        return Err(format!("{name}[{i}] has unknown field {key}"));
+                    }
+                }
+                for key in ["service", "state", "health"] {
+                    match obj.get(key) {
+                        Some(Value::String(_)) => {}
+                        Some(_) => return Err(format!("{name}[{i}].{key} must be a string")),
+                        None => return Err(format!("{name}[{i}] lacks {key}")),
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Parses a JSON object with exactly the fields of `spec`, each of its kind.
+fn parse(body: &[u8], spec: Spec) -> Result<Value, Reply> {
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| invalid(format!("body is not JSON: {e}")))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| invalid("body must be a JSON object"))?;
+    for key in obj.keys() {
+        if !spec.iter().any(|(n, _)| n == key) {
+            return Err(invalid(format!("unknown field {key}")));
+        }
+    }
+    for (name, kind) in spec {
+        let field = obj
+            .get(*name)
+            .ok_or_else(|| invalid(format!("missing field {name}")))?;
+        check_kind(name, field, *kind).map_err(invalid)?;
+    }
+    Ok(v)
+}
+
+/// PROTOCOL §4: `detail` ≤ 900 characters and, on failure, starting with a refusal code
+/// (`CODE` or `CODE: …`); `log_tail` ≤ 16 KiB.
+fn report_rules(v: &Value) -> Result<(), Reply> {
+    let detail = v["detail"].as_str().unwrap_or_default();
+    if detail.chars().count() > 900 {
+        return Err(invalid("detail is longer than 900 characters"));
+    }
+    if v["log_tail"].as_str().unwrap_or_default().len() > 16 * 1024 {
+        return Err(invalid("log_tail is longer than 16 KiB"));
+    }
+    if v["result"] == "failed" {
+        let code: String = detail
+            .chars()
+            .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+            .collect();
+        let rest = &detail[code.len()..];
+        let code_ok = code.len() >= 2 && code.starts_with(|c: char| c.is_ascii_uppercase());
+        if !code_ok || !(rest.is_empty() || rest.starts_with(':')) {
+            return Err(invalid(
+                "a failed report's detail must start with its code (CODE: …)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_validation() {
+        let ok = br#"{"env_id":"e","agent_version":"0.2.0","applied_sha":null,"host":"h","containers":[{"service":"web","state":"running","health":"healthy"}]}"#;
+        assert!(parse(ok, CHECKIN).is_ok());
+        let missing = br#"{"env_id":"e","agent_version":"0.2.0","host":"h","containers":[]}"#;
+        assert_eq!(parse(missing, CHECKIN).unwrap_err().status, 400);
+        let extra = br#"{"env_id":"e","agent_version":"0.2.0","applied_sha":null,"host":"h","containers":[],"x":1}"#;
+        assert_eq!(parse(extra, CHECKIN).unwrap_err().status, 400);
+        let typed =
+            br#"{"env_id":"e","agent_version":"0.2.0","applied_sha":1,"host":"h","containers":[]}"#;
+        assert_eq!(parse(typed, CHECKIN).unwrap_err().status, 400);
+        let bad_container = br#"{"env_id":"e","agent_version":"0.2.0","applied_sha":null,"host":"h","containers":[{"service":"web"}]}"#;
+        assert_eq!(parse(bad_container, CHECKIN).unwrap_err().status, 400);
+    }
+
+    #[test]
+    fn report_rules_pin_detail_shape() {
+        let mk = |result: &str, detail: &str| json!({"env_id":"e","sha":null,"result":result,"detail":detail,"log_tail":"","agent_version":"0.2.0","containers":[]});
+        assert!(report_rules(&mk(
+            "failed",
+            "PRIVILEGED_REFUSED: service api sets privileged"
+        ))
+        .is_ok());
+        assert!(report_rules(&mk("failed", "ENV_INCOMPLETE")).is_ok());
+        assert!(report_rules(&mk("failed", "compose failed")).is_err());
+        assert!(report_rules(&mk("failed", "")).is_err());
+        assert!(report_rules(&mk("applied", "")).is_ok());
+        assert!(report_rules(&mk("applied", &"x".repeat(901))).is_err());
+    }
+}
