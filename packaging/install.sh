@@ -1,0 +1,422 @@
+#!/usr/bin/env bash
+# install.sh — put monky-deployd on a box from the enrolment kit, idempotently.
+#
+#   sudo bash install.sh --env env-qa-02 --site cbs --bootstrap-file bootstrap.jwt \
+#        --enrol-jwt monky-host.env-qa-02.jwt [--token T] [--transport sdk|proxy|system] \
+#        [--version 0.2.0] [--deb FILE] [--docker-data-root DIR] [--laptop] \
+#        [--bao-ca openbao-ca.pem] [--source gitlab|gitea] [--dry-run]
+#
+# Every step first looks at what is already there and changes only what differs, so running it
+# twice with the same flags changes nothing the second time. --dry-run prints what would change
+# and changes nothing. See docs/OPERATIONS.md.
+#
+# Environment:
+#   MONKY_DEPLOYD_TOKEN     download token (same as --token; keeps it out of `ps`)
+#   MONKY_DEPLOYD_BASE_URL  override the release download location (mirrors, tests)
+set -euo pipefail
+umask 077
+
+DEFAULT_VERSION="0.2.0"
+PKG=monky-deployd
+AGENT_USER=monky-deployd
+ETC_DIR=/etc/monky-deployd
+STATE_DIR=/var/lib/monky-deployd
+CONFIG="$ETC_DIR/config.yaml"
+GRANT="$ETC_DIR/bootstrap.jwt"
+BAO_CA="$ETC_DIR/openbao-ca.pem"
+PROXY_ENV=/etc/default/monky-deployd-proxy
+IDENTITY_DIR=/opt/openziti/etc/identities
+TUNNEL_DROPIN_DIR=/etc/systemd/system/ziti-edge-tunnel.service.d
+TUNNEL_DROPIN="$TUNNEL_DROPIN_DIR/run-host.conf"
+ZITI_KEYRING=/usr/share/keyrings/openziti.asc
+ZITI_SOURCES=/etc/apt/sources.list.d/openziti-release.list
+ZITI_REPO_URL="https://packages.openziti.org/zitipax-openziti-deb-stable"
+ZITI_KEY_URL="https://get.openziti.io/tun/package-repos.gpg"
+GITLAB_BASE="https://scm.tikali.ai/api/v4/projects/69/packages/generic/monky-deployd"
+GITEA_BASE="https://gitea.cbs.tikali.net/mdella/monky-deployd/releases/download"
+
+ENV_ID=""
+SITE=""
+ENROL_JWT=""
+TOKEN="${MONKY_DEPLOYD_TOKEN:-}"
+BOOTSTRAP_FILE=""
+TRANSPORT="sdk"
+VERSION="$DEFAULT_VERSION"
+DEB_FILE=""
+DOCKER_DATA_ROOT=""
+LAPTOP=0
+BAO_CA_SRC=""
+SOURCE="gitlab"
+DRY_RUN=0
+CHANGED=0
+
+say() { printf 'install.sh: %s\n' "$*" >&2; }
+die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 2; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
+
+need_arg() { if [ "$#" -lt 2 ] || [ -z "$2" ]; then die "$1 needs a value"; fi; }
+
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --env) need_arg "$@"; ENV_ID=$2; shift 2 ;;
+    --site) need_arg "$@"; SITE=$2; shift 2 ;;
+    --enrol-jwt) need_arg "$@"; ENROL_JWT=$2; shift 2 ;;
+    --token) need_arg "$@"; TOKEN=$2; shift 2 ;;
+    --bootstrap-file) need_arg "$@"; BOOTSTRAP_FILE=$2; shift 2 ;;
+    --transport) need_arg "$@"; TRANSPORT=$2; shift 2 ;;
+    --version) need_arg "$@"; VERSION=$2; shift 2 ;;
+    --deb) need_arg "$@"; DEB_FILE=$2; shift 2 ;;
+    --docker-data-root) need_arg "$@"; DOCKER_DATA_ROOT=$2; shift 2 ;;
+    --laptop) LAPTOP=1; shift ;;
+    --bao-ca) need_arg "$@"; BAO_CA_SRC=$2; shift 2 ;;
+    --source) need_arg "$@"; SOURCE=$2; shift 2 ;;
+    --dry-run) DRY_RUN=1; shift ;;
+    -h|--help) usage 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+  esac
+done
+
+# ---- validation: everything is checked before anything is touched -----------------------------
+[ -n "$ENV_ID" ] || die "--env is required"
+[[ "$ENV_ID" =~ ^[a-z0-9][a-z0-9-]{0,62}$ ]] || die "--env '$ENV_ID' is not a valid environment id"
+[ -n "$SITE" ] || die "--site is required"
+[[ "$SITE" =~ ^[a-z0-9][a-z0-9-]{0,62}$ ]] || die "--site '$SITE' is not a valid site name"
+case "$TRANSPORT" in sdk|proxy|system) ;; *) die "--transport must be sdk, proxy or system" ;; esac
+case "$SOURCE" in gitlab|gitea) ;; *) die "--source must be gitlab or gitea" ;; esac
+[[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+([~+.-][0-9A-Za-z.~+-]+)?$ ]] || die "--version '$VERSION' is not a version"
+[ -z "$DOCKER_DATA_ROOT" ] || [[ "$DOCKER_DATA_ROOT" == /* ]] || die "--docker-data-root must be absolute"
+for f in "$ENROL_JWT" "$BAO_CA_SRC" "$DEB_FILE"; do
+  [ -z "$f" ] || [ -r "$f" ] || die "cannot read $f"
+done
+if [ -n "$BOOTSTRAP_FILE" ] && [ "$BOOTSTRAP_FILE" != "-" ]; then
+  [ -r "$BOOTSTRAP_FILE" ] || die "cannot read $BOOTSTRAP_FILE"
+fi
+[ "$(id -u)" -eq 0 ] || die "run as root (sudo)"
+command -v dpkg >/dev/null || die "dpkg not found: this installer supports Debian and Ubuntu"
+
+IDENTITY="$IDENTITY_DIR/monky-host.$ENV_ID.json"
+# Read a stdin grant now, before any subprocess can consume stdin.
+GRANT_TEXT=""
+if [ -n "$BOOTSTRAP_FILE" ]; then
+  if [ "$BOOTSTRAP_FILE" = "-" ]; then GRANT_TEXT=$(cat); else GRANT_TEXT=$(cat -- "$BOOTSTRAP_FILE"); fi
+  GRANT_TEXT=$(printf '%s' "$GRANT_TEXT" | tr -d '[:space:]')
+  [[ "$GRANT_TEXT" =~ ^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$ ]] \
+    || die "the bootstrap grant is not a JWT (three base64url parts)"
+fi
+
+[ "$DRY_RUN" -eq 1 ] && say "dry run: nothing will be changed"
+
+# ---- helpers ----------------------------------------------------------------------------------
+# act CMD...: run a command that changes the system (or print it in a dry run).
+act() {
+  CHANGED=1
+  if [ "$DRY_RUN" -eq 1 ]; then say "would run: $*"; return 0; fi
+  "$@"
+}
+
+# sysd ARGS...: systemctl, which is idempotent by itself (enable, daemon-reload, start a tick),
+# so it does not count as a change.
+sysd() {
+  if [ "$DRY_RUN" -eq 1 ]; then say "would run: systemctl $*"; return 0; fi
+  systemctl "$@"
+}
+
+# ensure_dir PATH MODE OWNER GROUP
+ensure_dir() {
+  local path=$1 mode=$2 owner=$3 group=$4
+  if [ ! -d "$path" ]; then
+    act install -d -m "$mode" -o "$owner" -g "$group" "$path"
+    return 0
+  fi
+  if [ "$(stat -c '%a %U %G' "$path")" != "$(printf '%o' "0$mode") $owner $group" ]; then
+    act chown "$owner:$group" "$path"
+    act chmod "$mode" "$path"
+  fi
+}
+
+# put_file CONTENT_FILE DEST MODE OWNER GROUP: atomic replace when content or metadata differ.
+# Returns 0 when something changed, 1 when the file was already right.
+put_file() {
+  local src=$1 dest=$2 mode=$3 owner=$4 group=$5 tmp
+  if [ -f "$dest" ] && cmp -s "$src" "$dest" \
+    && [ "$(stat -c '%a %U %G' "$dest")" = "$(printf '%o' "0$mode") $owner $group" ]; then
+    return 1
+  fi
+  CHANGED=1
+  if [ "$DRY_RUN" -eq 1 ]; then say "would write $dest ($mode $owner:$group)"; return 0; fi
+  tmp=$(mktemp "$(dirname "$dest")/.$(basename "$dest").XXXXXX")
+  cat -- "$src" >"$tmp"
+  chown "$owner:$group" "$tmp"
+  chmod "$mode" "$tmp"
+  mv -f -- "$tmp" "$dest"
+  say "wrote $dest"
+  return 0
+}
+
+# put_text DEST MODE OWNER GROUP <<<TEXT
+put_text() {
+  local rc=0
+  printf '%s' "$(cat)" >"$WORK/text"
+  printf '\n' >>"$WORK/text"
+  put_file "$WORK/text" "$@" || rc=$?
+  return "$rc"
+}
+
+# ensure_acl PATH ENTRY (e.g. u:monky-deployd:r--)
+ensure_acl() {
+  local path=$1 entry=$2 who perms
+  who=${entry%:*}
+  perms=${entry##*:}
+  if getfacl -cp -- "$path" 2>/dev/null | grep -qx "$who:$perms"; then return 0; fi
+  act setfacl -m "$entry" -- "$path"
+}
+
+pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+apt_install() {
+  act env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+
+APT_UPDATED=0
+apt_update_once() {
+  [ "$APT_UPDATED" -eq 1 ] && return 0
+  APT_UPDATED=1
+  act apt-get update
+}
+
+download() { # URL DEST
+  local url=$1 dest=$2
+  local -a hdr=()
+  [ -n "$TOKEN" ] && [ "$SOURCE" = gitlab ] && hdr=(-H "DEPLOY-TOKEN: $TOKEN")
+  curl -fsSL --retry 3 --proto '=https' "${hdr[@]}" -o "$dest" "$url"
+}
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# ---- 1. container runtime ---------------------------------------------------------------------
+if ! command -v docker >/dev/null; then
+  say "docker is missing: installing docker.io"
+  apt_update_once
+  apt_install docker.io
+fi
+if ! { docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null; }; then
+  say "no compose: installing the compose plugin"
+  apt_update_once
+  if apt-cache show docker-compose-plugin >/dev/null 2>&1; then apt_install docker-compose-plugin
+  elif apt-cache show docker-compose-v2 >/dev/null 2>&1; then apt_install docker-compose-v2
+  else apt_install docker-compose
+  fi
+fi
+
+# ---- 2. the OpenZiti tunneler (hosts the backend's own services on the mesh) ------------------
+if ! pkg_installed ziti-edge-tunnel; then
+  say "ziti-edge-tunnel is missing: adding the OpenZiti package repository"
+  if [ ! -s "$ZITI_KEYRING" ]; then
+    if [ "$DRY_RUN" -eq 1 ]; then say "would fetch $ZITI_KEY_URL into $ZITI_KEYRING"; CHANGED=1
+    else
+      download "$ZITI_KEY_URL" "$WORK/openziti.asc"
+      grep -q 'BEGIN PGP PUBLIC KEY BLOCK' "$WORK/openziti.asc" || die "$ZITI_KEY_URL is not an armored key"
+      install -m 0644 -o root -g root "$WORK/openziti.asc" "$ZITI_KEYRING"
+    fi
+  fi
+  put_text "$ZITI_SOURCES" 0644 root root <<EOF || true
+deb [signed-by=$ZITI_KEYRING] $ZITI_REPO_URL debian main
+EOF
+  APT_UPDATED=0
+  apt_update_once
+  apt_install ziti-edge-tunnel
+fi
+if [ "$TRANSPORT" = proxy ] && ! command -v ziti >/dev/null; then
+  say "transport proxy needs the ziti CLI: installing openziti"
+  apt_update_once
+  apt_install openziti
+fi
+
+# ---- 3. the package ---------------------------------------------------------------------------
+ARCH=$(dpkg --print-architecture)
+INSTALLED_VERSION=$(dpkg-query -W -f='${Version}' "$PKG" 2>/dev/null || true)
+if [ -n "$DEB_FILE" ]; then
+  WANT_VERSION=$(dpkg-deb -f "$DEB_FILE" Version)
+  WANT_PKG=$(dpkg-deb -f "$DEB_FILE" Package)
+  [ "$WANT_PKG" = "$PKG" ] || die "$DEB_FILE is package '$WANT_PKG', not $PKG"
+else
+  WANT_VERSION=$VERSION
+fi
+if pkg_installed "$PKG" && [ "$INSTALLED_VERSION" = "$WANT_VERSION" ]; then
+  say "$PKG $INSTALLED_VERSION already installed"
+else
+  if [ -z "$DEB_FILE" ]; then
+    deb="${PKG}_${VERSION}_${ARCH}.deb"
+    if [ -n "${MONKY_DEPLOYD_BASE_URL:-}" ]; then base="${MONKY_DEPLOYD_BASE_URL%/}/$VERSION"
+    elif [ "$SOURCE" = gitlab ]; then base="$GITLAB_BASE/$VERSION"
+    else base="$GITEA_BASE/v$VERSION"
+    fi
+    if [ "$DRY_RUN" -eq 1 ]; then
+      say "would download $base/$deb and $base/$deb.sha256"
+    else
+      download "$base/$deb" "$WORK/$deb"
+      download "$base/$deb.sha256" "$WORK/$deb.sha256"
+      want=$(awk '{print $1; exit}' "$WORK/$deb.sha256")
+      got=$(sha256sum "$WORK/$deb" | awk '{print $1}')
+      [[ "$want" =~ ^[0-9a-f]{64}$ ]] || die "$deb.sha256 does not hold a sha256"
+      [ "$want" = "$got" ] || die "sha256 mismatch for $deb: expected $want, got $got"
+      say "downloaded $deb (sha256 ok)"
+    fi
+    DEB_FILE="$WORK/$deb"
+  fi
+  act dpkg -i "$DEB_FILE"
+fi
+
+# ---- 4. user and directories (the package's postinst makes them; this re-asserts) -------------
+if ! id "$AGENT_USER" >/dev/null 2>&1; then
+  [ "$DRY_RUN" -eq 1 ] || die "user $AGENT_USER is missing after installing the package"
+  say "would rely on the package to create user $AGENT_USER"
+  AGENT_GROUP_OK=0
+else
+  AGENT_GROUP_OK=1
+fi
+if [ "$AGENT_GROUP_OK" -eq 1 ]; then
+  ensure_dir "$ETC_DIR" 1770 root "$AGENT_USER"
+  ensure_dir "$STATE_DIR" 0700 "$AGENT_USER" "$AGENT_USER"
+  if getent group docker >/dev/null && ! id -nG "$AGENT_USER" | tr ' ' '\n' | grep -qx docker; then
+    act usermod -aG docker "$AGENT_USER"
+  fi
+fi
+
+# ---- 5. docker data root ----------------------------------------------------------------------
+if [ -n "$DOCKER_DATA_ROOT" ]; then
+  ensure_dir "$DOCKER_DATA_ROOT" 0711 root root
+  current=""
+  if [ -f /etc/docker/daemon.json ]; then
+    current=$(sed -n 's/.*"data-root"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' /etc/docker/daemon.json)
+  fi
+  if [ "$current" != "$DOCKER_DATA_ROOT" ]; then
+    if [ -s /etc/docker/daemon.json ] && ! grep -q '^[[:space:]]*{[[:space:]]*}[[:space:]]*$' /etc/docker/daemon.json; then
+      die "/etc/docker/daemon.json already has settings; add \"data-root\": \"$DOCKER_DATA_ROOT\" by hand"
+    fi
+    ensure_dir /etc/docker 0755 root root
+    put_text /etc/docker/daemon.json 0644 root root <<EOF || true
+{
+  "data-root": "$DOCKER_DATA_ROOT"
+}
+EOF
+    say "docker data-root is now $DOCKER_DATA_ROOT (images and containers under the old root stay there)"
+    sysd restart docker.service
+  fi
+fi
+
+# ---- 6. the box's Ziti identity ---------------------------------------------------------------
+ENROLLED=0
+if [ ! -s "$IDENTITY" ]; then
+  if [ -n "$ENROL_JWT" ]; then
+    ensure_dir "$IDENTITY_DIR" 0700 root root
+    say "enrolling $IDENTITY"
+    act monky-deployd enroll --jwt "$ENROL_JWT" --out "$IDENTITY"
+    act chown root:root "$IDENTITY"
+    act chmod 0600 "$IDENTITY"
+    ENROLLED=1
+  elif [ "$TRANSPORT" != system ]; then
+    die "$IDENTITY is missing: pass --enrol-jwt (transport $TRANSPORT needs the box's identity)"
+  fi
+fi
+if [ -e "$IDENTITY" ] || [ "$DRY_RUN" -eq 1 ]; then
+  if [ "$AGENT_GROUP_OK" -eq 1 ]; then
+    # The agent reads the identity through an ACL and never owns it; it needs search (x) on the
+    # directory to reach the file.
+    [ -e "$IDENTITY" ] && ensure_acl "$IDENTITY" "user:$AGENT_USER:r--"
+    [ -d "$IDENTITY_DIR" ] && ensure_acl "$IDENTITY_DIR" "user:$AGENT_USER:--x"
+  fi
+fi
+
+# ---- 7. tunneler mode: run-host unless the laptop's tunneler owns DNS (transport system) ------
+if [ "$TRANSPORT" != system ]; then
+  ensure_dir "$TUNNEL_DROPIN_DIR" 0755 root root
+  if put_text "$TUNNEL_DROPIN" 0644 root root <<EOF
+# Written by monky-deployd's install.sh: host this box's services, leave DNS and routes alone.
+[Service]
+ExecStart=
+ExecStart=/opt/openziti/bin/ziti-edge-tunnel run-host --verbose=2 --identity-dir=$IDENTITY_DIR
+EOF
+  then
+    sysd daemon-reload
+    sysd restart ziti-edge-tunnel.service
+  fi
+fi
+
+# ---- 8. configuration -------------------------------------------------------------------------
+if [ -n "$BAO_CA_SRC" ]; then
+  put_file "$BAO_CA_SRC" "$BAO_CA" 0640 root "$AGENT_USER" || true
+  CA_LINE="  ca_file: $BAO_CA"
+else
+  CA_LINE='  ca_file: ""'
+fi
+laptop_mode=false
+[ "$LAPTOP" -eq 1 ] && laptop_mode=true
+put_text "$CONFIG" 0640 root "$AGENT_USER" <<EOF || true
+# /etc/monky-deployd/config.yaml — written by install.sh; rerun install.sh (or edit) to change.
+# Keys not listed keep their defaults (see /usr/share/doc/monky-deployd/config.example.yaml).
+env_id: $ENV_ID
+site: $SITE
+transport: $TRANSPORT
+identity: $IDENTITY
+tenancy:
+  host: tenancy.$SITE.tikali.net
+bao:
+  host: bao.$SITE.tikali.net
+$CA_LINE
+state_dir: $STATE_DIR
+laptop_mode: $laptop_mode
+EOF
+
+# ---- 9. transport proxy: the ziti CLI as user ziti ----------------------------------------------
+if [ "$TRANSPORT" = proxy ]; then
+  if ! id ziti >/dev/null 2>&1; then
+    act useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin ziti
+  fi
+  put_text "$PROXY_ENV" 0644 root root <<EOF || true
+# Read by monky-deployd-proxy.service (written by install.sh).
+MONKY_ZITI_IDENTITY=$IDENTITY
+EOF
+  if [ -e "$IDENTITY" ]; then
+    ensure_acl "$IDENTITY" "user:ziti:r--"
+    ensure_acl "$IDENTITY_DIR" "user:ziti:--x"
+  fi
+  sysd enable --now monky-deployd-proxy.service
+else
+  sysd disable --now monky-deployd-proxy.service
+fi
+
+# ---- 10. the bootstrap grant ------------------------------------------------------------------
+if [ -n "$GRANT_TEXT" ]; then
+  if [ -s "$STATE_DIR/bao.token" ]; then
+    # The agent already holds a token, so this grant was most likely consumed by an earlier run.
+    say "an OpenBao token exists: grant not staged (to replace the token with a new grant, see"
+    say "'Re-bootstrap' in docs/OPERATIONS.md)"
+  else
+    printf '%s' "$GRANT_TEXT" | put_text "$GRANT" 0600 "$AGENT_USER" "$AGENT_USER" || true
+  fi
+fi
+
+# ---- 11. scheduling and the first tick ----------------------------------------------------------
+sysd daemon-reload
+if [ "$LAPTOP" -eq 1 ]; then
+  sysd disable --now monky-deployd.timer
+  sysd enable monky-deployd-laptop.service
+  sysd restart monky-deployd-laptop.service
+else
+  sysd disable --now monky-deployd-laptop.service
+  sysd enable --now monky-deployd.timer
+  say "running one tick"
+  if ! sysd start monky-deployd.service; then
+    say "installed, but the first tick failed: journalctl -u monky-deployd -n 50; monky-deployd status"
+    exit 3
+  fi
+fi
+
+if [ "$ENROLLED" -eq 1 ] && [ -e "$ENROL_JWT" ]; then
+  act rm -f -- "$ENROL_JWT"
+fi
+
+if [ "$CHANGED" -eq 0 ]; then say "nothing to change"; fi
+if [ "$DRY_RUN" -eq 1 ]; then say "dry run done"; else say "done: monky-deployd status"; fi

@@ -1,0 +1,206 @@
+# shellcheck shell=bash
+# install.sh, run for real inside a fresh Debian root (sourced by run.sh; uses its helpers).
+# Real: dpkg, useradd (the package's postinst), setfacl, chown/chmod, the agent binary.
+# Stand-ins (packaging/tests/standins): systemctl (no systemd in a chroot), curl (the release
+# download and the OpenZiti key: no network) and apt-get (installs empty packages of the asked name).
+
+ENV_ID=env-qa-02
+IDENT="/opt/openziti/etc/identities/monky-host.$ENV_ID.json"
+GRANT_JWT="eyJhbGciOiJFUzI1NiJ9.eyJlbnZfaWQiOiJlbnYtcWEtMDIifQ.c2lnbmF0dXJl"
+
+# prepare_root NAME: a fresh root with the stand-ins, the release fixtures and the kit's files.
+prepare_root() {
+  local r
+  r=$(new_root "$1")
+  install -m 0755 "$HERE/standins/systemctl" "$HERE/standins/curl" "$HERE/standins/apt-get" "$r/usr/local/bin/"
+  install -m 0755 "$REPO/packaging/install.sh" "$r/root/install.sh"
+  mkdir -p "$r/var/log/standin" "$r/etc/standin" "$r/srv/release/$VERSION" "$r/srv/release/$UPGRADE_VERSION"
+  cp "$DEB" "$r/srv/release/$VERSION/"
+  (cd "$r/srv/release/$VERSION" && sha256sum "$(basename "$DEB")" >"$(basename "$DEB").sha256")
+  cp "$DEB_UP" "$r/srv/release/$UPGRADE_VERSION/"
+  printf '%s\n' '-----BEGIN PGP PUBLIC KEY BLOCK-----' 'stand-in' '-----END PGP PUBLIC KEY BLOCK-----' >"$r/srv/release/openziti.asc"
+  printf '%s\n' "$GRANT_JWT" >"$r/root/bootstrap.jwt"
+  printf -- '-----BEGIN CERTIFICATE-----\nstand-in openbao CA\n-----END CERTIFICATE-----\n' >"$r/root/openbao-ca.pem"
+  printf '%s' "$r"
+}
+# an identity enrolled earlier (by the tunneler or a previous run), as the tunneler leaves it
+place_identity() {
+  mkdir -p "$1/opt/openziti/etc/identities"
+  chmod 0700 "$1/opt/openziti/etc/identities"
+  printf '{"ztAPI":"https://ctrl.test:1280","id":{"cert":"pem:stand-in","key":"pem:stand-in"}}\n' >"$1$IDENT"
+  chmod 0600 "$1$IDENT"
+}
+# run_install ROOT ARGS...: install.sh inside the root; output in $WORK/install.out
+run_install() {
+  local r=$1
+  shift
+  : >"$r/var/log/standin/systemctl.log"; : >"$r/var/log/standin/curl.log"; : >"$r/var/log/standin/apt-get.log"
+  in_root "$r" MONKY_DEPLOYD_BASE_URL=https://releases.test bash /root/install.sh "$@" >"$WORK/install.out" 2>&1
+}
+# run_install_stdin ROOT FILE ARGS...: the same, with FILE (inside the root) on stdin
+run_install_stdin() {
+  local r=$1 f=$2
+  shift 2
+  : >"$r/var/log/standin/systemctl.log"; : >"$r/var/log/standin/curl.log"; : >"$r/var/log/standin/apt-get.log"
+  in_root "$r" MONKY_DEPLOYD_BASE_URL=https://releases.test bash /root/install.sh "$@" <"$r$f" >"$WORK/install.out" 2>&1
+}
+unchanged_since() { # ROOT SNAPSHOT-FILE
+  snapshot "$1" >"$WORK/snap.now"
+  diff "$2" "$WORK/snap.now"
+}
+expect_rc() { # RC CMD...
+  local rc=0
+  "${@:2}" || rc=$?
+  [ "$rc" -eq "$1" ] || { echo "rc=$rc, want $1"; cat "$WORK/install.out"; return 1; }
+}
+expect_fail_with() { # PATTERN CMD...: the command fails and says PATTERN (on its output or install.out)
+  local out rc=0
+  : >"$WORK/install.out"
+  out=$("${@:2}" 2>&1) || rc=$?
+  out="$out
+$(cat "$WORK/install.out")"
+  [ "$rc" -ne 0 ] || { echo "expected a failure, got rc=0"; printf '%s\n' "$out"; return 1; }
+  printf '%s\n' "$out" | grep -Eq -- "$1" || { echo "rc=$rc but the output lacks /$1/:"; printf '%s\n' "$out"; return 1; }
+}
+
+# ---- A: a VM with transport sdk, everything from the kit -----------------------------------------
+A=$(prepare_root install-a)
+place_identity "$A"
+A_ARGS=(--env "$ENV_ID" --site cbs --token kit-download-token --bootstrap-file /root/bootstrap.jwt
+        --bao-ca /root/openbao-ca.pem --docker-data-root /srv/docker-data)
+check "install.sh (sdk, fresh box) exits 0" run_install "$A" "${A_ARGS[@]}"
+cp "$WORK/install.out" "$WORK/install-a1.out"
+check "downloaded the pinned .deb and its .sha256 with the kit's token" bash -c "
+  grep -qx 'https://releases.test/$VERSION/$(basename "$DEB") token=kit-download-token' '$A/var/log/standin/curl.log' &&
+  grep -qx 'https://releases.test/$VERSION/$(basename "$DEB").sha256 token=kit-download-token' '$A/var/log/standin/curl.log' || { cat '$A/var/log/standin/curl.log'; exit 1; }"
+check "installed docker.io and ziti-edge-tunnel through apt" bash -c "
+  grep -q 'install .*docker.io' '$A/var/log/standin/apt-get.log' && grep -q 'install .*ziti-edge-tunnel' '$A/var/log/standin/apt-get.log' || { cat '$A/var/log/standin/apt-get.log'; exit 1; }"
+check "package installed at $VERSION" bash -c "[ \"\$(chroot '$A' dpkg-query -W -f='\${Status} \${Version}' monky-deployd)\" = 'install ok installed $VERSION' ]"
+check "config.yaml root:monky-deployd 0640" stat_is "$A" /etc/monky-deployd/config.yaml "640 root monky-deployd"
+check "config.yaml says what the flags said" bash -c "
+  f='$A/etc/monky-deployd/config.yaml'
+  grep -qx 'env_id: $ENV_ID' \$f && grep -qx 'site: cbs' \$f && grep -qx 'transport: sdk' \$f &&
+  grep -qx 'identity: $IDENT' \$f && grep -qx '  host: tenancy.cbs.tikali.net' \$f &&
+  grep -qx '  host: bao.cbs.tikali.net' \$f && grep -qx '  ca_file: /etc/monky-deployd/openbao-ca.pem' \$f &&
+  grep -qx 'laptop_mode: false' \$f && grep -qx 'state_dir: /var/lib/monky-deployd' \$f || { cat \$f; exit 1; }"
+check "config.yaml holds no secret (token, grant)" bash -c "! grep -Eq 'kit-download-token|$GRANT_JWT' '$A/etc/monky-deployd/config.yaml'"
+check "openbao-ca.pem root:monky-deployd 0640, same bytes" bash -c "
+  [ \"\$(chroot '$A' stat -c '%a %U %G' /etc/monky-deployd/openbao-ca.pem)\" = '640 root monky-deployd' ] &&
+  cmp '$A/root/openbao-ca.pem' '$A/etc/monky-deployd/openbao-ca.pem'"
+check "bootstrap.jwt monky-deployd 0600" stat_is "$A" /etc/monky-deployd/bootstrap.jwt "600 monky-deployd monky-deployd"
+check "bootstrap.jwt holds the grant" file_is "$A" /etc/monky-deployd/bootstrap.jwt "$GRANT_JWT"
+check "/etc/monky-deployd root:monky-deployd 1770" stat_is "$A" /etc/monky-deployd "1770 root monky-deployd"
+check "/var/lib/monky-deployd monky-deployd 0700" stat_is "$A" /var/lib/monky-deployd "700 monky-deployd monky-deployd"
+check "identity stays root-owned 0600 base mode" bash -c "[ \"\$(chroot '$A' stat -c '%U %G' '$IDENT')\" = 'root root' ] && chroot '$A' getfacl -cp '$IDENT' | grep -qx 'group::---' && chroot '$A' getfacl -cp '$IDENT' | grep -qx 'other::---'"
+check "identity ACL: user:monky-deployd:r--" acl_has "$A" "$IDENT" "user:monky-deployd:r--"
+check "identity dir ACL: user:monky-deployd:--x" acl_has "$A" /opt/openziti/etc/identities "user:monky-deployd:--x"
+check "no ACL for user ziti with transport sdk" bash -c "! chroot '$A' getfacl -cp '$IDENT' | grep -q '^user:ziti:'"
+check "the agent user can read the identity and the config, not the grant's neighbours' secrets" bash -c "
+  chroot '$A' setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups cat '$IDENT' /etc/monky-deployd/config.yaml /etc/monky-deployd/bootstrap.jwt >/dev/null"
+check "the agent user may delete the grant but not config.yaml (sticky directory)" bash -c "
+  cp -a '$A/etc/monky-deployd/bootstrap.jwt' '$WORK/grant.keep'
+  chroot '$A' setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups rm -f /etc/monky-deployd/bootstrap.jwt || exit 1
+  if chroot '$A' setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups rm -f /etc/monky-deployd/config.yaml 2>/dev/null; then echo 'config.yaml was deletable'; exit 1; fi
+  [ -f '$A/etc/monky-deployd/config.yaml' ] && cp -a '$WORK/grant.keep' '$A/etc/monky-deployd/bootstrap.jwt'"
+check "tunneler switched to run-host (drop-in 0644 root)" bash -c "
+  [ \"\$(chroot '$A' stat -c '%a %U %G' /etc/systemd/system/ziti-edge-tunnel.service.d/run-host.conf)\" = '644 root root' ] &&
+  grep -q 'ziti-edge-tunnel run-host ' '$A/etc/systemd/system/ziti-edge-tunnel.service.d/run-host.conf'"
+check "OpenZiti apt source and key written 0644" bash -c "
+  [ \"\$(chroot '$A' stat -c '%a %U' /usr/share/keyrings/openziti.asc /etc/apt/sources.list.d/openziti-release.list)\" = \"\$(printf '644 root\n644 root')\" ] &&
+  grep -q 'signed-by=/usr/share/keyrings/openziti.asc' '$A/etc/apt/sources.list.d/openziti-release.list'"
+check "docker data-root configured (/srv/docker-data 0711, daemon.json 0644)" bash -c "
+  [ \"\$(chroot '$A' stat -c '%a %U' /srv/docker-data /etc/docker/daemon.json)\" = \"\$(printf '711 root\n644 root')\" ] &&
+  grep -q '\"data-root\": \"/srv/docker-data\"' '$A/etc/docker/daemon.json'"
+check "systemd: docker restarted, tunneler restarted, proxy off, timer on, one tick started" bash -c "
+  l='$A/var/log/standin/systemctl.log'
+  grep -qx 'restart docker.service' \$l && grep -qx 'restart ziti-edge-tunnel.service' \$l &&
+  grep -qx 'disable --now monky-deployd-proxy.service' \$l && grep -qx 'disable --now monky-deployd-laptop.service' \$l &&
+  grep -qx 'enable --now monky-deployd.timer' \$l && [ \"\$(tail -n1 \$l)\" = 'start monky-deployd.service' ] || { cat \$l; exit 1; }"
+check "no proxy environment file with transport sdk" test ! -e "$A/etc/default/monky-deployd-proxy"
+if [ -e "$A/etc/monky-deployd/config.yaml" ]; then
+  snapshot "$A" >"$WORK/snap-a1"
+fi
+
+# A again, same flags: nothing changes, nothing is downloaded or installed.
+DPKG_LOG_LINES=$(wc -l <"$A/var/log/dpkg.log")
+check "install.sh again with the same flags exits 0" run_install "$A" "${A_ARGS[@]}"
+cp "$WORK/install.out" "$WORK/install-a2.out"
+check "second run changes no file, owner, mode or ACL" unchanged_since "$A" "$WORK/snap-a1"
+check "second run downloads nothing and installs nothing" bash -c "[ ! -s '$A/var/log/standin/curl.log' ] && ! grep -q install '$A/var/log/standin/apt-get.log' && [ \"\$(wc -l <'$A/var/log/dpkg.log')\" = '$DPKG_LOG_LINES' ]"
+check "second run says so" grep -q 'nothing to change' "$WORK/install-a2.out"
+check "second run still starts a tick" grep -qx 'start monky-deployd.service' "$A/var/log/standin/systemctl.log"
+
+# --dry-run with a different site: it says what it would change and changes nothing.
+check "--dry-run exits 0" run_install "$A" "${A_ARGS[@]/cbs/lab}" --dry-run
+cp "$WORK/install.out" "$WORK/install-a3.out"
+check "--dry-run names the config change" grep -q 'would write /etc/monky-deployd/config.yaml' "$WORK/install-a3.out"
+check "--dry-run changes nothing" unchanged_since "$A" "$WORK/snap-a1"
+check "--dry-run starts nothing" bash -c "! grep -Eq '^(start|restart|enable)' '$A/var/log/standin/systemctl.log'"
+
+# An upgrade whose checksum does not match is refused; the installed package stays.
+printf '%064d  %s\n' 0 "$(basename "$DEB_UP")" >"$A/srv/release/$UPGRADE_VERSION/$(basename "$DEB_UP").sha256"
+check "a .deb whose sha256 does not match is refused" expect_fail_with 'sha256 mismatch' run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION"
+check "after the refusal $VERSION is still installed" bash -c "[ \"\$(chroot '$A' dpkg-query -W -f='\${Version}' monky-deployd)\" = '$VERSION' ]"
+(cd "$A/srv/release/$UPGRADE_VERSION" && sha256sum "$(basename "$DEB_UP")" >"$(basename "$DEB_UP").sha256")
+# The agent has consumed the grant and holds a token by now.
+rm -f "$A/etc/monky-deployd/bootstrap.jwt"
+printf 's.agenttoken00000000000000000' >"$A/var/lib/monky-deployd/bao.token"
+chroot "$A" chown monky-deployd:monky-deployd /var/lib/monky-deployd/bao.token
+chmod 0600 "$A/var/lib/monky-deployd/bao.token"
+token_before=$(sha256sum "$A/var/lib/monky-deployd/bao.token")
+check "upgrade through install.sh --version exits 0" run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION"
+check "upgraded to $UPGRADE_VERSION" bash -c "[ \"\$(chroot '$A' dpkg-query -W -f='\${Version}' monky-deployd)\" = '$UPGRADE_VERSION' ]"
+check "upgrade keeps the token and does not re-stage the consumed grant" bash -c "
+  [ \"\$(sha256sum '$A/var/lib/monky-deployd/bao.token')\" = '$token_before' ] && [ ! -e '$A/etc/monky-deployd/bootstrap.jwt' ] &&
+  grep -q 'grant not staged' '$WORK/install.out'"
+check "upgrade leaves config.yaml as it was" bash -c "grep -qx 'site: cbs' '$A/etc/monky-deployd/config.yaml' && [ \"\$(chroot '$A' stat -c '%a %U %G' /etc/monky-deployd/config.yaml)\" = '640 root monky-deployd' ]"
+
+# A first tick that fails is reported, with exit 3.
+touch "$A/etc/standin/tick-fails"
+check "a failing first tick makes install.sh exit 3" expect_rc 3 run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION"
+check "... and points at the journal" grep -q 'journalctl -u monky-deployd' "$WORK/install.out"
+rm -f "$A/etc/standin/tick-fails"
+
+# ---- B: a laptop with transport proxy, grant on stdin --------------------------------------------
+B=$(prepare_root install-b)
+place_identity "$B"
+check "install.sh (laptop, proxy, grant on stdin) exits 0" \
+  run_install_stdin "$B" /root/bootstrap.jwt --env "$ENV_ID" --site cbs --transport proxy --laptop --bootstrap-file -
+check "laptop config: transport proxy, laptop_mode true, no CA file" bash -c "
+  f='$B/etc/monky-deployd/config.yaml'; grep -qx 'transport: proxy' \$f && grep -qx 'laptop_mode: true' \$f && grep -qx '  ca_file: \"\"' \$f || { cat \$f; exit 1; }"
+check "grant from stdin staged 0600 monky-deployd" bash -c "
+  [ \"\$(chroot '$B' stat -c '%a %U %G' /etc/monky-deployd/bootstrap.jwt)\" = '600 monky-deployd monky-deployd' ] && [ \"\$(cat '$B/etc/monky-deployd/bootstrap.jwt')\" = '$GRANT_JWT' ]"
+check "user ziti created as a system account" bash -c "IFS=: read -r _ _ uid _ < <(chroot '$B' getent passwd ziti) && [ \"\$uid\" -lt 1000 ]"
+check "identity ACL: user:ziti:r-- and user:monky-deployd:r--" bash -c "
+  a=\$(chroot '$B' getfacl -cp '$IDENT'); echo \"\$a\" | grep -qx 'user:ziti:r--' && echo \"\$a\" | grep -qx 'user:monky-deployd:r--'"
+check "identity dir ACL: user:ziti:--x" acl_has "$B" /opt/openziti/etc/identities "user:ziti:--x"
+check "proxy environment file 0644 names the identity" bash -c "
+  [ \"\$(chroot '$B' stat -c '%a %U' /etc/default/monky-deployd-proxy)\" = '644 root' ] && grep -qx 'MONKY_ZITI_IDENTITY=$IDENT' '$B/etc/default/monky-deployd-proxy'"
+check "the ziti CLI was installed for transport proxy" grep -q 'install .*openziti' "$B/var/log/standin/apt-get.log"
+check "systemd: proxy on, timer off, laptop loop enabled and restarted, no oneshot tick" bash -c "
+  l='$B/var/log/standin/systemctl.log'
+  grep -qx 'enable --now monky-deployd-proxy.service' \$l && grep -qx 'disable --now monky-deployd.timer' \$l &&
+  grep -qx 'enable monky-deployd-laptop.service' \$l && grep -qx 'restart monky-deployd-laptop.service' \$l &&
+  ! grep -q 'start monky-deployd.service' \$l || { cat \$l; exit 1; }"
+snapshot "$B" >"$WORK/snap-b1"
+check "laptop second run (grant from a file this time) exits 0" \
+  run_install "$B" --env "$ENV_ID" --site cbs --transport proxy --laptop --bootstrap-file /root/bootstrap.jwt
+check "laptop second run changes nothing" unchanged_since "$B" "$WORK/snap-b1"
+
+# ---- C: refusals before anything is touched ---------------------------------------------------
+C=$(prepare_root install-c)
+snapshot "$C" >"$WORK/snap-c0"
+check "a bad --env is refused" expect_fail_with "not a valid environment id" run_install "$C" --env "Env_QA" --site cbs
+check "an unknown flag is refused" expect_fail_with "unknown argument" run_install "$C" --env "$ENV_ID" --site cbs --prune
+check "a bad --transport is refused" expect_fail_with "transport must be" run_install "$C" --env "$ENV_ID" --site cbs --transport tun
+printf 'not-a-jwt' >"$C/root/bad.jwt"
+check "a grant that is not a JWT is refused" expect_fail_with 'not a JWT' run_install "$C" --env "$ENV_ID" --site cbs --bootstrap-file /root/bad.jwt
+check "refusals changed nothing" unchanged_since "$C" "$WORK/snap-c0"
+check "sdk without an identity and without --enrol-jwt fails and says how to fix it" \
+  expect_fail_with "pass --enrol-jwt" run_install "$C" --env "$ENV_ID" --site cbs
+printf 'not.a.validjwt\n' >"$C/root/monky-host.jwt"
+check "an enrolment JWT the agent cannot use fails the install" \
+  expect_fail_with 'enrolling ' run_install "$C" --env "$ENV_ID" --site cbs --enrol-jwt /root/monky-host.jwt
+check "... it stops at the enrolment: no identity, no config, the JWT kept" bash -c "
+  [ ! -s '$C$IDENT' ] && [ ! -e '$C/etc/monky-deployd/config.yaml' ] && [ -s '$C/root/monky-host.jwt' ] &&
+  [ \"\$(tail -n1 '$WORK/install.out')\" != 'install.sh: done: monky-deployd status' ]"

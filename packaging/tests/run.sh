@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# packaging/tests/run.sh — machine checks for everything under packaging/ and ansible/:
+#   lint (shellcheck); systemd-analyze verify + security scoring of the units; the .deb (cargo-deb,
+#   from the binary the tests already built) installed with dpkg into a debootstrapped Debian root;
+#   install.sh run inside such a root with stand-ins for systemctl, the downloads and apt;
+#   ansible-lint and ansible-playbook --syntax-check on the role.
+# Installs what it needs first (provision.sh: pinned, cached under $MONKY_CACHE).
+# Prints `N passed, M failed` last; exits non-zero when anything failed.
+#
+# Environment:
+#   MONKY_CACHE                 cache dir (default /var/cache/monky-deployd-dev)
+#   CARGO_TARGET_DIR            where the debug binary is (default <repo>/target)
+#   MONKY_PACKAGING_NO_BUILD=1  do not run `cargo build`: the binary must already exist
+#   MONKY_PACKAGING_KEEP=1      keep the work dir (printed at the end) for inspection
+# shellcheck disable=SC2317 # helper functions are called through check()
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+
+# Mounts made for the test roots (/proc, /dev) die with this private mount namespace.
+if [ -z "${MONKY_PACKAGING_UNSHARED:-}" ]; then
+  [ "$(id -u)" -eq 0 ] || { echo "packaging/tests/run.sh must run as root (debootstrap, chroot, dpkg)" >&2; exit 1; }
+  export MONKY_PACKAGING_UNSHARED=1
+  exec unshare --mount --propagation private -- "$BASH" "${BASH_SOURCE[0]}" "$@"
+fi
+
+# shellcheck source=packaging/tests/provision.sh
+. "$HERE/provision.sh"
+
+START=$(date +%s)
+PASS=0
+FAIL=0
+WORK=$(mktemp -d /tmp/monky-packaging.XXXXXX)
+LOG="$WORK/checks.log"
+FINISHED=0
+cleanup() {
+  local rc=$?
+  if [ "$FINISHED" -eq 0 ]; then
+    # set -e stopped the script outside a check: count it, and still print the tally.
+    echo "packaging tests: stopped early (rc=$rc) at an unchecked step; see above" >&2
+    printf '%s passed, %s failed\n' "$PASS" "$((FAIL + 1))"
+  fi
+  # unmount anything left under the work dir, deepest first
+  awk -v w="$WORK" '$2 ~ "^"w {print $2}' /proc/mounts | sort -r | while read -r m; do
+    umount -l "$m" 2>/dev/null || true
+  done
+  if [ -n "${MONKY_PACKAGING_KEEP:-}" ]; then echo "work dir kept: $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+# check NAME CMD...: one counted check. Output goes to the log; a failure prints it.
+check() {
+  local name=$1 out rc=0
+  shift
+  out=$("$@" 2>&1) || rc=$?
+  printf '=== %s (rc=%s)\n%s\n' "$name" "$rc" "$out" >>"$LOG"
+  if [ "$rc" -eq 0 ]; then
+    PASS=$((PASS + 1))
+    printf 'ok    %s\n' "$name"
+  else
+    FAIL=$((FAIL + 1))
+    printf 'FAIL  %s\n' "$name"
+    printf '%s\n' "$out" | tail -n 25 | sed 's/^/      | /'
+  fi
+}
+# A fatal setup step: stop here, but still print the closing tally.
+fatal() { echo "packaging tests: setup failed: $*" >&2; FAIL=$((FAIL + 1)); finish; }
+finish() {
+  FINISHED=1
+  printf 'packaging tests took %ss\n' "$(( $(date +%s) - START ))"
+  printf '%s passed, %s failed\n' "$PASS" "$FAIL"
+  [ "$FAIL" -eq 0 ] && exit 0
+  exit 1
+}
+
+# ---- helpers used by checks -------------------------------------------------------------------
+# expect_eq WHAT GOT WANT
+expect_eq() { if [ "$2" = "$3" ]; then return 0; fi; printf '%s: got [%s], want [%s]\n' "$1" "$2" "$3"; return 1; }
+# expect_grep FILE PATTERN (extended regex, whole file)
+expect_grep() { grep -Eq -- "$2" "$1" || { printf '%s does not match /%s/:\n' "$1" "$2"; cat "$1"; return 1; }; }
+expect_no_grep() { if grep -Eq -- "$2" "$1"; then printf '%s unexpectedly matches /%s/:\n' "$1" "$2"; grep -E -- "$2" "$1"; return 1; fi; }
+# in ROOT CMD...: run inside a test root
+in_root() { local r=$1; shift; chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+# stat_is ROOT PATH "MODE OWNER GROUP" (names resolved by the root's own passwd/group)
+stat_is() { expect_eq "stat $2" "$(in_root "$1" stat -c '%a %U %G' "$2")" "$3"; }
+# acl_has ROOT PATH ENTRY
+acl_has() {
+  local acl
+  acl=$(in_root "$1" getfacl -cp "$2")
+  printf '%s\n' "$acl" | grep -qx -- "$3" || { printf 'ACL of %s lacks %s:\n%s\n' "$2" "$3" "$acl"; return 1; }
+}
+file_is() { expect_eq "content of $2" "$(cat "$1$2")" "$3"; }
+
+# new_root NAME: a fresh Debian root from the cached tarball, with /proc and /dev mounted.
+new_root() {
+  local r="$WORK/$1"
+  mkdir -p "$r"
+  tar -C "$r" --numeric-owner -xzf "$(debian_tarball)"
+  mount -t proc proc "$r/proc"
+  mount --rbind /dev "$r/dev"
+  mount --make-rslave "$r/dev"
+  printf '%s' "$r"
+}
+
+# snapshot ROOT: mode, owner, size, hash and ACL of everything install.sh may touch.
+snapshot() {
+  local r=$1
+  (
+    cd "$r"
+    find etc/monky-deployd var/lib/monky-deployd opt etc/default etc/docker etc/systemd/system \
+         etc/apt/sources.list.d usr/share/keyrings usr/bin/monky-deployd srv/docker-data \
+         etc/passwd etc/group var/lib/dpkg/status -printf '%p %m %u %g %s\n' 2>/dev/null | sort || true
+    find etc/monky-deployd opt etc/default etc/docker etc/systemd/system -type f -exec sha256sum {} + 2>/dev/null | sort || true
+    getfacl -Rcpn opt 2>/dev/null || true
+  )
+}
+
+# ---- 0. provisioning --------------------------------------------------------------------------
+echo "== provisioning (cached under $CACHE)"
+provision_all || fatal "provisioning"
+export PATH="$ANSIBLE_VENV/bin:$PATH"
+
+TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+BIN="$TARGET_DIR/debug/monky-deployd"
+if [ -z "${MONKY_PACKAGING_NO_BUILD:-}" ]; then
+  # A no-op when the project's tests already built it (same dev profile).
+  (cd "$REPO" && cargo build --quiet --bin monky-deployd) || fatal "cargo build --bin monky-deployd"
+fi
+[ -x "$BIN" ] || fatal "$BIN does not exist: build it first (cargo build --bin monky-deployd)"
+VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n1)
+[ -n "$VERSION" ] || fatal "no version in Cargo.toml"
+UPGRADE_VERSION="$VERSION+upgradetest1"
+
+# ---- 1. shellcheck ----------------------------------------------------------------------------
+echo "== shellcheck"
+for f in packaging/install.sh packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm \
+         packaging/tests/run.sh packaging/tests/provision.sh packaging/tests/standins/systemctl \
+         packaging/tests/standins/curl packaging/tests/standins/apt-get; do
+  check "shellcheck $f" shellcheck -x -P "$REPO" "$REPO/$f"
+done
+check "install.sh and maintainer scripts are executable" \
+  test -x "$REPO/packaging/install.sh" -a -x "$REPO/packaging/debian/postinst" -a -x "$REPO/packaging/debian/prerm" -a -x "$REPO/packaging/debian/postrm"
+
+# ---- 2. systemd units -------------------------------------------------------------------------
+echo "== systemd units"
+UNITS=(monky-deployd.service monky-deployd.timer monky-deployd-laptop.service monky-deployd-proxy.service)
+# verify needs every referenced unit and executable under one root: the host's units, ours, the
+# real binary, and a stand-in for the ziti CLI (not part of this package).
+VR="$WORK/verify-root"
+mkdir -p "$VR/usr/lib/systemd/system" "$VR/usr/bin" "$VR/etc"
+cp -a /usr/lib/systemd/system/. "$VR/usr/lib/systemd/system/"
+cp "$REPO"/packaging/systemd/* "$VR/usr/lib/systemd/system/"
+install -m 0755 "$BIN" "$VR/usr/bin/monky-deployd"
+printf '#!/bin/sh\n' >"$VR/usr/bin/ziti"; chmod 0755 "$VR/usr/bin/ziti"
+verify_clean() { # ROOT UNIT: clean = exit 0 and not one line of output
+  local out rc=0
+  out=$(systemd-analyze verify --root="$1" "$2" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] && [ -z "$out" ] && return 0
+  printf 'rc=%s\n%s\n' "$rc" "$out"; return 1
+}
+for u in "${UNITS[@]}"; do check "systemd-analyze verify $u" verify_clean "$VR" "$u"; done
+# The checker itself must be able to fail: a misspelt directive and a missing binary are caught.
+cp "$REPO/packaging/systemd/monky-deployd.service" "$VR/usr/lib/systemd/system/monky-selftest.service"
+sed -i 's/^ProtectHome=yes/ProtectHme=yes/; s#^ExecStart=/usr/bin/monky-deployd#ExecStart=/usr/bin/monky-missing#' \
+  "$VR/usr/lib/systemd/system/monky-selftest.service"
+check "verify rejects a broken copy of the unit (checker self-test)" \
+  bash -c "! systemd-analyze verify --root='$VR' monky-selftest.service >/dev/null 2>&1 && systemd-analyze verify --root='$VR' monky-selftest.service 2>&1 | grep -q ProtectHme"
+rm -f "$VR/usr/lib/systemd/system/monky-selftest.service"
+
+exposure() { # UNIT-FILE -> the overall exposure number
+  systemd-analyze security --offline=true --no-pager "$1" 2>/dev/null \
+    | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p'
+}
+exposure_at_most() { # UNIT-FILE LIMIT
+  local e
+  e=$(exposure "$1")
+  [ -n "$e" ] || { echo "no exposure score for $1"; return 1; }
+  echo "exposure of $(basename "$1"): $e (limit $2)"
+  awk -v e="$e" -v l="$2" 'BEGIN { exit !(e <= l) }'
+}
+for u in monky-deployd.service monky-deployd-laptop.service monky-deployd-proxy.service; do
+  check "systemd-analyze security $u <= 2.0" exposure_at_most "$REPO/packaging/systemd/$u" 2.0
+done
+AGENT_EXPOSURE=$(exposure "$REPO/packaging/systemd/monky-deployd.service")
+grep -Ev '^(ProtectSystem|ProtectHome|PrivateTmp|NoNewPrivileges|CapabilityBoundingSet|SystemCallFilter|MemoryDenyWriteExecute|RestrictAddressFamilies|PrivateDevices|ProtectKernel.*|RestrictNamespaces|PrivateUsers)=' \
+  "$REPO/packaging/systemd/monky-deployd.service" >"$WORK/weak.service"
+check "security scoring tells a weakened unit apart (checker self-test)" \
+  bash -c "! awk -v e=\"\$(systemd-analyze security --offline=true --no-pager '$WORK/weak.service' 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')\" 'BEGIN { exit !(e != \"\" && e <= 2.0) }'"
+
+unit_has() { # UNIT LINE...
+  local u="$REPO/packaging/systemd/$1" l
+  shift
+  for l in "$@"; do grep -qxF -- "$l" "$u" || { echo "$1 lacks: $l"; return 1; }; done
+}
+check "agent unit: oneshot tick as monky-deployd + docker, 75 is success, umask 077" \
+  unit_has monky-deployd.service 'Type=oneshot' 'ExecStart=/usr/bin/monky-deployd run --once' \
+  'SuccessExitStatus=75' 'User=monky-deployd' 'SupplementaryGroups=docker' 'UMask=0077' \
+  'ProtectSystem=strict' 'ReadWritePaths=/etc/monky-deployd' 'StateDirectory=monky-deployd' 'CapabilityBoundingSet=' \
+  'MemoryDenyWriteExecute=yes'
+check "laptop unit: runs the loop, never restarts on 78" \
+  unit_has monky-deployd-laptop.service 'ExecStart=/usr/bin/monky-deployd run' 'RestartPreventExitStatus=78' \
+  'SuccessExitStatus=75' 'User=monky-deployd' 'Conflicts=monky-deployd.timer monky-deployd.service'
+# shellcheck disable=SC2016 # the unit's own ${...} syntax, not a shell expansion
+check "proxy unit: ziti tunnel proxy as user ziti on the two loopback ports" \
+  unit_has monky-deployd-proxy.service 'User=ziti' \
+  'ExecStart=/usr/bin/ziti tunnel proxy -i ${MONKY_ZITI_IDENTITY} monky.tenancy.deploy:18443 openbao:18200'
+check "timer: every minute with a randomized per-host delay" \
+  unit_has monky-deployd.timer 'OnCalendar=minutely' 'RandomizedDelaySec=50s' 'FixedRandomDelay=yes' 'Unit=monky-deployd.service'
+check "timer calendar expression parses" systemd-analyze calendar minutely
+
+# ---- 3. the .deb ------------------------------------------------------------------------------
+echo "== .deb (cargo-deb $CARGO_DEB_VERSION, --no-build --profile dev)"
+DEBS="$WORK/debs"
+mkdir -p "$DEBS/$VERSION" "$DEBS/$UPGRADE_VERSION"
+build_deb() { # OUTDIR [extra args]
+  local out=$1
+  shift
+  (cd "$REPO" && CARGO_TARGET_DIR="$TARGET_DIR" "$CARGO_DEB" --no-build --profile dev --fast -q -p monky-deployd -o "$out" "$@")
+}
+check "cargo deb builds the package from the debug binary" build_deb "$DEBS/$VERSION"
+check "cargo deb builds an upgrade (same binary, version $UPGRADE_VERSION)" build_deb "$DEBS/$UPGRADE_VERSION" --deb-version "$UPGRADE_VERSION"
+ARCH=$(dpkg --print-architecture)
+DEB="$DEBS/$VERSION/monky-deployd_${VERSION}_${ARCH}.deb"
+DEB_UP="$DEBS/$UPGRADE_VERSION/monky-deployd_${UPGRADE_VERSION}_${ARCH}.deb"
+if [ ! -s "$DEB" ] || [ ! -s "$DEB_UP" ]; then fatal "no .deb at $DEB / $DEB_UP"; fi
+dpkg-deb -c "$DEB" >"$WORK/deb-contents"
+check "deb metadata: name, version, arch, depends" bash -c "
+  [ \"\$(dpkg-deb -f '$DEB' Package)\" = monky-deployd ] && [ \"\$(dpkg-deb -f '$DEB' Version)\" = '$VERSION' ] &&
+  [ \"\$(dpkg-deb -f '$DEB' Architecture)\" = '$ARCH' ] && dpkg-deb -f '$DEB' Depends | grep -q passwd"
+check "deb carries postinst, prerm and postrm" bash -c "dpkg-deb -I '$DEB' | grep -q ' postinst' && dpkg-deb -I '$DEB' | grep -q ' prerm' && dpkg-deb -I '$DEB' | grep -q ' postrm'"
+deb_has() { # MODE PATH
+  grep -Eq "^$1 0/0 +[0-9]+ [^ ]+ [^ ]+ \./$2\$" "$WORK/deb-contents" || { echo "missing $1 $2 in:"; cat "$WORK/deb-contents"; return 1; }
+}
+check "deb: binary 0755" deb_has -rwxr-xr-x usr/bin/monky-deployd
+for u in "${UNITS[@]}"; do check "deb: unit $u 0644" deb_has -rw-r--r-- "usr/lib/systemd/system/$u"; done
+check "deb: config example and docs" bash -c "grep -q 'usr/share/doc/monky-deployd/config.example.yaml' '$WORK/deb-contents' && grep -q 'usr/share/doc/monky-deployd/OPERATIONS.md' '$WORK/deb-contents'"
+check "deb ships nothing under /etc or /var (config and token are never package files)" \
+  bash -c "! grep -Eq ' \./(etc|var)/.' '$WORK/deb-contents'"
+
+# ---- 4. dpkg into a Debian root -----------------------------------------------------------------
+echo "== dpkg -i into a debootstrapped $(debian_suite) root"
+R=$(new_root deb-root)
+cp "$DEB" "$DEB_UP" "$R/tmp/"
+DEBN=$(basename "$DEB")
+DEBN_UP=$(basename "$DEB_UP")
+check "dpkg -i succeeds in a minimal Debian root" in_root "$R" dpkg -i "/tmp/$DEBN"
+check "package is installed at $VERSION" bash -c "[ \"\$(chroot '$R' dpkg-query -W -f='\${Status} \${Version}' monky-deployd)\" = 'install ok installed $VERSION' ]"
+check "binary /usr/bin/monky-deployd 0755 root" stat_is "$R" /usr/bin/monky-deployd "755 root root"
+for u in "${UNITS[@]}"; do check "unit $u 0644 root" stat_is "$R" "/usr/lib/systemd/system/$u" "644 root root"; done
+check "monky-deployd version runs in the Debian root" bash -c "out=\$(chroot '$R' /usr/bin/monky-deployd version) && echo \"\$out\" && echo \"\$out\" | grep -qF '$VERSION'"
+check "user monky-deployd: system uid, home = state dir, no login shell" bash -c "
+  IFS=: read -r name _ uid _ _ home shell < <(chroot '$R' getent passwd monky-deployd) &&
+  echo \"\$name \$uid \$home \$shell\" && [ \"\$uid\" -lt 1000 ] && [ \"\$home\" = /var/lib/monky-deployd ] && [ \"\$shell\" = /usr/sbin/nologin ]"
+check "user monky-deployd is in the docker group" bash -c "chroot '$R' id -nG monky-deployd | tr ' ' '\n' | grep -qx docker"
+check "/etc/monky-deployd root:monky-deployd 1770" stat_is "$R" /etc/monky-deployd "1770 root monky-deployd"
+check "/var/lib/monky-deployd monky-deployd 0700" stat_is "$R" /var/lib/monky-deployd "700 monky-deployd monky-deployd"
+check "the agent user can read the binary's version as itself" in_root "$R" setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups /usr/bin/monky-deployd version
+# The operator's config and the agent's token, then a reinstall and an upgrade.
+printf 'env_id: env-qa-02\nsite: cbs\n# operator edit\n' >"$R/etc/monky-deployd/config.yaml"
+chroot "$R" chown root:monky-deployd /etc/monky-deployd/config.yaml
+chmod 0640 "$R/etc/monky-deployd/config.yaml"
+printf 's.operatortoken0000000000000' >"$R/var/lib/monky-deployd/bao.token"
+chroot "$R" chown monky-deployd:monky-deployd /var/lib/monky-deployd/bao.token
+chmod 0600 "$R/var/lib/monky-deployd/bao.token"
+keep_before=$(cd "$R" && stat -c '%n %a %U %G' etc/monky-deployd/config.yaml var/lib/monky-deployd/bao.token && sha256sum etc/monky-deployd/config.yaml var/lib/monky-deployd/bao.token)
+kept() { local now; now=$(cd "$R" && stat -c '%n %a %U %G' etc/monky-deployd/config.yaml var/lib/monky-deployd/bao.token && sha256sum etc/monky-deployd/config.yaml var/lib/monky-deployd/bao.token); expect_eq "config+token" "$now" "$keep_before"; }
+check "dpkg -i of the same version again (reinstall) succeeds" in_root "$R" dpkg -i "/tmp/$DEBN"
+check "reinstall leaves config.yaml and bao.token alone" kept
+check "dpkg -i of a newer version (upgrade) succeeds" in_root "$R" dpkg -i "/tmp/$DEBN_UP"
+check "upgrade leaves config.yaml and bao.token alone" kept
+check "upgrade re-asserts directory modes" bash -c "[ \"\$(chroot '$R' stat -c '%a %U %G' /etc/monky-deployd /var/lib/monky-deployd)\" = \"\$(printf '1770 root monky-deployd\n700 monky-deployd monky-deployd')\" ]"
+check "package now at $UPGRADE_VERSION" bash -c "[ \"\$(chroot '$R' dpkg-query -W -f='\${Version}' monky-deployd)\" = '$UPGRADE_VERSION' ]"
+# The installed units against the installed binary: verify inside the Debian root itself.
+cp -an /usr/lib/systemd/system/. "$R/usr/lib/systemd/system/"
+printf '#!/bin/sh\n' >"$R/usr/bin/ziti"; chmod 0755 "$R/usr/bin/ziti"
+for u in "${UNITS[@]}"; do check "systemd-analyze verify $u as installed in the root" verify_clean "$R" "$u"; done
+check "dpkg --remove keeps config and token" bash -c "chroot '$R' dpkg --remove monky-deployd >/dev/null && [ -f '$R/etc/monky-deployd/config.yaml' ] && [ -f '$R/var/lib/monky-deployd/bao.token' ] && [ ! -e '$R/usr/bin/monky-deployd' ]"
+check "dpkg --purge (retire) deletes config, token and state; the user stays" bash -c "chroot '$R' dpkg --purge monky-deployd >/dev/null && [ ! -e '$R/etc/monky-deployd' ] && [ ! -e '$R/var/lib/monky-deployd' ] && chroot '$R' getent passwd monky-deployd >/dev/null"
+
+# ---- 5. install.sh inside a Debian root -------------------------------------------------------
+echo "== install.sh in a Debian root (stand-ins: systemctl, curl downloads, apt-get)"
+# shellcheck source=packaging/tests/install_tests.sh
+. "$HERE/install_tests.sh"
+
+# ---- 6. ansible -------------------------------------------------------------------------------
+echo "== ansible role"
+# shellcheck source=packaging/tests/ansible_tests.sh
+. "$HERE/ansible_tests.sh"
+
+echo "agent unit exposure: $AGENT_EXPOSURE"
+finish
