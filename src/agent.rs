@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tracing::{debug, error, info, warn};
+use tracing::{debug, info, warn};
 use zeroize::Zeroizing;
 
 use crate::bao::{Bao, BaoError};
@@ -533,7 +533,6 @@ impl Agent {
 
     async fn refuse(&mut self, sha: &str, r: Refusal, log_tail: &str) -> Failure {
         let msg = r.to_string();
-        error!("refused {}: {}", short(Some(sha)), redact::redact(&msg));
         self.report(Some(sha), "failed", &msg, log_tail).await;
         Failure::fail(msg)
     }
@@ -724,7 +723,6 @@ impl Agent {
                 self.cfg.healthy_timeout_s,
                 if bad.is_empty() { "services missing".to_string() } else { bad.join(", ") }
             );
-            error!("{detail}");
             self.report(Some(sha), "failed", &detail, &logs).await;
             Err(Failure::fail(detail))
         }

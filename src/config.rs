@@ -260,14 +260,6 @@ impl Config {
                 return Err(format!("{name}.timeout_s must be 1-600"));
             }
         }
-        for (name, scheme, ca) in [
-            ("tenancy", self.tenancy.scheme, &self.tenancy.ca_file),
-            ("bao", self.bao.scheme, &self.bao.ca_file),
-        ] {
-            if scheme == Scheme::Https && !ca.is_empty() && !Path::new(ca).is_file() {
-                return Err(format!("{name}.ca_file {ca:?} does not exist (needed for https)"));
-            }
-        }
         if self.bao.kv_mount.is_empty() || self.bao.auth_mount.is_empty() || self.bao.role.is_empty() {
             return Err("bao.kv_mount, bao.auth_mount and bao.role must not be empty".into());
         }
@@ -294,6 +286,15 @@ impl Config {
         }
         if self.docker_bin.is_empty() {
             return Err("docker_bin must not be empty".into());
+        }
+        // last: a file on disk, after every check of the text itself
+        for (name, scheme, ca) in [
+            ("tenancy", self.tenancy.scheme, &self.tenancy.ca_file),
+            ("bao", self.bao.scheme, &self.bao.ca_file),
+        ] {
+            if scheme == Scheme::Https && !ca.is_empty() && !Path::new(ca).is_file() {
+                return Err(format!("{name}.ca_file {ca:?} does not exist (needed for https)"));
+            }
         }
         Ok(())
     }

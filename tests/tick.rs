@@ -1,0 +1,302 @@
+//! The tick end to end on real parts: real OpenBao, the test tenancy, a real dockerd with
+//! compose v1 (Debian `docker-compose`) and v2 (the `docker compose` plugin), the real binary.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+macro_rules! both_composes {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn compose_v1() {
+                super::$name(super::Flavour::V1)
+            }
+            #[test]
+            fn compose_v2() {
+                super::$name(super::Flavour::V2)
+            }
+        }
+    };
+}
+
+/// First apply from the kit's bootstrap grant, then a heartbeat, then a new sha.
+fn apply_heartbeat_update(f: Flavour) {
+    require_docker();
+    let s = Stack::new("apply", f);
+    s.give_bootstrap();
+    let b = web_bundle(&s, 1, "one", "k3y-value-one");
+    let sha = s.tenancy.set_bundle(&s.env, b.files());
+
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    // tenancy saw: a check-in with no applied sha, one lease, one applied report
+    let ck = s.tenancy.checkins();
+    assert_eq!(ck.len(), 1);
+    assert!(ck[0]["applied_sha"].is_null());
+    assert_eq!(ck[0]["agent_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(s.tenancy.leases().len(), 1, "bootstrap token swapped for a lease once");
+    let rep = s.last_report();
+    assert_eq!(rep["result"], "applied", "{rep}");
+    assert_eq!(rep["sha"], sha.as_str());
+    assert!(rep["containers"].as_array().unwrap().iter().any(|c| c["service"] == "web" && c["health"] == "healthy"));
+    // files and modes
+    let sd = s.state_dir();
+    assert!(!s.bootstrap_path().exists(), "used bootstrap grant deleted");
+    assert_eq!(mode(&sd), 0o700);
+    assert_eq!(mode(&sd.join("bao.token")), 0o600);
+    assert_eq!(mode(&sd.join("state.json")), 0o600);
+    let rel = sd.join("releases").join(&sha);
+    assert_eq!(std::fs::read_link(sd.join("current")).unwrap(), rel);
+    assert_eq!(mode(&rel.join(".env")), 0o600);
+    assert_eq!(std::fs::read_to_string(rel.join(".env")).unwrap(), "API_KEY=k3y-value-one\n");
+    assert_eq!(std::fs::read_dir(sd.join("staging")).unwrap().count(), 0, "staging cleaned");
+    let st = s.state();
+    assert_eq!(st["applied_sha"], sha.as_str());
+    assert_eq!(st["token"]["source"], "lease");
+    // the container really runs with the secret
+    assert_eq!(s.containers(), vec![("web".to_string(), "running".to_string())]);
+    assert!(s.container_env("web").contains(&"API_KEY=k3y-value-one".to_string()));
+
+    // heartbeat: action none → applied report, no lease, no bundle fetch
+    let fetches = s.tenancy.bundle_fetches().len();
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.tenancy.checkins().last().unwrap()["applied_sha"], sha.as_str());
+    assert_eq!(s.tenancy.bundle_fetches().len(), fetches);
+    assert_eq!(s.tenancy.leases().len(), 1);
+    assert_eq!(s.last_report()["result"], "applied");
+    assert_eq!(s.tenancy.reports().len(), 2);
+
+    // a new sha: applied with the lease-derived token reused (0.1.6: no second lease)
+    let b2 = web_bundle(&s, 2, "two", "k3y-value-two");
+    let sha2 = s.tenancy.set_bundle(&s.env, b2.files());
+    assert_ne!(sha, sha2);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.last_report()["sha"], sha2.as_str());
+    assert_eq!(s.last_report()["result"], "applied");
+    assert_eq!(s.tenancy.leases().len(), 1, "valid lease token reused");
+    assert_eq!(std::fs::read_link(sd.join("current")).unwrap(), sd.join("releases").join(&sha2));
+    assert!(s.container_env("web").contains(&"API_KEY=k3y-value-two".to_string()));
+    assert_eq!(s.state()["applied_sha"], sha2.as_str());
+}
+both_composes!(apply_heartbeat_update);
+
+fn down_purge_and_prod(f: Flavour) {
+    require_docker();
+    let s = Stack::new("down", f);
+    s.give_bootstrap();
+    let sha = s.tenancy.set_bundle(&s.env, web_bundle(&s, 1, "d", "v-down-1").files());
+    assert_eq!(s.tick().code, 0);
+    assert_eq!(s.volumes().len(), 1, "the data volume exists");
+
+    // prod: purge asked, volumes kept
+    s.tenancy.set_prod(&s.env, true);
+    s.tenancy.set_down(&s.env, true);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    let rep = s.last_report();
+    assert_eq!(rep["result"], "down");
+    assert_eq!(rep["sha"], sha.as_str());
+    assert!(rep["detail"].as_str().unwrap().contains("prod"), "{rep}");
+    assert!(s.containers().is_empty(), "containers removed");
+    assert_eq!(s.volumes().len(), 1, "prod volumes never purged");
+    assert!(s.state()["applied_sha"].is_null());
+
+    // not prod: bring it back, then down with purge removes the volume
+    s.tenancy.set_prod(&s.env, false);
+    s.tenancy.set_bundle(&s.env, web_bundle(&s, 2, "d2", "v-down-2").files());
+    assert_eq!(s.tick().code, 0);
+    assert_eq!(s.containers().len(), 1);
+    s.tenancy.set_down(&s.env, true);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.last_report()["result"], "down");
+    assert!(s.containers().is_empty());
+    assert!(s.volumes().is_empty(), "purged");
+}
+both_composes!(down_purge_and_prod);
+
+fn unhealthy_reports_failed_with_log_tail(f: Flavour) {
+    require_docker();
+    let mut s = Stack::new("unhealthy", f);
+    s.set_extra("healthy_timeout_s: 20\n");
+    s.give_bootstrap();
+    let compose = format!(
+        "services:\n  sick:\n    image: {IMAGE}\n    init: true\n    \
+         command: [\"sh\", \"-c\", \"echo booting-sick-service; echo token=$$TOKEN; exec sleep 600\"]\n    \
+         environment:\n      TOKEN: ${{TOKEN}}\n    \
+         healthcheck:\n      test: [\"CMD\", \"false\"]\n      interval: 1s\n      timeout: 1s\n      retries: 1\n"
+    );
+    let v = s.bao.put_secret(&s.env, "token", &[("value", "very-secret-token-value")]);
+    let spec = BundleSpec {
+        serial: 1,
+        compose,
+        env_template: "TOKEN=${TOKEN}\n".into(),
+        manifest: serde_json::json!({"entries": [{"var": "TOKEN", "path": format!("monky/data/{}/see/token", s.env), "version": v}]}),
+        meta_extra: serde_json::json!({}),
+    };
+    let sha = s.tenancy.set_bundle(&s.env, spec.files());
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(!s.tenancy.reports().is_empty(), "{r:?}\n{:?}", s.tenancy.requests());
+    let rep = s.last_report();
+    assert_eq!(rep["result"], "failed");
+    assert_eq!(rep["sha"], sha.as_str());
+    assert!(rep["detail"].as_str().unwrap().starts_with("UNHEALTHY:"), "{rep}");
+    let tail = rep["log_tail"].as_str().unwrap();
+    assert!(tail.contains("booting-sick-service"), "compose log tail forwarded: {tail}");
+    assert!(!tail.contains("very-secret-token-value"), "log tail redacted: {tail}");
+    assert!(tail.contains("token=***"), "{tail}");
+    assert!(s.state()["applied_sha"].is_null(), "a failed apply is not recorded as applied");
+}
+both_composes!(unhealthy_reports_failed_with_log_tail);
+
+#[test]
+fn concurrent_tick_exits_zero_at_once() {
+    let s = Stack::new("lock", Flavour::V2);
+    s.give_bootstrap();
+    std::fs::create_dir_all(s.state_dir()).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(s.state_dir().join("lock"))
+        .unwrap();
+    f.try_lock().unwrap();
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("another tick"), "{r:?}");
+    assert!(s.tenancy.requests().is_empty(), "the second tick did nothing");
+    assert!(s.bootstrap_path().exists(), "and consumed nothing");
+    drop(f);
+    // two real processes at once: both exit 0, exactly one checks in
+    let mut s = s;
+    s.set_extra("");
+    let a = std::process::Command::new(BIN)
+        .args(["--config", s.config_path().to_str().unwrap(), "run", "--once"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let b = std::process::Command::new(BIN)
+        .args(["--config", s.config_path().to_str().unwrap(), "run", "--once"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (ra, rb) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(ra.status.success() && rb.status.success());
+    assert!(s.tenancy.checkins().len() <= 2);
+}
+
+#[test]
+fn tenancy_unreachable_is_temporary() {
+    let mut s = Stack::new("unreach", Flavour::V2);
+    s.give_bootstrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let text = s.config_text().replace(&format!("port: {}\n", s.tenancy.port()), &format!("port: {dead}\n"));
+    std::fs::write(s.config_path(), &text).unwrap();
+    let r = s.tick();
+    assert_eq!(r.code, 75, "{r:?}");
+    assert!(r.stderr.contains("tenancy"), "{r:?}");
+    // laptop mode: the same offline tick exits 0
+    s.extra = "laptop_mode: true\n".into();
+    let text = s.config_text().replace(&format!("port: {}\n", s.tenancy.port()), &format!("port: {dead}\n"));
+    std::fs::write(s.config_path(), text).unwrap();
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("offline"), "{r:?}");
+    // a 5xx is temporary too, and so is a 429 on check-in
+    s.set_extra("");
+    s.tenancy.fail_next("/v1/agent/checkin", 503, "UNAVAILABLE");
+    assert_eq!(s.tick().code, 75);
+    s.tenancy.fail_next("/v1/agent/checkin", 429, "RATE_LIMITED");
+    assert_eq!(s.tick().code, 75);
+    assert_eq!(s.tick().code, 0, "recovers on the next tick");
+}
+
+#[test]
+fn env_mismatch_exits_78_and_loop_stops() {
+    let s = Stack::new("mismatch", Flavour::V2);
+    // a grant minted for another env: OpenBao pins the token to it
+    let other = format!("{}-x", s.env);
+    let g = s.tenancy.bootstrap_grant(&other);
+    std::fs::write(s.bootstrap_path(), g.jwt).unwrap();
+    let r = s.tick();
+    assert_eq!(r.code, 78, "{r:?}");
+    assert!(r.stderr.contains("AGENT_ENV_MISMATCH"), "{r:?}");
+    // tenancy's own 409 on check-in: same exit, and `run` (loop) stops instead of retrying
+    s.give_bootstrap();
+    s.tenancy.fail_next("/v1/agent/checkin", 409, "AGENT_ENV_MISMATCH");
+    let r = s.cmd(&["run"]);
+    assert_eq!(r.code, 78, "{r:?}");
+    assert!(r.stderr.contains("loop stops"), "{r:?}");
+}
+
+#[test]
+fn superseded_grant_is_401_exit_1_with_advice() {
+    let s = Stack::new("superseded", Flavour::V2);
+    s.give_bootstrap();
+    assert_eq!(s.tick().code, 0);
+    s.tenancy.supersede(&s.env);
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("AGENT_UNAUTHENTICATED") && r.stderr.contains("bootstrap --force"), "{r:?}");
+    // a re-revealed kit's grant placed at the bootstrap path is picked up by the next tick
+    s.give_bootstrap();
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!s.bootstrap_path().exists());
+}
+
+#[test]
+fn bad_config_names_the_key() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("c.yaml");
+    for (text, needle) in [
+        ("env_id: a\nsite: b\ntenancy:\n  hots: x\n", "hots"),
+        ("env_id: a\nsite: b\ntransport: pigeon\n", "pigeon"),
+        ("env_id: a\nsite: b\ninterval_s: 1\n", "interval_s"),
+        ("site: b\n", "env_id"),
+    ] {
+        std::fs::write(&p, text).unwrap();
+        let r = run_bin(&p, &["run", "--once"]);
+        assert_eq!(r.code, 1, "{r:?}");
+        assert!(r.stderr.contains(needle), "{needle}: {r:?}");
+    }
+    let r = run_bin(Path::new("/nonexistent/config.yaml"), &["status"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("/nonexistent/config.yaml"), "{r:?}");
+}
+
+#[test]
+fn no_credentials_is_a_clear_failure() {
+    let s = Stack::new("nocreds", Flavour::V2);
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("no credentials") && r.stderr.contains("bootstrap"), "{r:?}");
+    assert!(s.tenancy.requests().is_empty());
+}
+
+#[test]
+fn status_reports_state_and_containers() {
+    require_docker();
+    let s = Stack::new("status", Flavour::V2);
+    s.give_bootstrap();
+    let sha = s.tenancy.set_bundle(&s.env, web_bundle(&s, 1, "s", "status-secret-1").files());
+    assert_eq!(s.tick().code, 0);
+    let r = s.cmd(&["status", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["applied_sha"], sha.as_str());
+    assert_eq!(v["in_sync"], true);
+    assert_eq!(v["token_present"], true);
+    assert!(v["token_ttl_s"].as_u64().unwrap() > 0);
+    assert_eq!(v["containers"][0]["service"], "web");
+    assert_eq!(v["containers"][0]["health"], "healthy");
+    let r = s.cmd(&["status"]);
+    assert!(r.stdout.contains("in sync") && r.stdout.contains("web"), "{r:?}");
+    assert!(!r.stdout.contains(&s.token()), "status never prints the token");
+}
