@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The project's test command: provisions every real part (cached, idempotent), starts the
+# services, then runs lint, the whole Rust suite and the packaging checks. Fails loudly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export MONKY_CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
+export PATH="$MONKY_CACHE/bin:$HOME/.cargo/bin:$PATH"
+export MONKY_BAO_BIN="$MONKY_CACHE/bin/bao"
+export ZITI_SDK_DIR="${ZITI_SDK_DIR:-$MONKY_CACHE/libziti}"
+export CARGO_TERM_COLOR=never
+t0=$(date +%s)
+step() { printf '\n== %s (+%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
+
+step provision
+bash scripts/provision.sh
+step services
+bash scripts/services.sh
+step "cargo fmt --check"
+cargo fmt --all -- --check
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test"
+# docker-bound tests mostly wait on containers, so more threads than cores is fine
+cargo test --workspace -- --test-threads "${MONKY_TEST_THREADS:-4}"
+if [ -x packaging/tests/run.sh ]; then
+  step "packaging checks"
+  bash packaging/tests/run.sh
+fi
+step "done"
