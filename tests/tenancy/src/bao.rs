@@ -97,6 +97,10 @@ impl Bao {
             .prefix("monky-bao-")
             .tempdir()
             .expect("tempdir");
+        // dev mode plus a config file: OpenBao 2.x only allows enabling audit devices over the API
+        // when the server config says so (used for the file audit log tests count reads with).
+        let hcl = dir.path().join("dev.hcl");
+        std::fs::write(&hcl, "unsafe_allow_api_audit_creation = true\n").expect("dev.hcl");
         let mut last_err = String::new();
         for _attempt in 0..5 {
             let port = free_port();
@@ -108,6 +112,7 @@ impl Bao {
                     "-dev-no-store-token",
                     &format!("-dev-root-token-id={ROOT_TOKEN}"),
                     &format!("-dev-listen-address=127.0.0.1:{port}"),
+                    &format!("-config={}", hcl.display()),
                 ])
                 .env("HOME", dir.path())
                 .env_remove("BAO_ADDR")
@@ -195,6 +200,7 @@ impl Bao {
     }
 
     /// Sets up exactly the production shape (ENVIRONMENT.md):
+    /// - a file audit device (test-only, see [`Bao::audit_requests`]);
     /// - KV v2 mount `monky`;
     /// - JWT auth mount `jwt-tenancy` with `jwt_validation_pubkeys = [signer_pubkey_pem]`,
     ///   `bound_issuer = monky-tenancy`;
@@ -204,6 +210,14 @@ impl Bao {
     ///   `bound_claims={kind: deploy-grant}`, `claim_mappings={env_id: env_id, jti: grant_jti}`,
     ///   `token_policies=[see-env]`, `token_ttl`/`token_max_ttl` from `opts`.
     pub fn configure(&self, signer_pubkey_pem: &str, opts: BaoRoleOpts) {
+        self.root(
+            "PUT",
+            "/v1/sys/audit/file",
+            Some(&json!({
+                "type": "file",
+                "options": {"file_path": self.audit_path().display().to_string()},
+            })),
+        );
         self.root(
             "POST",
             "/v1/sys/mounts/monky",
@@ -251,6 +265,63 @@ impl Bao {
             })),
         );
         *self.accessor.lock().unwrap_or_else(|e| e.into_inner()) = Some(accessor);
+    }
+
+    /// The audit log file (JSON lines; secret values and tokens are HMAC'd by OpenBao).
+    pub fn audit_path(&self) -> PathBuf {
+        self.dir.path().join("audit.log")
+    }
+
+    /// Every request OpenBao audited since [`Bao::configure`], in order, as
+    /// `(operation, path)` — e.g. `("read", "monky/data/env-a/see/api")`,
+    /// `("update", "auth/jwt-tenancy/login")`. Paths carry no leading `/v1/` and no query.
+    pub fn audit_requests(&self) -> Vec<(String, String)> {
+        self.audit_entries(false)
+    }
+
+    fn audit_entries(&self, skip_root: bool) -> Vec<(String, String)> {
+        let text = std::fs::read_to_string(self.audit_path()).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "request")
+            .filter(|v| {
+                !skip_root
+                    || !v["auth"]["policies"]
+                        .as_array()
+                        .is_some_and(|p| p.iter().any(|p| p == "root"))
+            })
+            .map(|v| {
+                (
+                    v["request"]["operation"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    v["request"]["path"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// Paths of every KV v2 data read (`monky/data/…`) made with a non-root token, in order:
+    /// "the agent made no OpenBao read" is `secret_reads().is_empty()` (the harness's own
+    /// seeding runs as root and is not counted).
+    pub fn secret_reads(&self) -> Vec<String> {
+        self.audit_entries(true)
+            .into_iter()
+            .filter(|(op, p)| op == "read" && p.starts_with("monky/data/"))
+            .map(|(_, p)| p)
+            .collect()
+    }
+
+    /// How many `auth/jwt-tenancy/login` calls OpenBao saw.
+    pub fn login_count(&self) -> usize {
+        self.audit_requests()
+            .iter()
+            .filter(|(_, p)| p == "auth/jwt-tenancy/login")
+            .count()
     }
 
     /// The `jwt-tenancy` mount accessor (after [`Bao::configure`]).

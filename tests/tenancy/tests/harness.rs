@@ -357,3 +357,70 @@ fn tenancy_speaks_the_protocol() {
         .any(|r| r.status == 429 && r.code.as_deref() == Some("LEASE_RATE_LIMITED")));
     assert!(!t.checkins().is_empty());
 }
+
+/// The stack seeds a bundle's manifest (pinned versions exist), audits reads, writes agent files.
+#[test]
+fn stack_publishes_seeds_and_audits() {
+    let stack = Stack::start();
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("bundle");
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(b.join("compose.yaml"), "services: {}\n").unwrap();
+    std::fs::write(
+        b.join("secrets.manifest.json"),
+        r#"{"entries": [
+          {"var": "API_KEY", "path": "monky/data/env-a/see/api", "version": 2},
+          {"var": "DB_PW", "path": "monky/data/env-a/see/api", "key": "db", "version": 1},
+          {"use": "registry-auth", "path": "monky/data/env-a/see/registry", "version": 1},
+          {"var": "X", "path": "secret/elsewhere", "version": 1}]}"#,
+    )
+    .unwrap();
+    let (sha, seeded) = stack.publish_dir("env-a", &b, Some("user:pw"));
+    assert_eq!(
+        stack.tenancy.desired_sha("env-a").as_deref(),
+        Some(sha.as_str())
+    );
+    // api: v1 and v2 each with value+db; registry v1
+    assert_eq!(seeded.len(), 5, "{seeded:?}");
+    let reg = seeded
+        .iter()
+        .find(|s| s.path.ends_with("/registry"))
+        .unwrap();
+    assert_eq!(reg.value, "user:pw");
+    // publishing again adds nothing
+    assert!(stack.publish_dir("env-a", &b, Some("user:pw")).1.is_empty());
+
+    let files = stack.write_agent_files(
+        "env-a",
+        &dir.path().join("agent"),
+        "healthy_timeout_s: 30\n",
+    );
+    let cfg = std::fs::read_to_string(&files.config).unwrap();
+    assert!(cfg.contains(&format!("port: {}", stack.tenancy.port())));
+    assert!(cfg.contains(&format!("port: {}", stack.bao.port())));
+    assert!(cfg.ends_with("healthy_timeout_s: 30\n"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&files.bootstrap)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(stack.tenancy.is_kit_jti(&files.grant.jti));
+
+    assert!(stack.bao.secret_reads().is_empty());
+    let token = stack.bao.login(&files.grant.jwt).unwrap();
+    let v2 = seeded
+        .iter()
+        .find(|s| s.version == 2 && s.key == "value")
+        .unwrap();
+    let (st, v) = stack.bao.read_secret(&token, "env-a", "api", Some(2));
+    assert_eq!(
+        (st, v["data"]["data"]["value"].as_str()),
+        (200, Some(v2.value.as_str()))
+    );
+    assert_eq!(
+        stack.bao.secret_reads(),
+        vec!["monky/data/env-a/see/api".to_string()]
+    );
+    assert_eq!(stack.bao.login_count(), 1);
+}

@@ -14,12 +14,11 @@
 //! (a new render) and seeds any newly pinned secret versions.
 
 use clap::Parser;
-use monky_test_tenancy::{read_bundle_dir, Bao, BaoRoleOpts, Signer, Tenancy, TenancyOpts};
-use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use monky_test_tenancy::{write_private, SeededSecret, Stack};
+use serde_json::json;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Parser)]
 #[command(about = "Local OpenBao + fake monky-tenancy for monky-deployd demos")]
@@ -48,156 +47,45 @@ struct Args {
     config_extra: Option<String>,
 }
 
-/// What has been written per KV path: current version and the keys every version carries.
-#[derive(Default)]
-struct Seeded {
-    paths: BTreeMap<String, u64>,
-    values: Vec<Value>,
-}
-
-fn write_private(path: &Path, content: &[u8]) {
-    let tmp = path.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .unwrap_or_else(|e| panic!("create {}: {e}", tmp.display()));
-    f.write_all(content).expect("write");
-    f.sync_all().ok();
-    std::fs::rename(&tmp, path).unwrap_or_else(|e| panic!("rename {}: {e}", path.display()));
-}
-
-fn random_value() -> String {
-    let mut b = [0u8; 12];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
-        .expect("urandom");
-    format!("sv-{}", hex::encode(b))
-}
-
-/// Seeds every manifest entry so its pinned version exists and carries its key.
-fn seed(bao: &Bao, files: &[(String, Vec<u8>)], args: &Args, seeded: &mut Seeded) {
-    let Some((_, manifest)) = files.iter().find(|f| f.0 == "secrets.manifest.json") else {
-        eprintln!("monky-test-stack: no secrets.manifest.json in the bundle, nothing seeded");
-        return;
-    };
-    let m: Value = serde_json::from_slice(manifest).expect("secrets.manifest.json is JSON");
-    // path -> (max version, keys)
-    let mut want: BTreeMap<String, (u64, Vec<String>)> = BTreeMap::new();
-    for e in m["entries"].as_array().cloned().unwrap_or_default() {
-        let path = e["path"].as_str().unwrap_or_default().to_string();
-        if !path.starts_with("monky/data/") {
-            eprintln!("monky-test-stack: skip {path:?} (not under monky/data/)");
-            continue;
-        }
-        let is_registry = e["use"] == "registry-auth";
-        if is_registry && args.registry_cred.is_none() {
-            eprintln!("monky-test-stack: skip registry-auth {path} (no --registry-cred)");
-            continue;
-        }
-        let key = e["key"].as_str().unwrap_or("value").to_string();
-        let version = e["version"].as_u64().unwrap_or(1);
-        let w = want.entry(path).or_default();
-        w.0 = w.0.max(version);
-        if !w.1.contains(&key) {
-            w.1.push(key);
-        }
-        if is_registry {
-            w.1.retain(|k| k != "\u{0}registry");
-            w.1.push("\u{0}registry".into());
-        }
-    }
-    for (path, (version, keys)) in want {
-        let have = seeded.paths.get(&path).copied().unwrap_or(0);
-        for v in have + 1..=version {
-            let mut data = serde_json::Map::new();
-            let registry = keys.iter().any(|k| k == "\u{0}registry");
-            for k in keys.iter().filter(|k| !k.starts_with('\u{0}')) {
-                let val = if registry {
-                    args.registry_cred.clone().unwrap_or_default()
-                } else {
-                    random_value()
-                };
-                seeded
-                    .values
-                    .push(json!({"path": path, "key": k, "version": v, "value": val}));
-                data.insert(k.clone(), Value::String(val));
-            }
-            let (st, body) = bao.request(
-                "POST",
-                &format!("/v1/{path}"),
-                Some(bao.root_token()),
-                Some(&json!({ "data": data })),
-            );
-            if st != 200 {
-                panic!("seed {path} v{v}: {st} {body}");
-            }
-            let got = body["data"]["version"].as_u64().unwrap_or(0);
-            assert_eq!(
-                got, v,
-                "seed {path}: OpenBao wrote version {got}, wanted {v}"
-            );
-        }
-        seeded.paths.insert(path, version.max(have));
-    }
-}
-
 fn main() {
     let args = Args::parse();
     std::fs::create_dir_all(&args.dir).expect("create --dir");
     let dir = std::fs::canonicalize(&args.dir).expect("canonicalize --dir");
     let bundle_dir = std::fs::canonicalize(&args.bundle).expect("--bundle directory");
 
-    let bao = Bao::start();
-    let signer = Signer::new();
-    bao.configure(&signer.public_key_pem(), BaoRoleOpts::default());
-    let tenancy = Tenancy::start(TenancyOpts {
-        bao_addr: bao.addr(),
-        bao_root_token: bao.root_token().to_string(),
-        signer,
-        lease_limit_per_hour: 5,
-    });
+    let stack = Stack::start();
+    let (bao, tenancy) = (&stack.bao, &stack.tenancy);
+    let mut seeded: Vec<SeededSecret> = Vec::new();
+    let write_secrets = |seeded: &[SeededSecret]| {
+        let v: Vec<_> = seeded
+            .iter()
+            .map(|s| json!({"path": s.path, "key": s.key, "version": s.version, "value": s.value}))
+            .collect();
+        write_private(
+            &dir.join("secrets.json"),
+            serde_json::to_string_pretty(&v).unwrap().as_bytes(),
+        );
+    };
+    let (mut sha, s) = stack.publish_dir(&args.env, &bundle_dir, args.registry_cred.as_deref());
+    seeded.extend(s);
+    write_secrets(&seeded);
 
-    let mut seeded = Seeded::default();
-    let files = read_bundle_dir(&bundle_dir);
-    seed(&bao, &files, &args, &mut seeded);
-    let mut sha = tenancy.set_bundle(&args.env, files);
-    write_private(
-        &dir.join("secrets.json"),
-        serde_json::to_string_pretty(&seeded.values)
-            .unwrap()
-            .as_bytes(),
+    let mut extra = format!("compose_cmd: {}\n", args.compose_cmd);
+    if let Some(e) = &args.config_extra {
+        extra.push_str(e);
+    }
+    let mut config = String::from(
+        "# written by monky-test-stack: a local demo stack, plain HTTP on 127.0.0.1\n",
     );
-
+    config.push_str(&stack.agent_config(
+        &args.env,
+        &dir.join("state"),
+        &dir.join("bootstrap.jwt"),
+        &extra,
+    ));
+    config = config.replace("site: local", &format!("site: {}", args.site));
     let grant = tenancy.bootstrap_grant(&args.env);
     write_private(&dir.join("bootstrap.jwt"), grant.jwt.as_bytes());
-
-    let mut config = format!(
-        "# written by monky-test-stack: a local demo stack, plain HTTP on 127.0.0.1\n\
-         env_id: {env}\n\
-         site: {site}\n\
-         transport: system\n\
-         tenancy:\n  host: 127.0.0.1\n  port: {tport}\n  scheme: http\n\
-         bao:\n  host: 127.0.0.1\n  port: {bport}\n  scheme: http\n  ca_file: \"\"\n\
-         state_dir: {state}\n\
-         bootstrap_path: {boot}\n\
-         compose_cmd: {compose}\n",
-        env = args.env,
-        site = args.site,
-        tport = tenancy.port(),
-        bport = bao.port(),
-        state = dir.join("state").display(),
-        boot = dir.join("bootstrap.jwt").display(),
-        compose = args.compose_cmd,
-    );
-    if let Some(extra) = &args.config_extra {
-        config.push_str(extra);
-        if !extra.ends_with('\n') {
-            config.push('\n');
-        }
-    }
     write_private(&dir.join("config.yaml"), config.as_bytes());
 
     let write_env = |sha: &str| {
@@ -242,13 +130,11 @@ fn main() {
                 _ = term.recv() => break,
                 _ = int.recv() => break,
                 _ = hup.recv() => {
-                    let files = read_bundle_dir(&bundle_dir);
-                    seed(&bao, &files, &args, &mut seeded);
-                    write_private(
-                        &dir.join("secrets.json"),
-                        serde_json::to_string_pretty(&seeded.values).unwrap().as_bytes(),
-                    );
-                    sha = tenancy.set_bundle(&args.env, files);
+                    let (new_sha, s) =
+                        stack.publish_dir(&args.env, &bundle_dir, args.registry_cred.as_deref());
+                    sha = new_sha;
+                    seeded.extend(s);
+                    write_secrets(&seeded);
                     write_env(&sha);
                     println!("monky-test-stack reloaded sha={sha}");
                     let _ = std::io::stdout().flush();
@@ -293,6 +179,5 @@ fn main() {
         }
     });
     println!("monky-test-stack stopped");
-    drop(tenancy);
-    drop(bao);
+    drop(stack);
 }
