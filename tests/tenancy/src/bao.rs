@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 /// Default binary location (installed by `scripts/provision.sh`); `MONKY_BAO_BIN` overrides it.
 pub const DEFAULT_BAO_BIN: &str = "/var/cache/monky-deployd-dev/bin/bao";
 const ROOT_TOKEN: &str = "root";
+/// `sh -c SUPERVISOR monky-bao BIN ARGS…`: runs BIN, kills it when stdin reaches EOF, exits
+/// with BIN's status.
+const SUPERVISOR: &str = r#"exec 3<&0; bin="$1"; shift; "$bin" "$@" </dev/null 3<&- & p=$!; ( read _ <&3; kill $p 2>/dev/null ) & exec 3<&-; wait $p"#;
 
 /// TTLs of the `see-env` role (`token_ttl`, `token_max_ttl`). Default 1 h / 4 h as in production;
 /// token-lifecycle tests shorten them.
@@ -105,7 +108,14 @@ impl Bao {
         for _attempt in 0..5 {
             let port = free_port();
             let log = std::fs::File::create(dir.path().join("bao.log")).expect("bao.log");
-            let child = Command::new(&bin)
+            // A tiny sh supervisor: bao runs as its child, and a reader on the supervisor's stdin
+            // (a pipe only this process holds) kills bao at EOF — so bao dies with the test
+            // process even on SIGKILL or when a `Bao` lives in a never-dropped static.
+            let child = Command::new("/bin/sh")
+                .arg("-c")
+                .arg(SUPERVISOR)
+                .arg("monky-bao")
+                .arg(&bin)
                 .args([
                     "server",
                     "-dev",
@@ -119,7 +129,7 @@ impl Bao {
                 .env_remove("BAO_TOKEN")
                 .env_remove("VAULT_ADDR")
                 .env_remove("VAULT_TOKEN")
-                .stdin(Stdio::null())
+                .stdin(Stdio::piped())
                 .stdout(log.try_clone().expect("dup log"))
                 .stderr(log)
                 .spawn()
@@ -135,7 +145,7 @@ impl Bao {
                     }
                 }
                 Err(e) => {
-                    let _ = child.kill();
+                    drop(child.stdin.take());
                     let _ = child.wait();
                     last_err = e;
                     if !last_err.contains("address already in use") {
@@ -172,7 +182,7 @@ impl Bao {
     /// Kills the server now (tests of "OpenBao unreachable"). Idempotent; also done on drop.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
+            drop(c.stdin.take()); // EOF: the supervisor kills bao, then exits
             let _ = c.wait();
         }
     }

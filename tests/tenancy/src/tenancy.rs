@@ -40,6 +40,8 @@ pub struct RequestRecord {
     pub user_agent: Option<String>,
     /// The error code answered, if any (`AGENT_UNAUTHENTICATED`, `INVALID_REQUEST`, …).
     pub code: Option<String>,
+    /// The error message answered, if any (says which field a 400 is about).
+    pub message: Option<String>,
 }
 
 /// One `GET /v1/agent/bundle/{env}/{sha}`.
@@ -71,6 +73,7 @@ struct Fault {
 }
 
 struct State {
+    delays: Vec<(String, Duration)>,
     envs: HashMap<String, EnvState>,
     superseded: HashSet<String>,
     kit_jtis: HashSet<String>,
@@ -130,6 +133,7 @@ impl Tenancy {
             bao_root_token: opts.bao_root_token,
             signer: opts.signer,
             state: Mutex::new(State {
+                delays: Vec::new(),
                 envs: HashMap::new(),
                 superseded: HashSet::new(),
                 kit_jtis: HashSet::new(),
@@ -310,6 +314,12 @@ impl Tenancy {
         });
     }
 
+    /// One-shot delay: the next request whose path starts with `path_prefix` is held `delay`
+    /// before it is handled (timeouts). Delays queue; each fires once.
+    pub fn delay_next(&self, path_prefix: &str, delay: Duration) {
+        self.st().delays.push((path_prefix.to_string(), delay));
+    }
+
     /// `Some(body)`: successful leases answer `body` verbatim (e.g. retired AppRole material
     /// `{"role_id":…,"secret_id":…}`) instead of a grant. Still counted and recorded.
     pub fn set_lease_override(&self, body: Option<Value>) {
@@ -422,6 +432,7 @@ impl Drop for Tenancy {
 struct Reply {
     status: u16,
     code: Option<String>,
+    message: Option<String>,
     headers: Vec<(&'static str, String)>,
     body: Vec<u8>,
 }
@@ -431,17 +442,20 @@ impl Reply {
         Reply {
             status,
             code: None,
+            message: None,
             headers: vec![("content-type", "application/json".into())],
             body: serde_json::to_vec(v).expect("json"),
         }
     }
 
     fn error(status: u16, code: &str, message: impl Into<String>) -> Reply {
+        let message = message.into();
         let mut r = Reply::json(
             status,
-            &json!({"error": {"code": code, "message": message.into()}}),
+            &json!({"error": {"code": code, "message": &message}}),
         );
         r.code = Some(code.to_string());
+        r.message = Some(message);
         r
     }
 
@@ -476,13 +490,31 @@ async fn handle(
         Ok(b) => b.to_bytes(),
         Err(_) => Bytes::new(),
     };
+    let delay = {
+        let mut st = inner.st();
+        let i = st.delays.iter().position(|d| path.starts_with(&d.0));
+        i.map(|i| st.delays.remove(i).1)
+    };
+    if let Some(d) = delay {
+        tokio::time::sleep(d).await;
+    }
     let reply = route(&inner, &method, &path, bearer.as_deref(), &body).await;
+    if reply.status >= 300 {
+        // shows up in the failing test's captured output
+        eprintln!(
+            "fake-tenancy: {method} {path} -> {} {}: {}",
+            reply.status,
+            reply.code.as_deref().unwrap_or("-"),
+            reply.message.as_deref().unwrap_or("-")
+        );
+    }
     inner.st().requests.push(RequestRecord {
         method,
         path,
         status: reply.status,
         user_agent: ua,
         code: reply.code.clone(),
+        message: reply.message.clone(),
     });
     let mut b = Response::builder().status(reply.status);
     for (k, v) in &reply.headers {
@@ -624,6 +656,7 @@ async fn route(
             Reply {
                 status: 204,
                 code: None,
+                message: None,
                 headers: Vec::new(),
                 body: Vec::new(),
             }

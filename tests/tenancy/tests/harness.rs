@@ -347,8 +347,26 @@ fn tenancy_speaks_the_protocol() {
     );
     assert_eq!(r.status, 200);
 
+    // one-shot delay
+    t.delay_next("/v1/agent/checkin", Duration::from_millis(400));
+    let t0 = std::time::Instant::now();
+    let r = agent_call(
+        &a,
+        "POST",
+        "/v1/agent/checkin",
+        Some(&fresh),
+        Some(&checkin_body("env-a", None)),
+    );
+    assert_eq!(r.status, 200);
+    assert!(t0.elapsed() >= Duration::from_millis(400));
+
     // records
     let reqs = t.requests();
+    let bad = reqs.iter().find(|r| r.status == 400).unwrap();
+    assert!(
+        bad.message.as_deref().unwrap().contains("surprise"),
+        "{bad:?}"
+    );
     assert!(reqs
         .iter()
         .all(|r| r.user_agent.as_deref() == Some("monky-test-tenancy")));
