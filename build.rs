@@ -10,6 +10,13 @@ fn main() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=MONKY_GIT_REV={rev}");
+    // ziti-sys links a prebuilt shared libziti: find it at run time from the build location
+    // and from the packaged location (/usr/lib/monky-deployd, next to /usr/bin).
+    if let Ok(dir) = std::env::var("DEP_ZITI_LIBDIR") {
+        println!("cargo:rustc-link-arg-bins=-Wl,-rpath,{dir}");
+        println!("cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/../lib/monky-deployd");
+    }
+    println!("cargo:rerun-if-env-changed=DEP_ZITI_LIBDIR");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/refs");
 }
