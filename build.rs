@@ -13,8 +13,8 @@ fn main() {
     // ziti-sys links a prebuilt shared libziti: find it at run time from the build location
     // and from the packaged location (/usr/lib/monky-deployd, next to /usr/bin).
     if let Ok(dir) = std::env::var("DEP_ZITI_LIBDIR") {
-        println!("cargo:rustc-link-arg-bins=-Wl,-rpath,{dir}");
-        println!("cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/../lib/monky-deployd");
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+        println!("cargo:rustc-link-arg=-Wl,-rpath,$ORIGIN/../lib/monky-deployd");
     }
     println!("cargo:rerun-if-env-changed=DEP_ZITI_LIBDIR");
     println!("cargo:rerun-if-changed=.git/HEAD");

@@ -1,17 +1,6 @@
 //! monky-deployd: the on-box pull agent for Monky backends.
 
-mod agent;
-mod bao;
-mod bundle;
-mod compose_check;
-mod config;
-mod http;
-mod redact;
-mod registry;
-mod runtime;
-mod state;
-mod tenancy;
-mod transport;
+use monky_deployd::{agent, config, redact, runtime, state, transport};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,15 @@
+//! monky-deployd as a library: the binary (`src/main.rs`) is a thin CLI over these modules, and
+//! the property tests reach the parsers and checks directly.
+
+pub mod agent;
+pub mod bao;
+pub mod bundle;
+pub mod compose_check;
+pub mod config;
+pub mod http;
+pub mod redact;
+pub mod registry;
+pub mod runtime;
+pub mod state;
+pub mod tenancy;
+pub mod transport;
