@@ -3,7 +3,7 @@
 use crate::http::{block_on, request};
 use serde_json::{json, Value};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -53,6 +53,8 @@ pub struct Bao {
     port: u16,
     dir: tempfile::TempDir,
     accessor: Mutex<Option<String>>,
+    /// `Some((bin, args))` for a persistent server ([`Bao::restart`]).
+    respawn: Option<(PathBuf, Vec<String>)>,
 }
 
 fn free_port() -> u16 {
@@ -62,7 +64,8 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn wait_healthy(child: &mut Child, port: u16, log: &std::path::Path) -> Result<(), String> {
+/// Polls `/v1/sys/health` until 200 (`need_200`) or any answer (a server awaiting init: 501).
+fn wait_healthy(child: &mut Child, port: u16, log: &Path, need_200: bool) -> Result<(), String> {
     let within = Duration::from_secs(20);
     let deadline = Instant::now() + within;
     let addr = format!("http://127.0.0.1:{port}");
@@ -72,7 +75,7 @@ fn wait_healthy(child: &mut Child, port: u16, log: &std::path::Path) -> Result<(
             return Err(format!("bao exited ({st}); log:\n{log}"));
         }
         let r = block_on(request(&addr, "GET", "/v1/sys/health", None, None));
-        if matches!(r, Ok(ref r) if r.status == 200) {
+        if matches!(r, Ok(ref r) if r.status == 200 || !need_200) {
             return Ok(());
         }
         if Instant::now() > deadline {
@@ -83,70 +86,164 @@ fn wait_healthy(child: &mut Child, port: u16, log: &std::path::Path) -> Result<(
     }
 }
 
+fn bao_bin() -> PathBuf {
+    let bin = std::env::var_os("MONKY_BAO_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_BAO_BIN));
+    if !bin.is_file() {
+        panic!(
+            "OpenBao binary not found at {} (set MONKY_BAO_BIN or run scripts/provision.sh)",
+            bin.display()
+        );
+    }
+    bin
+}
+
+/// Spawns `bao ARGS` under the sh supervisor, output appended to `dir/bao.log`.
+///
+/// The supervisor: bao runs as its child, and a reader on the supervisor's stdin (a pipe only
+/// this process holds) kills bao at EOF — so bao dies with the test process even on SIGKILL or
+/// when a `Bao` lives in a never-dropped static.
+fn spawn(bin: &Path, args: &[String], dir: &Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("bao.log"))
+        .expect("bao.log");
+    Command::new("/bin/sh")
+        .arg("-c")
+        .arg(SUPERVISOR)
+        .arg("monky-bao")
+        .arg(bin)
+        .args(args)
+        .env("HOME", dir)
+        .env_remove("BAO_ADDR")
+        .env_remove("BAO_TOKEN")
+        .env_remove("VAULT_ADDR")
+        .env_remove("VAULT_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(log.try_clone().expect("dup log"))
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {}: {e}", bin.display()))
+}
+
+fn stop_child(child: &mut Child) {
+    drop(child.stdin.take()); // EOF: the supervisor kills bao, then exits
+    let _ = child.wait();
+}
+
+/// `sys/init` with one recovery share (the static seal unseals by itself), then a root token
+/// whose id is `root`.
+fn init(child: &mut Child, port: u16, log: &Path) -> Result<(), String> {
+    let addr = format!("http://127.0.0.1:{port}");
+    let r = block_on(request(
+        &addr,
+        "POST",
+        "/v1/sys/init",
+        None,
+        Some(&json!({"recovery_shares": 1, "recovery_threshold": 1})),
+    ))?;
+    if r.status != 200 {
+        return Err(format!("sys/init: {} {}", r.status, r.json()));
+    }
+    let initial = r.json()["root_token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    wait_healthy(child, port, log, true)?;
+    let r = block_on(request(
+        &addr,
+        "POST",
+        "/v1/auth/token/create",
+        Some(&initial),
+        Some(&json!({"id": ROOT_TOKEN, "policies": ["root"], "no_parent": true})),
+    ))?;
+    if r.status != 200 {
+        return Err(format!("create root token: {} {}", r.status, r.json()));
+    }
+    Ok(())
+}
+
 impl Bao {
-    /// Starts the dev server and waits for `/v1/sys/health` to answer 200.
-    /// Panics (never skips) when the binary is missing: run `scripts/provision.sh`.
+    /// Starts the dev server (in-memory, root token `root`) and waits for `/v1/sys/health` to
+    /// answer 200. Panics (never skips) when the binary is missing: run `scripts/provision.sh`.
     pub fn start() -> Bao {
-        let bin = std::env::var_os("MONKY_BAO_BIN")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_BAO_BIN));
-        if !bin.is_file() {
-            panic!(
-                "OpenBao binary not found at {} (set MONKY_BAO_BIN or run scripts/provision.sh)",
-                bin.display()
-            );
-        }
+        Bao::launch(false)
+    }
+
+    /// Starts a *persistent* server (raft storage + static seal in its temp dir, as
+    /// ENVIRONMENT.md describes) that survives [`Bao::restart`] with its data, tokens and port.
+    /// Initialised once (≈1.5 s); a root token with id `root` is created so
+    /// [`Bao::root_token`] is the same as in dev mode.
+    pub fn start_persistent() -> Bao {
+        Bao::launch(true)
+    }
+
+    fn launch(persistent: bool) -> Bao {
+        let bin = bao_bin();
         let dir = tempfile::Builder::new()
             .prefix("monky-bao-")
             .tempdir()
             .expect("tempdir");
-        // dev mode plus a config file: OpenBao 2.x only allows enabling audit devices over the API
-        // when the server config says so (used for the file audit log tests count reads with).
-        let hcl = dir.path().join("dev.hcl");
-        std::fs::write(&hcl, "unsafe_allow_api_audit_creation = true\n").expect("dev.hcl");
         let mut last_err = String::new();
         for _attempt in 0..5 {
             let port = free_port();
-            let log = std::fs::File::create(dir.path().join("bao.log")).expect("bao.log");
-            // A tiny sh supervisor: bao runs as its child, and a reader on the supervisor's stdin
-            // (a pipe only this process holds) kills bao at EOF — so bao dies with the test
-            // process even on SIGKILL or when a `Bao` lives in a never-dropped static.
-            let child = Command::new("/bin/sh")
-                .arg("-c")
-                .arg(SUPERVISOR)
-                .arg("monky-bao")
-                .arg(&bin)
-                .args([
-                    "server",
-                    "-dev",
-                    "-dev-no-store-token",
-                    &format!("-dev-root-token-id={ROOT_TOKEN}"),
-                    &format!("-dev-listen-address=127.0.0.1:{port}"),
-                    &format!("-config={}", hcl.display()),
-                ])
-                .env("HOME", dir.path())
-                .env_remove("BAO_ADDR")
-                .env_remove("BAO_TOKEN")
-                .env_remove("VAULT_ADDR")
-                .env_remove("VAULT_TOKEN")
-                .stdin(Stdio::piped())
-                .stdout(log.try_clone().expect("dup log"))
-                .stderr(log)
-                .spawn()
-                .unwrap_or_else(|e| panic!("spawn {}: {e}", bin.display()));
-            let mut child = child;
-            match wait_healthy(&mut child, port, &dir.path().join("bao.log")) {
+            let args = if persistent {
+                let data = dir.path().join("raft");
+                std::fs::create_dir_all(&data).expect("raft dir");
+                let key = dir.path().join("unseal.key");
+                std::fs::write(&key, crate::signer::random_hex(16)).expect("unseal.key");
+                let hcl = format!(
+                    "storage \"raft\" {{\n  path = \"{data}\"\n  node_id = \"n1\"\n  performance_multiplier = 1\n}}\n\
+                     listener \"tcp\" {{\n  address = \"127.0.0.1:{port}\"\n  tls_disable = true\n}}\n\
+                     seal \"static\" {{\n  current_key_id = \"t1\"\n  current_key = \"file://{key}\"\n}}\n\
+                     api_addr = \"http://127.0.0.1:{port}\"\n\
+                     cluster_addr = \"http://127.0.0.1:{cport}\"\n\
+                     disable_mlock = true\n\
+                     unsafe_allow_api_audit_creation = true\n",
+                    data = data.display(),
+                    key = key.display(),
+                    cport = free_port(),
+                );
+                let path = dir.path().join("server.hcl");
+                std::fs::write(&path, hcl).expect("server.hcl");
+                vec!["server".into(), format!("-config={}", path.display())]
+            } else {
+                // dev mode plus a config file: OpenBao 2.x only allows enabling audit devices
+                // over the API when the server config says so (the audit log counts reads).
+                let hcl = dir.path().join("dev.hcl");
+                std::fs::write(&hcl, "unsafe_allow_api_audit_creation = true\n").expect("dev.hcl");
+                vec![
+                    "server".into(),
+                    "-dev".into(),
+                    "-dev-no-store-token".into(),
+                    format!("-dev-root-token-id={ROOT_TOKEN}"),
+                    format!("-dev-listen-address=127.0.0.1:{port}"),
+                    format!("-config={}", hcl.display()),
+                ]
+            };
+            let mut child = spawn(&bin, &args, dir.path());
+            let log = dir.path().join("bao.log");
+            let up = wait_healthy(&mut child, port, &log, !persistent).and_then(|()| {
+                if persistent {
+                    init(&mut child, port, &log)
+                } else {
+                    Ok(())
+                }
+            });
+            match up {
                 Ok(()) => {
                     return Bao {
                         child: Some(child),
                         port,
                         dir,
                         accessor: Mutex::new(None),
+                        respawn: persistent.then_some((bin, args)),
                     }
                 }
                 Err(e) => {
-                    drop(child.stdin.take());
-                    let _ = child.wait();
+                    stop_child(&mut child);
                     last_err = e;
                     if !last_err.contains("address already in use") {
                         break;
@@ -154,7 +251,22 @@ impl Bao {
                 }
             }
         }
-        panic!("OpenBao dev server did not come up: {last_err}");
+        panic!("OpenBao server did not come up: {last_err}");
+    }
+
+    /// Stops (if running) and starts again a [`Bao::start_persistent`] server on the same port
+    /// with the same data; returns once it is unsealed and healthy. Panics for a dev server.
+    pub fn restart(&mut self) {
+        let Some((bin, args)) = self.respawn.clone() else {
+            panic!("Bao::restart needs Bao::start_persistent (a dev server keeps nothing)");
+        };
+        self.kill();
+        let mut child = spawn(&bin, &args, self.dir.path());
+        if let Err(e) = wait_healthy(&mut child, self.port, &self.log_path(), true) {
+            stop_child(&mut child);
+            panic!("OpenBao restart: {e}");
+        }
+        self.child = Some(child);
     }
 
     /// The server's combined stdout/stderr so far.
@@ -182,8 +294,7 @@ impl Bao {
     /// Kills the server now (tests of "OpenBao unreachable"). Idempotent; also done on drop.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
-            drop(c.stdin.take()); // EOF: the supervisor kills bao, then exits
-            let _ = c.wait();
+            stop_child(&mut c);
         }
     }
 

@@ -442,3 +442,20 @@ fn stack_publishes_seeds_and_audits() {
     );
     assert_eq!(stack.bao.login_count(), 1);
 }
+
+/// A persistent server keeps data, tokens and port across restarts.
+#[test]
+fn persistent_bao_survives_restart() {
+    let mut bao = Bao::start_persistent();
+    let signer = Signer::new();
+    bao.configure(&signer.public_key_pem(), BaoRoleOpts::default());
+    bao.put_secret("env-a", "api", &[("value", "a1")]);
+    let token = bao.login(&signer.mint_grant("env-a", HOUR).jwt).unwrap();
+    let addr = bao.addr();
+    bao.kill();
+    bao.restart();
+    assert_eq!(bao.addr(), addr);
+    let (st, v) = bao.read_secret(&token, "env-a", "api", Some(1));
+    assert_eq!((st, v["data"]["data"]["value"].as_str()), (200, Some("a1")));
+    assert_eq!(bao.secret_reads().len(), 1);
+}
