@@ -14,7 +14,6 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::convert::Infallible;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -241,6 +240,13 @@ impl Tenancy {
         self.st().envs.entry(env.to_string()).or_default().down = Some(purge);
     }
 
+    /// Cancels a pending [`Tenancy::set_down`].
+    pub fn clear_down(&self, env: &str) {
+        if let Some(e) = self.st().envs.get_mut(env) {
+            e.down = None;
+        }
+    }
+
     /// The `prod` flag of check-in answers for `env` (default false).
     pub fn set_prod(&self, env: &str, prod: bool) {
         self.st().envs.entry(env.to_string()).or_default().prod = prod;
@@ -305,7 +311,8 @@ impl Tenancy {
 
     /// One-shot fault: the next request whose path starts with `path_prefix` is answered
     /// `status` with `{"error":{"code": code,…}}` before anything else is checked (a 429 also
-    /// carries `Retry-After: 60`). Faults queue; each fires once.
+    /// carries `Retry-After: 60`). `status` 0 closes the connection without an answer.
+    /// Faults queue; each fires once.
     pub fn fail_next(&self, path_prefix: &str, status: u16, code: &str) {
         self.st().faults.push(Fault {
             prefix: path_prefix.to_string(),
@@ -472,7 +479,7 @@ fn unauthenticated(msg: &str) -> Reply {
 async fn handle(
     inner: Arc<Inner>,
     req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<Full<Bytes>>, std::io::Error> {
     let method = req.method().as_str().to_string();
     let path = req.uri().path().to_string();
     let ua = req
@@ -499,7 +506,7 @@ async fn handle(
         tokio::time::sleep(d).await;
     }
     let reply = route(&inner, &method, &path, bearer.as_deref(), &body).await;
-    if reply.status >= 300 {
+    if reply.status >= 300 || reply.status == 0 {
         // shows up in the failing test's captured output
         eprintln!(
             "fake-tenancy: {method} {path} -> {} {}: {}",
@@ -516,6 +523,10 @@ async fn handle(
         code: reply.code.clone(),
         message: reply.message.clone(),
     });
+    if reply.status == 0 {
+        // injected: hyper aborts the connection when the service fails
+        return Err(std::io::Error::other("injected connection drop"));
+    }
     let mut b = Response::builder().status(reply.status);
     for (k, v) in &reply.headers {
         b = b.header(*k, v);

@@ -302,7 +302,18 @@ fn tenancy_speaks_the_protocol() {
         json!({"action": "down", "desired_sha": null, "prod": true, "purge_volumes": true})
     );
 
-    // one-shot faults
+    // one-shot faults: a dropped connection, then an error answer
+    t.fail_next("/v1/agent/checkin", 0, "DROP");
+    let dropped = std::panic::catch_unwind(|| {
+        agent_call(
+            &a,
+            "POST",
+            "/v1/agent/checkin",
+            Some(&token),
+            Some(&checkin_body("env-a", None)),
+        )
+    });
+    assert!(dropped.is_err(), "the connection should have been dropped");
     t.fail_next("/v1/agent/checkin", 503, "MAINTENANCE");
     let r = agent_call(
         &a,
