@@ -44,7 +44,10 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(exit: Exit, msg: impl Into<String>) -> Self {
-        Failure { exit, msg: msg.into() }
+        Failure {
+            exit,
+            msg: msg.into(),
+        }
     }
     fn fail(msg: impl Into<String>) -> Self {
         Failure::new(Exit::Fail, msg)
@@ -80,7 +83,9 @@ fn from_tenancy(e: TenancyError) -> Failure {
 
 fn from_bao(e: BaoError) -> Failure {
     match e {
-        BaoError::Unavailable(m) => Failure::new(Exit::TempFail, format!("OpenBao unavailable: {m}")),
+        BaoError::Unavailable(m) => {
+            Failure::new(Exit::TempFail, format!("OpenBao unavailable: {m}"))
+        }
         other => Failure::fail(other.to_string()),
     }
 }
@@ -125,7 +130,8 @@ pub struct Clients {
 
 pub fn clients(cfg: &Config, conn: Arc<dyn Connector>) -> Result<Clients, Failure> {
     let (t, b) = endpoints(cfg);
-    let th = HttpClient::new(conn.clone(), t, cfg.tenancy.scheme, &cfg.tenancy.ca_file).map_err(Failure::fail)?;
+    let th = HttpClient::new(conn.clone(), t, cfg.tenancy.scheme, &cfg.tenancy.ca_file)
+        .map_err(Failure::fail)?;
     let bh = HttpClient::new(conn, b, cfg.bao.scheme, &cfg.bao.ca_file).map_err(Failure::fail)?;
     Ok(Clients {
         tenancy: Tenancy { http: th },
@@ -173,11 +179,21 @@ fn pull_diagnosis(output: &str) -> String {
         .filter(|l| !l.is_empty())
         .filter(|l| {
             let l = l.to_ascii_lowercase();
-            l.contains("error") || l.contains("denied") || l.contains("unauthorized") || l.contains("manifest")
-                || l.contains("credentials") || l.contains("refused") || l.contains("no such host") || l.contains("not found")
+            l.contains("error")
+                || l.contains("denied")
+                || l.contains("unauthorized")
+                || l.contains("manifest")
+                || l.contains("credentials")
+                || l.contains("refused")
+                || l.contains("no such host")
+                || l.contains("not found")
         })
         .collect();
-    let joined = if lines.is_empty() { output.trim().to_string() } else { lines.join(" | ") };
+    let joined = if lines.is_empty() {
+        output.trim().to_string()
+    } else {
+        lines.join(" | ")
+    };
     truncate_tail(&joined, 600)
 }
 
@@ -220,7 +236,10 @@ impl Agent {
     pub async fn tick(&mut self) -> Result<Exit, Failure> {
         self.prepare_dirs()?;
         let Some(_lock) = state::try_lock(&self.cfg.lock_path())? else {
-            info!("another tick holds {}; nothing to do", self.cfg.lock_path().display());
+            info!(
+                "another tick holds {}; nothing to do",
+                self.cfg.lock_path().display()
+            );
             return Ok(Exit::Ok);
         };
         self.state = State::load(&self.cfg.state_path())?;
@@ -301,7 +320,10 @@ impl Agent {
         result
     }
 
-    async fn checkin(&self, containers: &[Container]) -> Result<crate::tenancy::CheckinResponse, TenancyError> {
+    async fn checkin(
+        &self,
+        containers: &[Container],
+    ) -> Result<crate::tenancy::CheckinResponse, TenancyError> {
         let token = self.token.as_ref().map(|t| t.as_str()).unwrap_or_default();
         self.c
             .tenancy
@@ -373,9 +395,15 @@ impl Agent {
         let old = self.token.take();
         self.store_token(&login, TokenSource::Bootstrap)?;
         if let Err(e) = std::fs::remove_file(&gp) {
-            warn!("could not delete the used bootstrap grant {}: {e}", gp.display());
+            warn!(
+                "could not delete the used bootstrap grant {}: {e}",
+                gp.display()
+            );
         }
-        info!("bootstrap: logged in to OpenBao, token stored, grant {} deleted", gp.display());
+        info!(
+            "bootstrap: logged in to OpenBao, token stored, grant {} deleted",
+            gp.display()
+        );
         if let Some(old) = old {
             if old.as_str() != login.token.as_str() {
                 let _ = self.c.bao.revoke_self(&old).await;
@@ -384,7 +412,11 @@ impl Agent {
         Ok(())
     }
 
-    fn store_token(&mut self, login: &crate::bao::Login, source: TokenSource) -> Result<(), Failure> {
+    fn store_token(
+        &mut self,
+        login: &crate::bao::Login,
+        source: TokenSource,
+    ) -> Result<(), Failure> {
         state::write_private(&self.cfg.token_path(), login.token.as_bytes(), 0o600)?;
         let now = state::now();
         self.state.token = Some(TokenMeta {
@@ -441,10 +473,20 @@ impl Agent {
     /// while a working token exists lets the apply go on with it and defers the swap.
     async fn token_for_apply(&mut self) -> Result<Zeroizing<String>, Failure> {
         let cur = self.token.clone().unwrap_or_default();
-        let is_lease = self.state.token.as_ref().map(|t| t.source == TokenSource::Lease).unwrap_or(false);
+        let is_lease = self
+            .state
+            .token
+            .as_ref()
+            .map(|t| t.source == TokenSource::Lease)
+            .unwrap_or(false);
         let cur_ttl = match self.c.bao.lookup_self(&cur).await {
             Ok(info) => Some(info.ttl),
-            Err(BaoError::Unavailable(m)) => return Err(Failure::new(Exit::TempFail, format!("OpenBao unavailable: {m}"))),
+            Err(BaoError::Unavailable(m)) => {
+                return Err(Failure::new(
+                    Exit::TempFail,
+                    format!("OpenBao unavailable: {m}"),
+                ))
+            }
             Err(e) => {
                 info!("current token is no longer valid ({e}); leasing");
                 None
@@ -460,7 +502,11 @@ impl Agent {
         }
         match self.lease_login("apply").await {
             Ok(()) => Ok(self.token.clone().unwrap_or_default()),
-            Err(f) if f.exit == Exit::TempFail && cur_ttl.is_some() && f.msg.contains("rate-limited") => {
+            Err(f)
+                if f.exit == Exit::TempFail
+                    && cur_ttl.is_some()
+                    && f.msg.contains("rate-limited") =>
+            {
                 warn!("{}; applying with the current token, swap deferred", f.msg);
                 self.state.lease_swap_due = true;
                 Ok(cur)
@@ -472,8 +518,12 @@ impl Agent {
     /// Renew when the TTL runs low; re-lease when renewal can no longer extend it (max TTL);
     /// finish a deferred swap. Uses the cached expiry so a normal tick makes no OpenBao call.
     async fn token_upkeep(&mut self) -> Result<(), Failure> {
-        let Some(meta) = self.state.token.clone() else { return Ok(()) };
-        let Some(tok) = self.token.clone() else { return Ok(()) };
+        let Some(meta) = self.state.token.clone() else {
+            return Ok(());
+        };
+        let Some(tok) = self.token.clone() else {
+            return Ok(());
+        };
         let now = state::now();
         let below = self.cfg.bao.renew_below_s;
         if meta.expires_at > now + below && !self.state.lease_swap_due {
@@ -490,7 +540,12 @@ impl Agent {
             return Ok(());
         }
         if meta.renewable {
-            let got = self.c.bao.renew_self(&tok, below.max(3600) * 4).await.map_err(from_bao)?;
+            let got = self
+                .c
+                .bao
+                .renew_self(&tok, below.max(3600) * 4)
+                .await
+                .map_err(from_bao)?;
             if let Some(m) = self.state.token.as_mut() {
                 m.expires_at = now + got;
             }
@@ -552,9 +607,11 @@ impl Agent {
             let bad: Vec<String> = expected
                 .iter()
                 .filter(|s| {
-                    !containers
-                        .iter()
-                        .any(|c| &c.service == *s && c.state == "running" && (c.health.is_empty() || c.health == "healthy"))
+                    !containers.iter().any(|c| {
+                        &c.service == *s
+                            && c.state == "running"
+                            && (c.health.is_empty() || c.health == "healthy")
+                    })
                 })
                 .cloned()
                 .collect();
@@ -587,21 +644,35 @@ impl Agent {
             self.report(None, "down", "", "").await;
             return Ok(Exit::Ok);
         }
-        let compose = Compose::detect(&self.cfg).await.map_err(|e| Failure::fail(e.to_string()))?;
+        let compose = Compose::detect(&self.cfg)
+            .await
+            .map_err(|e| Failure::fail(e.to_string()))?;
         let cur = self.cfg.current_link();
-        let dir = if cur.join("compose.yaml").exists() { Some(cur.as_path()) } else { None };
-        info!("compose down --remove-orphans{}", if volumes { " -v" } else { "" });
+        let dir = if cur.join("compose.yaml").exists() {
+            Some(cur.as_path())
+        } else {
+            None
+        };
+        info!(
+            "compose down --remove-orphans{}",
+            if volumes { " -v" } else { "" }
+        );
         match compose.down(dir, volumes).await {
             Ok(_) => {
                 self.state.applied_sha = None;
                 self.state.applied_serial = None;
-                let detail = if want_purge && prod { "volumes kept: prod environment" } else { "" };
+                let detail = if want_purge && prod {
+                    "volumes kept: prod environment"
+                } else {
+                    ""
+                };
                 self.report(sha.as_deref(), "down", detail, "").await;
                 Ok(Exit::Ok)
             }
             Err(e) => {
                 let msg = format!("COMPOSE_DOWN_FAILED: {}", pull_diagnosis(e.output()));
-                self.report(sha.as_deref(), "failed", &msg, e.output()).await;
+                self.report(sha.as_deref(), "failed", &msg, e.output())
+                    .await;
                 Err(Failure::fail(msg))
             }
         }
@@ -612,7 +683,13 @@ impl Agent {
         let (wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
             Ok(x) => x,
             Err(TenancyError::BundleTooLarge(n)) => {
-                return Err(self.refuse(sha, Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes")), "").await)
+                return Err(self
+                    .refuse(
+                        sha,
+                        Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes")),
+                        "",
+                    )
+                    .await)
             }
             Err(e) => return Err(from_tenancy(e)),
         };
@@ -622,7 +699,11 @@ impl Agent {
         };
         if let Some(h) = hdr {
             if h != b.sha {
-                warn!("bundle header sha {} disagrees with its content {}", short(Some(&h)), short(Some(&b.sha)));
+                warn!(
+                    "bundle header sha {} disagrees with its content {}",
+                    short(Some(&h)),
+                    short(Some(&b.sha))
+                );
             }
         }
         let services = match self.pre_lease_checks(&b).await {
@@ -646,9 +727,17 @@ impl Agent {
                 let read = self.c.bao.kv_read(&tok, &e.path, &e.key, e.version).await;
                 let v = match read {
                     Ok(v) => v,
-                    Err(BaoError::Unavailable(m)) => return Err(Failure::new(Exit::TempFail, format!("OpenBao unavailable: {m}"))),
+                    Err(BaoError::Unavailable(m)) => {
+                        return Err(Failure::new(
+                            Exit::TempFail,
+                            format!("OpenBao unavailable: {m}"),
+                        ))
+                    }
                     Err(err) => {
-                        let r = Refusal::new("SECRET_UNREADABLE", format!("{}: {err}", e.var.as_deref().unwrap_or(&e.path)));
+                        let r = Refusal::new(
+                            "SECRET_UNREADABLE",
+                            format!("{}: {err}", e.var.as_deref().unwrap_or(&e.path)),
+                        );
                         return Err(self.refuse(sha, r, "").await);
                     }
                 };
@@ -669,7 +758,11 @@ impl Agent {
                 "read {} secret(s): {}{}",
                 entries.len(),
                 values.keys().cloned().collect::<Vec<_>>().join(", "),
-                if entries.iter().any(|e| e.is_registry_auth()) { " (+ registry credential)" } else { "" }
+                if entries.iter().any(|e| e.is_registry_auth()) {
+                    " (+ registry credential)"
+                } else {
+                    ""
+                }
             );
         }
         let env = match bundle::render_env(&b.env_template(), &values) {
@@ -680,7 +773,9 @@ impl Agent {
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
         drop(env);
-        let compose = Compose::detect(&self.cfg).await.map_err(|e| Failure::fail(e.to_string()))?;
+        let compose = Compose::detect(&self.cfg)
+            .await
+            .map_err(|e| Failure::fail(e.to_string()))?;
         // second pass: what compose itself will run, after interpolation from .env
         match compose.config(&staging).await {
             Ok(normalised) => {
@@ -708,20 +803,42 @@ impl Agent {
         if ok {
             self.state.applied_sha = Some(sha.to_string());
             self.state.applied_serial = Some(b.meta.serial);
-            info!("applied {} ({} containers healthy)", short(Some(sha)), cs.len());
+            info!(
+                "applied {} ({} containers healthy)",
+                short(Some(sha)),
+                cs.len()
+            );
             self.report(Some(sha), "applied", "", "").await;
             Ok(Exit::Ok)
         } else {
-            let logs = compose.logs(&release, 200).await.unwrap_or_else(|e| e.to_string());
+            let logs = compose
+                .logs(&release, 200)
+                .await
+                .unwrap_or_else(|e| e.to_string());
             let bad: Vec<String> = cs
                 .iter()
                 .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
-                .map(|c| format!("{} {}{}", c.service, c.state, if c.health.is_empty() { String::new() } else { format!("/{}", c.health) }))
+                .map(|c| {
+                    format!(
+                        "{} {}{}",
+                        c.service,
+                        c.state,
+                        if c.health.is_empty() {
+                            String::new()
+                        } else {
+                            format!("/{}", c.health)
+                        }
+                    )
+                })
                 .collect();
             let detail = format!(
                 "UNHEALTHY: not healthy within {}s: {}",
                 self.cfg.healthy_timeout_s,
-                if bad.is_empty() { "services missing".to_string() } else { bad.join(", ") }
+                if bad.is_empty() {
+                    "services missing".to_string()
+                } else {
+                    bad.join(", ")
+                }
             );
             self.report(Some(sha), "failed", &detail, &logs).await;
             Err(Failure::fail(detail))
@@ -746,7 +863,10 @@ impl Agent {
             if b.meta.serial < applied && !b.meta.agent.allow_rollback {
                 return Err(Refusal::new(
                     "ROLLBACK_REFUSED",
-                    format!("bundle serial {} is older than the applied {applied}", b.meta.serial),
+                    format!(
+                        "bundle serial {} is older than the applied {applied}",
+                        b.meta.serial
+                    ),
                 ));
             }
         }
@@ -755,7 +875,12 @@ impl Agent {
             .docker_root()
             .await
             .map_err(|e| Refusal::new("DOCKER_UNAVAILABLE", e.to_string()))?;
-        let free = runtime::free_bytes(&root).map_err(|e| Refusal::new("DISK_INSUFFICIENT", format!("cannot measure {}: {e}", root.display())))?;
+        let free = runtime::free_bytes(&root).map_err(|e| {
+            Refusal::new(
+                "DISK_INSUFFICIENT",
+                format!("cannot measure {}: {e}", root.display()),
+            )
+        })?;
         let need = b.meta.need_bytes.saturating_mul(3) / 2 + 2 * GIB;
         if free < need {
             return Err(Refusal::new(
@@ -782,20 +907,31 @@ impl Agent {
             }
             .map_err(|e| Failure::fail(format!("cannot replace {}: {e}", rel.display())))?;
         }
-        std::fs::rename(staging, &rel).map_err(|e| Failure::fail(format!("cannot promote to {}: {e}", rel.display())))?;
+        std::fs::rename(staging, &rel)
+            .map_err(|e| Failure::fail(format!("cannot promote to {}: {e}", rel.display())))?;
         state::swap_symlink(&rel, &self.cfg.current_link())?;
         Ok(rel)
     }
 
     async fn wait_healthy(&self, services: &[String]) -> (bool, Vec<Container>) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(self.cfg.healthy_timeout_s);
+        let started = std::time::Instant::now();
+        let r = self.wait_healthy_inner(services).await;
+        runtime::add_docker_wait(started);
+        r
+    }
+
+    async fn wait_healthy_inner(&self, services: &[String]) -> (bool, Vec<Container>) {
+        let deadline =
+            tokio::time::Instant::now() + Duration::from_secs(self.cfg.healthy_timeout_s);
         let mut bad_streak = 0;
         loop {
             let cs = self.containers().await;
             if runtime::converged(services, &cs) {
                 return (true, cs);
             }
-            let hopeless = cs.iter().any(|c| c.health == "unhealthy" || c.state == "exited" || c.state == "dead");
+            let hopeless = cs
+                .iter()
+                .any(|c| c.health == "unhealthy" || c.state == "exited" || c.state == "dead");
             bad_streak = if hopeless { bad_streak + 1 } else { 0 };
             if bad_streak >= 3 || tokio::time::Instant::now() >= deadline {
                 return (false, cs);

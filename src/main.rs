@@ -70,8 +70,9 @@ impl Write for RedactingWriter {
 }
 
 fn init_logging(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MONKY_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("monky_deployd={level},warn")));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MONKY_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("monky_deployd={level},warn"))
+    });
     let b = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| RedactingWriter)
@@ -179,7 +180,19 @@ async fn run(cfg: Config, once: bool, prune: bool) -> ExitCode {
         Err(f) => return report_failure(&f),
     };
     loop {
+        let started = std::time::Instant::now();
+        let docker_before = runtime::docker_wait_ms();
         let res = agent.tick().await;
+        let (wall, docker) = (
+            started.elapsed().as_millis() as u64,
+            runtime::docker_wait_ms() - docker_before,
+        );
+        let ru = self_rusage();
+        tracing::debug!(
+            "tick cost: wall {wall} ms, of which docker/compose {docker} ms; agent cpu {} ms; max rss {} KiB",
+            ru.0,
+            ru.1
+        );
         let code = match &res {
             Ok(e) => *e,
             Err(f) => {
@@ -203,6 +216,17 @@ async fn run(cfg: Config, once: bool, prune: bool) -> ExitCode {
             _ = tokio::signal::ctrl_c() => { info!("SIGINT: stopping"); return ExitCode::SUCCESS; }
         }
     }
+}
+
+/// (user+system CPU ms, max RSS KiB) of this process alone (children excluded).
+fn self_rusage() -> (u64, u64) {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a properly sized out-parameter for getrusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (0, 0);
+    }
+    let ms = |t: libc::timeval| t.tv_sec as u64 * 1000 + t.tv_usec as u64 / 1000;
+    (ms(ru.ru_utime) + ms(ru.ru_stime), ru.ru_maxrss as u64)
 }
 
 async fn bootstrap(cfg: Config, force: bool) -> ExitCode {
@@ -319,8 +343,11 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         let ts = |t: Option<u64>| {
-            t.map(|s| humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(s)).to_string())
-                .unwrap_or_else(|| "never".into())
+            t.map(|s| {
+                humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(s))
+                    .to_string()
+            })
+            .unwrap_or_else(|| "never".into())
         };
         println!("env            {}", cfg.env_id);
         println!("agent          {}", agent::VERSION);
@@ -342,11 +369,18 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
                 _ => String::new(),
             }
         );
-        println!("applied        {}", st.applied_sha.as_deref().unwrap_or("-"));
+        println!(
+            "applied        {}",
+            st.applied_sha.as_deref().unwrap_or("-")
+        );
         println!(
             "desired        {}{}",
             st.desired_sha.as_deref().unwrap_or("-"),
-            if v["in_sync"].as_bool() == Some(true) { "  (in sync)" } else { "" }
+            if v["in_sync"].as_bool() == Some(true) {
+                "  (in sync)"
+            } else {
+                ""
+            }
         );
         println!("last checkin   {}", ts(st.last_checkin));
         println!(

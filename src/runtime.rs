@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Limited};
@@ -22,7 +23,11 @@ pub enum RuntimeError {
     #[error("docker engine at {socket}: {msg}")]
     Engine { socket: String, msg: String },
     #[error("{what} failed (rc={rc}): {output}")]
-    Compose { what: String, rc: i32, output: String },
+    Compose {
+        what: String,
+        rc: i32,
+        output: String,
+    },
     #[error("{0}")]
     Spawn(String),
 }
@@ -34,6 +39,18 @@ impl RuntimeError {
             _ => "",
         }
     }
+}
+
+/// Wall time this process spent waiting on the compose CLI and on containers to become healthy,
+/// so a tick's own cost can be told apart from docker's (logged at the end of each tick).
+static DOCKER_WAIT_MS: AtomicU64 = AtomicU64::new(0);
+
+pub fn docker_wait_ms() -> u64 {
+    DOCKER_WAIT_MS.load(Ordering::Relaxed)
+}
+
+pub fn add_docker_wait(since: Instant) {
+    DOCKER_WAIT_MS.fetch_add(since.elapsed().as_millis() as u64, Ordering::Relaxed);
 }
 
 // ---- Engine API -------------------------------------------------------------------------
@@ -66,7 +83,9 @@ impl Engine {
 
     async fn call(&self, method: hyper::Method, path: &str) -> Result<Bytes, RuntimeError> {
         let fut = async {
-            let s = UnixStream::connect(&self.socket).await.map_err(|e| self.err(e))?;
+            let s = UnixStream::connect(&self.socket)
+                .await
+                .map_err(|e| self.err(e))?;
             let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
                 .await
                 .map_err(|e| self.err(e))?;
@@ -87,7 +106,10 @@ impl Engine {
                 .map_err(|e| self.err(e))?
                 .to_bytes();
             if !status.is_success() {
-                return Err(self.err(format!("{path}: {status}: {}", String::from_utf8_lossy(&body).trim())));
+                return Err(self.err(format!(
+                    "{path}: {status}: {}",
+                    String::from_utf8_lossy(&body).trim()
+                )));
             }
             Ok(body)
         };
@@ -99,15 +121,25 @@ impl Engine {
     /// The project's containers (one-off `run` containers excluded), with health parsed from
     /// the list's status text — one request, no per-container inspect.
     pub async fn containers(&self, project: &str) -> Result<Vec<Container>, RuntimeError> {
-        let filt = serde_json::json!({"label": [format!("com.docker.compose.project={project}")]}).to_string();
+        let filt = serde_json::json!({"label": [format!("com.docker.compose.project={project}")]})
+            .to_string();
         let path = format!("/containers/json?all=1&filters={}", urlencode(&filt));
         let body = self.call(hyper::Method::GET, &path).await?;
         let list: Vec<ApiContainer> = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
         let mut out: Vec<Container> = list
             .into_iter()
-            .filter(|c| c.labels.get("com.docker.compose.oneoff").map(|v| v != "True").unwrap_or(true))
+            .filter(|c| {
+                c.labels
+                    .get("com.docker.compose.oneoff")
+                    .map(|v| v != "True")
+                    .unwrap_or(true)
+            })
             .map(|c| Container {
-                service: c.labels.get("com.docker.compose.service").cloned().unwrap_or_default(),
+                service: c
+                    .labels
+                    .get("com.docker.compose.service")
+                    .cloned()
+                    .unwrap_or_default(),
                 health: health_of(&c.status).into(),
                 state: c.state,
             })
@@ -129,10 +161,15 @@ impl Engine {
     pub async fn prune_images(&self) -> Result<u64, RuntimeError> {
         let filt = urlencode(r#"{"dangling":["true"]}"#);
         let body = self
-            .call(hyper::Method::POST, &format!("/images/prune?filters={filt}"))
+            .call(
+                hyper::Method::POST,
+                &format!("/images/prune?filters={filt}"),
+            )
             .await?;
         let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
-        Ok(v.get("SpaceReclaimed").and_then(|x| x.as_u64()).unwrap_or(0))
+        Ok(v.get("SpaceReclaimed")
+            .and_then(|x| x.as_u64())
+            .unwrap_or(0))
     }
 }
 
@@ -220,7 +257,11 @@ impl Compose {
                 }
             }
         };
-        let flavour = if argv.len() == 2 { "plugin" } else { "standalone" };
+        let flavour = if argv.len() == 2 {
+            "plugin"
+        } else {
+            "standalone"
+        };
         Ok(Compose {
             argv,
             flavour,
@@ -234,7 +275,12 @@ impl Compose {
     /// Runs `compose -p <project> [-f dir/compose.yaml --project-directory dir] args…` with a
     /// clean environment: the agent's own variables must not override `.env` (compose gives the
     /// shell environment precedence), and `DOCKER_CONFIG` is always the agent's own.
-    async fn run(&self, dir: Option<&Path>, args: &[&str], timeout: Duration) -> Result<String, RuntimeError> {
+    async fn run(
+        &self,
+        dir: Option<&Path>,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<String, RuntimeError> {
         let mut cmd = tokio::process::Command::new(&self.argv[0]);
         cmd.args(&self.argv[1..]).args(["-p", &self.project]);
         if let Some(d) = dir {
@@ -256,9 +302,18 @@ impl Compose {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let what = format!("{} {}", self.argv.join(" "), args.first().copied().unwrap_or(""));
-        let child = cmd.spawn().map_err(|e| RuntimeError::Spawn(format!("{what}: cannot start: {e}")))?;
-        let out = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        let what = format!(
+            "{} {}",
+            self.argv.join(" "),
+            args.first().copied().unwrap_or("")
+        );
+        let child = cmd
+            .spawn()
+            .map_err(|e| RuntimeError::Spawn(format!("{what}: cannot start: {e}")))?;
+        let started = Instant::now();
+        let waited = tokio::time::timeout(timeout, child.wait_with_output()).await;
+        add_docker_wait(started);
+        let out = match waited {
             Ok(Ok(o)) => o,
             Ok(Err(e)) => return Err(RuntimeError::Spawn(format!("{what}: {e}"))),
             Err(_) => {
@@ -290,14 +345,20 @@ impl Compose {
     pub async fn config(&self, dir: &Path) -> Result<String, RuntimeError> {
         // stdout only matters here, but run() merges; v1/v2 print warnings on stderr only
         // for unset variables, which the env check has already excluded.
-        self.run(Some(dir), &["config"], Duration::from_secs(60)).await
+        self.run(Some(dir), &["config"], Duration::from_secs(60))
+            .await
     }
     pub async fn pull(&self, dir: &Path) -> Result<String, RuntimeError> {
-        self.run(Some(dir), &["pull"], Duration::from_secs(1800)).await
+        self.run(Some(dir), &["pull"], Duration::from_secs(1800))
+            .await
     }
     pub async fn up(&self, dir: &Path) -> Result<String, RuntimeError> {
-        self.run(Some(dir), &["up", "-d", "--remove-orphans"], Duration::from_secs(900))
-            .await
+        self.run(
+            Some(dir),
+            &["up", "-d", "--remove-orphans"],
+            Duration::from_secs(900),
+        )
+        .await
     }
     pub async fn down(&self, dir: Option<&Path>, volumes: bool) -> Result<String, RuntimeError> {
         let mut args = vec!["down", "--remove-orphans"];
@@ -308,13 +369,18 @@ impl Compose {
     }
     pub async fn logs(&self, dir: &Path, tail: u32) -> Result<String, RuntimeError> {
         let t = tail.to_string();
-        self.run(Some(dir), &["logs", "--no-color", "--tail", &t], Duration::from_secs(60))
-            .await
+        self.run(
+            Some(dir),
+            &["logs", "--no-color", "--tail", &t],
+            Duration::from_secs(60),
+        )
+        .await
     }
 }
 
 fn path_env() -> String {
-    std::env::var("PATH").unwrap_or_else(|_| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into())
+    std::env::var("PATH")
+        .unwrap_or_else(|_| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into())
 }
 
 #[cfg(test)]
@@ -337,9 +403,21 @@ mod tests {
             health: h.into(),
         };
         let exp = vec!["web".to_string(), "api".to_string()];
-        assert!(converged(&exp, &[c("api", "running", ""), c("web", "running", "healthy")]));
+        assert!(converged(
+            &exp,
+            &[c("api", "running", ""), c("web", "running", "healthy")]
+        ));
         assert!(!converged(&exp, &[c("web", "running", "healthy")]));
-        assert!(!converged(&exp, &[c("api", "running", "starting"), c("web", "running", "healthy")]));
-        assert!(!converged(&exp, &[c("api", "exited", ""), c("web", "running", "healthy")]));
+        assert!(!converged(
+            &exp,
+            &[
+                c("api", "running", "starting"),
+                c("web", "running", "healthy")
+            ]
+        ));
+        assert!(!converged(
+            &exp,
+            &[c("api", "exited", ""), c("web", "running", "healthy")]
+        ));
     }
 }
