@@ -102,6 +102,7 @@ check "the agent user may delete the grant but not config.yaml (sticky directory
   chroot '$A' setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups rm -f /etc/monky-deployd/bootstrap.jwt || exit 1
   if chroot '$A' setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups rm -f /etc/monky-deployd/config.yaml 2>/dev/null; then echo 'config.yaml was deletable'; exit 1; fi
   [ -f '$A/etc/monky-deployd/config.yaml' ] && cp -a '$WORK/grant.keep' '$A/etc/monky-deployd/bootstrap.jwt'"
+check "the agent, as its own user, reads install.sh's config (status --json)" agent_status_is "$A" "$ENV_ID" sdk
 check "tunneler switched to run-host (drop-in 0644 root)" bash -c "
   [ \"\$(chroot '$A' stat -c '%a %U %G' /etc/systemd/system/ziti-edge-tunnel.service.d/run-host.conf)\" = '644 root root' ] &&
   grep -q 'ziti-edge-tunnel run-host ' '$A/etc/systemd/system/ziti-edge-tunnel.service.d/run-host.conf'"
@@ -170,6 +171,7 @@ check "laptop config: transport proxy, laptop_mode true, no CA file" bash -c "
   f='$B/etc/monky-deployd/config.yaml'; grep -qx 'transport: proxy' \$f && grep -qx 'laptop_mode: true' \$f && grep -qx '  ca_file: \"\"' \$f || { cat \$f; exit 1; }"
 check "grant from stdin staged 0600 monky-deployd" bash -c "
   [ \"\$(chroot '$B' stat -c '%a %U %G' /etc/monky-deployd/bootstrap.jwt)\" = '600 monky-deployd monky-deployd' ] && [ \"\$(cat '$B/etc/monky-deployd/bootstrap.jwt')\" = '$GRANT_JWT' ]"
+check "the agent reads the laptop config (status --json)" agent_status_is "$B" "$ENV_ID" proxy
 check "user ziti created as a system account" bash -c "IFS=: read -r _ _ uid _ < <(chroot '$B' getent passwd ziti) && [ \"\$uid\" -lt 1000 ]"
 check "identity ACL: user:ziti:r-- and user:monky-deployd:r--" bash -c "
   a=\$(chroot '$B' getfacl -cp '$IDENT'); echo \"\$a\" | grep -qx 'user:ziti:r--' && echo \"\$a\" | grep -qx 'user:monky-deployd:r--'"

@@ -10,7 +10,7 @@ CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
 ANSIBLE_PIN="ansible==12.3.0"
 ANSIBLE_LINT_PIN="ansible-lint==26.10.1"
 CARGO_DEB_VERSION="3.8.0"
-DEBIAN_INCLUDE="acl"
+DEBIAN_INCLUDE="acl,python3-apt"
 
 plog() { printf '[packaging/provision] %s\n' "$*" >&2; }
 
@@ -80,6 +80,8 @@ provision_debian_root() {
     || { tail -n 30 "$tmp/log" >&2; rm -rf "$tmp"; return 1; }
   rm -rf "$tmp/root/var/cache/apt/archives/"*.deb "$tmp/root/var/lib/apt/lists/"*
   tar -C "$tmp/root" --numeric-owner -czf "$tarball.tmp" .
+  # older roots (another suite or include list) are no longer used
+  find "$CACHE" -maxdepth 1 -name 'debian-*-minbase-*.tar.gz' ! -name "$(basename "$tarball")" -delete
   mv "$tarball.tmp" "$tarball"
   rm -rf "$tmp"
 }

@@ -90,6 +90,18 @@ acl_has() {
   acl=$(in_root "$1" getfacl -cp "$2")
   printf '%s\n' "$acl" | grep -qx -- "$3" || { printf 'ACL of %s lacks %s:\n%s\n' "$2" "$3" "$acl"; return 1; }
 }
+# agent_status_is ROOT ENV TRANSPORT: `monky-deployd status --json` run as monky-deployd inside
+# the root parses the config there and reports that env and transport.
+agent_status_is() {
+  local out
+  out=$(in_root "$1" setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups \
+        /usr/bin/monky-deployd status --json 2>&1) || { echo "status failed:"; printf '%s\n' "$out"; return 1; }
+  if printf '%s\n' "$out" | grep -q "\"env_id\": \"$2\"" && printf '%s\n' "$out" | grep -q "\"transport\": \"$3\""; then
+    return 0
+  fi
+  printf 'status --json lacks env %s / transport %s:\n%s\n' "$2" "$3" "$out"
+  return 1
+}
 file_is() { expect_eq "content of $2" "$(cat "$1$2")" "$3"; }
 
 # new_root NAME: a fresh Debian root from the cached tarball, with /proc and /dev mounted.
@@ -128,6 +140,19 @@ if [ -z "${MONKY_PACKAGING_NO_BUILD:-}" ]; then
   (cd "$REPO" && cargo build --quiet --bin monky-deployd) || fatal "cargo build --bin monky-deployd"
 fi
 [ -x "$BIN" ] || fatal "$BIN does not exist: build it first (cargo build --bin monky-deployd)"
+# A binary linked against a shared libziti (ZITI_SDK_DIR) needs the library in the package: it is
+# copied next to the binary and the `sdk` variant of the cargo-deb metadata ships it.
+DEB_VARIANT=()
+LIBZITI=""
+if readelf -d "$BIN" | grep -q 'NEEDED.*\[libziti\.so\]'; then
+  for d in $(readelf -d "$BIN" | sed -n 's/.*R\(UN\)\{0,1\}PATH.*\[\(.*\)\]/\2/p' | tr ':' ' '); do
+    if [ -f "$d/libziti.so" ]; then LIBZITI="$d/libziti.so"; break; fi
+  done
+  [ -n "$LIBZITI" ] || fatal "$BIN needs libziti.so, and no RUNPATH entry of it holds one"
+  install -m 0644 "$LIBZITI" "$TARGET_DIR/debug/libziti.so"
+  DEB_VARIANT=(--variant sdk)
+  echo "binary links $LIBZITI: packaging the sdk variant"
+fi
 VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n1)
 [ -n "$VERSION" ] || fatal "no version in Cargo.toml"
 UPGRADE_VERSION="$VERSION+upgradetest1"
@@ -216,7 +241,7 @@ mkdir -p "$DEBS/$VERSION" "$DEBS/$UPGRADE_VERSION"
 build_deb() { # OUTDIR [extra args]
   local out=$1
   shift
-  (cd "$REPO" && CARGO_TARGET_DIR="$TARGET_DIR" "$CARGO_DEB" --no-build --profile dev --fast -q -p monky-deployd -o "$out" "$@")
+  (cd "$REPO" && CARGO_TARGET_DIR="$TARGET_DIR" "$CARGO_DEB" --no-build --profile dev --fast -q -p monky-deployd "${DEB_VARIANT[@]}" -o "$out" "$@")
 }
 check "cargo deb builds the package from the debug binary" build_deb "$DEBS/$VERSION"
 check "cargo deb builds an upgrade (same binary, version $UPGRADE_VERSION)" build_deb "$DEBS/$UPGRADE_VERSION" --deb-version "$UPGRADE_VERSION"
@@ -234,6 +259,12 @@ deb_has() { # MODE PATH
 }
 check "deb: binary 0755" deb_has -rwxr-xr-x usr/bin/monky-deployd
 for u in "${UNITS[@]}"; do check "deb: unit $u 0644" deb_has -rw-r--r-- "usr/lib/systemd/system/$u"; done
+if [ -n "$LIBZITI" ]; then
+  check "deb: libziti.so 0644 in /usr/lib/monky-deployd (the binary's \$ORIGIN RUNPATH)" deb_has -rw-r--r-- usr/lib/monky-deployd/libziti.so
+  check "binary RUNPATH reaches /usr/lib/monky-deployd from /usr/bin" bash -c "readelf -d '$BIN' | grep -q 'RUNPATH.*\\\$ORIGIN/../lib/monky-deployd'"
+else
+  check "deb: no libziti.so when the binary does not link it" bash -c "! grep -q libziti '$WORK/deb-contents'"
+fi
 check "deb: config example and docs" bash -c "grep -q 'usr/share/doc/monky-deployd/config.example.yaml' '$WORK/deb-contents' && grep -q 'usr/share/doc/monky-deployd/OPERATIONS.md' '$WORK/deb-contents'"
 check "deb ships nothing under /etc or /var (config and token are never package files)" \
   bash -c "! grep -Eq ' \./(etc|var)/.' '$WORK/deb-contents'"
@@ -248,6 +279,10 @@ check "dpkg -i succeeds in a minimal Debian root" in_root "$R" dpkg -i "/tmp/$DE
 check "package is installed at $VERSION" bash -c "[ \"\$(chroot '$R' dpkg-query -W -f='\${Status} \${Version}' monky-deployd)\" = 'install ok installed $VERSION' ]"
 check "binary /usr/bin/monky-deployd 0755 root" stat_is "$R" /usr/bin/monky-deployd "755 root root"
 for u in "${UNITS[@]}"; do check "unit $u 0644 root" stat_is "$R" "/usr/lib/systemd/system/$u" "644 root root"; done
+if [ -n "$LIBZITI" ]; then
+  check "the packaged libziti is what the binary loads in the root (SDK version reported)" bash -c "
+    chroot '$R' /usr/bin/monky-deployd version | grep -Eq 'ziti sdk: [0-9]' && [ ! -e '$R$(dirname "$LIBZITI")' ]"
+fi
 check "monky-deployd version runs in the Debian root" bash -c "out=\$(chroot '$R' /usr/bin/monky-deployd version) && echo \"\$out\" && echo \"\$out\" | grep -qF '$VERSION'"
 check "user monky-deployd: system uid, home = state dir, no login shell" bash -c "
   IFS=: read -r name _ uid _ _ home shell < <(chroot '$R' getent passwd monky-deployd) &&
