@@ -13,12 +13,10 @@
 #   ziti-net.sh ziti     DIR ARGS…                run the ziti CLI logged in to this network
 #
 # Env: ZITI_BIN (default /var/cache/monky-deployd-dev/bin/ziti, see scripts/provision.sh),
-#      ZITI_CTRL_PORT (1280), ZITI_ROUTER_PORT (3022).
+#      ZITI_CTRL_PORT (1280), ZITI_ROUTER_PORT (3022): fixed at the first start of a DIR.
 set -euo pipefail
 
 ZITI_BIN="${ZITI_BIN:-/var/cache/monky-deployd-dev/bin/ziti}"
-CTRL_PORT="${ZITI_CTRL_PORT:-1280}"
-ROUTER_PORT="${ZITI_ROUTER_PORT:-3022}"
 
 die() { printf 'ziti-net: %s\n' "$*" >&2; exit 1; }
 [ $# -ge 2 ] || die "usage: $0 start|stop|status|service|identity|jwt|ziti DIR [args]"
@@ -28,6 +26,13 @@ shift 2
 [ -x "$ZITI_BIN" ] || die "no ziti CLI at $ZITI_BIN (run scripts/provision.sh)"
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
+# Ports are fixed at the first start of a DIR (its PKI and router config name them).
+if [ -f "$DIR/ports" ]; then
+  read -r CTRL_PORT ROUTER_PORT <"$DIR/ports"
+else
+  CTRL_PORT="${ZITI_CTRL_PORT:-1280}"
+  ROUTER_PORT="${ZITI_ROUTER_PORT:-3022}"
+fi
 CTRL="https://localhost:$CTRL_PORT"
 
 # The CLI keeps its login under $HOME/.config/ziti: keep it inside DIR.
@@ -61,6 +66,7 @@ start() {
       --router-address localhost --router-port "$ROUTER_PORT" \
       >>"$DIR/quickstart.log" 2>&1 </dev/null 9>&- &
     echo $! >"$DIR/pid"
+    echo "$CTRL_PORT $ROUTER_PORT" >"$DIR/ports"
     for _ in $(seq 120); do answering && break; sleep 0.5; done
     answering || die "controller did not answer on $CTRL within 60s (see $DIR/quickstart.log)"
     login
