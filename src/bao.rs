@@ -18,7 +18,11 @@ pub enum BaoError {
     #[error("OpenBao: {what} not found (404)")]
     NotFound { what: String },
     #[error("OpenBao refused {what} ({status}): {msg}")]
-    Refused { what: String, status: u16, msg: String },
+    Refused {
+        what: String,
+        status: u16,
+        msg: String,
+    },
     #[error("OpenBao {what}: unexpected response: {msg}")]
     Protocol { what: String, msg: String },
 }
@@ -80,9 +84,14 @@ impl Bao {
                     msg: e.to_string(),
                 })
             }
-            StatusCode::FORBIDDEN => Err(BaoError::Denied { what: what.into(), msg: msg() }),
+            StatusCode::FORBIDDEN => Err(BaoError::Denied {
+                what: what.into(),
+                msg: msg(),
+            }),
             StatusCode::NOT_FOUND => Err(BaoError::NotFound { what: what.into() }),
-            s if s.is_server_error() => Err(BaoError::Unavailable(format!("{what}: {s} {}", msg()))),
+            s if s.is_server_error() => {
+                Err(BaoError::Unavailable(format!("{what}: {s} {}", msg())))
+            }
             s => Err(BaoError::Refused {
                 what: what.into(),
                 status: s.as_u16(),
@@ -106,7 +115,10 @@ impl Bao {
             what: "login".into(),
             msg: "no auth block".into(),
         })?;
-        let token = auth.get("client_token").and_then(|t| t.as_str()).unwrap_or_default();
+        let token = auth
+            .get("client_token")
+            .and_then(|t| t.as_str())
+            .unwrap_or_default();
         if token.is_empty() {
             return Err(BaoError::Protocol {
                 what: "login".into(),
@@ -123,8 +135,14 @@ impl Bao {
         };
         Ok(Login {
             token: Zeroizing::new(token.to_string()),
-            lease_duration: auth.get("lease_duration").and_then(|x| x.as_u64()).unwrap_or(0),
-            renewable: auth.get("renewable").and_then(|x| x.as_bool()).unwrap_or(false),
+            lease_duration: auth
+                .get("lease_duration")
+                .and_then(|x| x.as_u64())
+                .unwrap_or(0),
+            renewable: auth
+                .get("renewable")
+                .and_then(|x| x.as_bool())
+                .unwrap_or(false),
             env_id: meta("env_id"),
             grant_jti: meta("grant_jti"),
         })
@@ -132,14 +150,25 @@ impl Bao {
 
     /// `GET /v1/<mount>/data/<rest>?version=<n>` → `data.data.<key>`. `path` is the manifest's
     /// `monky/data/<env>/see/<name>`, already checked against the env prefix by the caller.
-    pub async fn kv_read(&self, token: &str, path: &str, key: &str, version: Option<u64>) -> Result<Zeroizing<String>, BaoError> {
+    pub async fn kv_read(
+        &self,
+        token: &str,
+        path: &str,
+        key: &str,
+        version: Option<u64>,
+    ) -> Result<Zeroizing<String>, BaoError> {
         let mut url = format!("/v1/{path}");
         if let Some(v) = version {
             url.push_str(&format!("?version={v}"));
         }
         let what = format!("read {path}");
-        let v = self.call(&what, Method::GET, &url, Some(token), None).await?;
-        let val = v.get("data").and_then(|d| d.get("data")).and_then(|d| d.get(key));
+        let v = self
+            .call(&what, Method::GET, &url, Some(token), None)
+            .await?;
+        let val = v
+            .get("data")
+            .and_then(|d| d.get("data"))
+            .and_then(|d| d.get(key));
         let s = match val {
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(serde_json::Value::Null) | None => {
@@ -155,11 +184,19 @@ impl Bao {
 
     pub async fn lookup_self(&self, token: &str) -> Result<TokenInfo, BaoError> {
         let v = self
-            .call("lookup-self", Method::GET, "/v1/auth/token/lookup-self", Some(token), None)
+            .call(
+                "lookup-self",
+                Method::GET,
+                "/v1/auth/token/lookup-self",
+                Some(token),
+                None,
+            )
             .await?;
-        serde_json::from_value(v.get("data").cloned().unwrap_or_default()).map_err(|e| BaoError::Protocol {
-            what: "lookup-self".into(),
-            msg: e.to_string(),
+        serde_json::from_value(v.get("data").cloned().unwrap_or_default()).map_err(|e| {
+            BaoError::Protocol {
+                what: "lookup-self".into(),
+                msg: e.to_string(),
+            }
         })
     }
 
@@ -181,8 +218,14 @@ impl Bao {
     }
 
     pub async fn revoke_self(&self, token: &str) -> Result<(), BaoError> {
-        self.call("revoke-self", Method::POST, "/v1/auth/token/revoke-self", Some(token), None)
-            .await
-            .map(|_| ())
+        self.call(
+            "revoke-self",
+            Method::POST,
+            "/v1/auth/token/revoke-self",
+            Some(token),
+            None,
+        )
+        .await
+        .map(|_| ())
     }
 }

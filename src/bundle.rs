@@ -146,7 +146,10 @@ impl Bundle {
             ));
         }
         if w.files.len() > MAX_FILES {
-            return Err(Refusal::new("BUNDLE_TOO_LARGE", format!("{} files (max {MAX_FILES})", w.files.len())));
+            return Err(Refusal::new(
+                "BUNDLE_TOO_LARGE",
+                format!("{} files (max {MAX_FILES})", w.files.len()),
+            ));
         }
         let mut files = BTreeMap::new();
         for f in w.files {
@@ -154,9 +157,14 @@ impl Bundle {
             // a file and a directory of the same name cannot both be written
             let content = base64::engine::general_purpose::STANDARD
                 .decode(f.content_b64.as_bytes())
-                .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("{}: content_b64: {e}", f.path)))?;
+                .map_err(|e| {
+                    Refusal::new("BUNDLE_INVALID", format!("{}: content_b64: {e}", f.path))
+                })?;
             if files.insert(f.path.clone(), content).is_some() {
-                return Err(Refusal::new("BUNDLE_PATH_UNSAFE", format!("{:?} appears twice", f.path)));
+                return Err(Refusal::new(
+                    "BUNDLE_PATH_UNSAFE",
+                    format!("{:?} appears twice", f.path),
+                ));
             }
         }
         for p in files.keys() {
@@ -182,19 +190,27 @@ impl Bundle {
             ));
         }
         if !files.contains_key("compose.yaml") {
-            return Err(Refusal::new("BUNDLE_INVALID", "no compose.yaml in the bundle"));
+            return Err(Refusal::new(
+                "BUNDLE_INVALID",
+                "no compose.yaml in the bundle",
+            ));
         }
         let meta: Meta = match files.get("bundle.json") {
-            Some(b) => serde_json::from_slice(b).map_err(|e| Refusal::new("BUNDLE_INVALID", format!("bundle.json: {e}")))?,
+            Some(b) => serde_json::from_slice(b)
+                .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("bundle.json: {e}")))?,
             None => Meta::default(),
         };
         let manifest: Manifest = match files.get("secrets.manifest.json") {
-            Some(b) => serde_json::from_slice(b)
-                .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("secrets.manifest.json: {e}")))?,
+            Some(b) => serde_json::from_slice(b).map_err(|e| {
+                Refusal::new("BUNDLE_INVALID", format!("secrets.manifest.json: {e}"))
+            })?,
             None => Manifest::default(),
         };
         if manifest.entries.len() > MAX_ENTRIES {
-            return Err(Refusal::new("BUNDLE_INVALID", "secrets manifest has too many entries"));
+            return Err(Refusal::new(
+                "BUNDLE_INVALID",
+                "secrets manifest has too many entries",
+            ));
         }
         Ok(Bundle {
             sha,
@@ -205,7 +221,10 @@ impl Bundle {
     }
 
     pub fn compose(&self) -> &[u8] {
-        self.files.get("compose.yaml").map(|v| v.as_slice()).unwrap_or_default()
+        self.files
+            .get("compose.yaml")
+            .map(|v| v.as_slice())
+            .unwrap_or_default()
     }
 
     pub fn env_template(&self) -> String {
@@ -233,7 +252,10 @@ impl Bundle {
                 continue;
             }
             if let Some(u) = &e.use_ {
-                return Err(Refusal::new("BUNDLE_INVALID", format!("manifest entry {}: unknown use {u:?}", e.path)));
+                return Err(Refusal::new(
+                    "BUNDLE_INVALID",
+                    format!("manifest entry {}: unknown use {u:?}", e.path),
+                ));
             }
             let var = e.var.as_deref().unwrap_or_default();
             if !valid_var(var) {
@@ -243,7 +265,10 @@ impl Bundle {
                 ));
             }
             if !vars.insert(var) {
-                return Err(Refusal::new("BUNDLE_INVALID", format!("manifest names {var} twice")));
+                return Err(Refusal::new(
+                    "BUNDLE_INVALID",
+                    format!("manifest names {var} twice"),
+                ));
             }
         }
         Ok(())
@@ -252,13 +277,17 @@ impl Bundle {
 
 pub fn valid_var(v: &str) -> bool {
     let mut b = v.bytes();
-    matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_') && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// Fill `${VAR}` placeholders in one pass (a value is never re-scanned, so a secret that looks
 /// like a placeholder stays literal). Unresolved names → `ENV_INCOMPLETE`; a value with a line
 /// break would inject extra lines into `.env` → `ENV_VALUE_UNSAFE`. Names only, never values.
-pub fn render_env(template: &str, values: &BTreeMap<String, Zeroizing<String>>) -> Result<Zeroizing<String>, Refusal> {
+pub fn render_env(
+    template: &str,
+    values: &BTreeMap<String, Zeroizing<String>>,
+) -> Result<Zeroizing<String>, Refusal> {
     let mut out = Zeroizing::new(String::with_capacity(template.len() + 64));
     let mut missing = BTreeSet::new();
     let mut unsafe_vals = BTreeSet::new();
@@ -297,7 +326,10 @@ pub fn render_env(template: &str, values: &BTreeMap<String, Zeroizing<String>>) 
     if !missing.is_empty() {
         return Err(Refusal::new(
             "ENV_INCOMPLETE",
-            format!("unresolved: {}", missing.into_iter().collect::<Vec<_>>().join(", ")),
+            format!(
+                "unresolved: {}",
+                missing.into_iter().collect::<Vec<_>>().join(", ")
+            ),
         ));
     }
     if !unsafe_vals.is_empty() {
@@ -316,7 +348,8 @@ pub fn render_env(template: &str, values: &BTreeMap<String, Zeroizing<String>>) 
 pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::state::StateError> {
     use crate::state::{ensure_dir, write_private, StateError};
     if dir.symlink_metadata().is_ok() {
-        std::fs::remove_dir_all(dir).map_err(|e| StateError::new("cannot clear staging", dir, e))?;
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| StateError::new("cannot clear staging", dir, e))?;
     }
     ensure_dir(dir, 0o700)?;
     for (p, content) in &b.files {
@@ -338,7 +371,10 @@ mod tests {
     #[test]
     fn protocol_test_vector() {
         let files: Vec<(&str, &[u8])> = vec![
-            ("compose.yaml", b"services:\n  web:\n    image: example/web:1\n"),
+            (
+                "compose.yaml",
+                b"services:\n  web:\n    image: example/web:1\n",
+            ),
             ("bundle.json", b"{\"serial\": 1}\n"),
             ("env.template", b"API_KEY=${API_KEY}\n"),
         ];
@@ -350,7 +386,17 @@ mod tests {
 
     #[test]
     fn paths() {
-        for bad in ["", "/etc/passwd", "../x", "a/../b", "a//b", "a/./b", "a\0b", "a\\b", "x/"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../b",
+            "a//b",
+            "a/./b",
+            "a\0b",
+            "a\\b",
+            "x/",
+        ] {
             assert!(check_path(bad).is_err(), "{bad:?}");
         }
         for good in ["compose.yaml", "conf/nginx.conf", ".hidden", "a..b"] {
@@ -366,7 +412,10 @@ mod tests {
         assert_eq!(out.as_str(), "K=x${B}y\nL=x${B}y\n");
         let e = render_env("K=${A}\nM=${MISSING}\nN=${OTHER:-d}\n", &v).unwrap_err();
         assert_eq!(e.code, "ENV_INCOMPLETE");
-        assert!(e.detail.contains("MISSING") && !e.detail.contains("x$"), "{e}");
+        assert!(
+            e.detail.contains("MISSING") && !e.detail.contains("x$"),
+            "{e}"
+        );
         v.insert("NL".to_string(), Zeroizing::new("a\nEVIL=1".to_string()));
         let e = render_env("K=${NL}\n", &v).unwrap_err();
         assert_eq!(e.code, "ENV_VALUE_UNSAFE");

@@ -10,12 +10,26 @@ const CODE: &str = "PRIVILEGED_REFUSED";
 
 /// Capabilities that amount to root on the host.
 const DANGEROUS_CAPS: &[&str] = &[
-    "ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_RAWIO", "SYS_PTRACE", "SYS_BOOT", "DAC_READ_SEARCH", "NET_ADMIN", "BPF",
-    "PERFMON", "MAC_ADMIN", "MAC_OVERRIDE", "SYS_TIME", "SYSLOG",
+    "ALL",
+    "SYS_ADMIN",
+    "SYS_MODULE",
+    "SYS_RAWIO",
+    "SYS_PTRACE",
+    "SYS_BOOT",
+    "DAC_READ_SEARCH",
+    "NET_ADMIN",
+    "BPF",
+    "PERFMON",
+    "MAC_ADMIN",
+    "MAC_OVERRIDE",
+    "SYS_TIME",
+    "SYSLOG",
 ];
 
 /// Host paths a container must not bind (exactly, or anything below the `deep` ones).
-const FORBIDDEN_EXACT: &[&str] = &["/", "/etc", "/root", "/boot", "/home", "/var", "/var/lib", "/run", "/var/run", "/usr"];
+const FORBIDDEN_EXACT: &[&str] = &[
+    "/", "/etc", "/root", "/boot", "/home", "/var", "/var/lib", "/run", "/var/run", "/usr",
+];
 const FORBIDDEN_DEEP: &[&str] = &[
     "/proc",
     "/sys",
@@ -35,8 +49,8 @@ const FORBIDDEN_DEEP: &[&str] = &[
 
 /// Parse compose YAML into a value with aliases and merge keys resolved.
 pub fn parse(text: &[u8]) -> Result<Value, Refusal> {
-    let mut v: Value =
-        serde_yaml_ng::from_slice(text).map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml: {e}")))?;
+    let mut v: Value = serde_yaml_ng::from_slice(text)
+        .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml: {e}")))?;
     v.apply_merge()
         .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml merge keys: {e}")))?;
     // merge keys may sit at any depth (service level, under deploy, …)
@@ -58,7 +72,8 @@ pub fn parse(text: &[u8]) -> Result<Value, Refusal> {
         }
         Ok(())
     }
-    deep_merge(&mut v).map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml merge keys: {e}")))?;
+    deep_merge(&mut v)
+        .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml merge keys: {e}")))?;
     Ok(v)
 }
 
@@ -88,7 +103,10 @@ fn truthy(v: &Value) -> bool {
         Value::Null => false,
         Value::Bool(b) => *b,
         Value::Number(n) => n.as_f64() != Some(0.0),
-        Value::String(s) => !matches!(s.trim().to_ascii_lowercase().as_str(), "" | "false" | "no" | "0" | "off" | "n"),
+        Value::String(s) => !matches!(
+            s.trim().to_ascii_lowercase().as_str(),
+            "" | "false" | "no" | "0" | "off" | "n"
+        ),
         _ => true,
     }
 }
@@ -130,9 +148,15 @@ fn check_bind_source(svc: &str, src: &str) -> Result<(), Refusal> {
             return Err(Refusal::new(CODE, format!("service {svc} bind-mounts {s}")));
         }
     } else if s.starts_with('~') || s.starts_with('$') {
-        return Err(Refusal::new(CODE, format!("service {svc} bind-mounts {s:?} (not a path inside the release)")));
+        return Err(Refusal::new(
+            CODE,
+            format!("service {svc} bind-mounts {s:?} (not a path inside the release)"),
+        ));
     } else if s.starts_with('.') && s.split('/').any(|c| c == "..") {
-        return Err(Refusal::new(CODE, format!("service {svc} bind-mounts {s:?} outside the release")));
+        return Err(Refusal::new(
+            CODE,
+            format!("service {svc} bind-mounts {s:?} outside the release"),
+        ));
     }
     Ok(())
 }
@@ -142,25 +166,43 @@ fn check_bind_source(svc: &str, src: &str) -> Result<(), Refusal> {
 pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal> {
     let root = match untag(doc) {
         Value::Mapping(m) => m,
-        _ => return Err(Refusal::new("BUNDLE_INVALID", "compose.yaml is not a mapping")),
+        _ => {
+            return Err(Refusal::new(
+                "BUNDLE_INVALID",
+                "compose.yaml is not a mapping",
+            ))
+        }
     };
     if get(root, "include").is_some() {
-        return Err(Refusal::new(CODE, "compose.yaml uses include (files outside the bundle's analysis)"));
+        return Err(Refusal::new(
+            CODE,
+            "compose.yaml uses include (files outside the bundle's analysis)",
+        ));
     }
     let services = match get(root, "services") {
         Some(Value::Mapping(m)) => m,
-        _ => return Err(Refusal::new("BUNDLE_INVALID", "compose.yaml has no services")),
+        _ => {
+            return Err(Refusal::new(
+                "BUNDLE_INVALID",
+                "compose.yaml has no services",
+            ))
+        }
     };
     let mut names = Vec::new();
     // named volumes that are really host binds (driver_opts o=bind, device=<host path>)
     let mut bind_volumes: Vec<(String, String)> = Vec::new();
     if let Some(Value::Mapping(vols)) = get(root, "volumes") {
         for (k, v) in vols {
-            let (Some(name), Value::Mapping(vm)) = (as_str(k), untag(v)) else { continue };
+            let (Some(name), Value::Mapping(vm)) = (as_str(k), untag(v)) else {
+                continue;
+            };
             if let Some(Value::Mapping(opts)) = get(vm, "driver_opts") {
                 let o = get(opts, "o").and_then(as_str).unwrap_or_default();
                 if let Some(dev) = get(opts, "device").and_then(as_str) {
-                    if o.split(',').any(|x| x.trim() == "bind" || x.trim() == "rbind") || dev.starts_with('/') {
+                    if o.split(',')
+                        .any(|x| x.trim() == "bind" || x.trim() == "rbind")
+                        || dev.starts_with('/')
+                    {
                         bind_volumes.push((name, dev));
                     }
                 }
@@ -172,7 +214,9 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
         for (k, v) in nets {
             let Some(key) = as_str(k) else { continue };
             if let Value::Mapping(nm) = untag(v) {
-                let name = get(nm, "name").and_then(as_str).unwrap_or_else(|| key.clone());
+                let name = get(nm, "name")
+                    .and_then(as_str)
+                    .unwrap_or_else(|| key.clone());
                 let driver = get(nm, "driver").and_then(as_str).unwrap_or_default();
                 if name == "host" || driver == "host" {
                     host_networks.push(key);
@@ -186,11 +230,19 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
         let s = match untag(v) {
             Value::Mapping(m) => m,
             Value::Null => continue,
-            _ => return Err(Refusal::new("BUNDLE_INVALID", format!("service {svc} is not a mapping"))),
+            _ => {
+                return Err(Refusal::new(
+                    "BUNDLE_INVALID",
+                    format!("service {svc} is not a mapping"),
+                ))
+            }
         };
         if let Some(ext) = get(s, "extends") {
             if matches!(untag(ext), Value::Mapping(m) if get(m, "file").is_some()) {
-                return Err(Refusal::new(CODE, format!("service {svc} extends another file")));
+                return Err(Refusal::new(
+                    CODE,
+                    format!("service {svc} extends another file"),
+                ));
             }
         }
         if allow_privileged {
@@ -203,7 +255,10 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
             if let Some(val) = get(s, key).and_then(as_str) {
                 let l = val.trim().to_ascii_lowercase();
                 if l == "host" || (key == "network_mode" && l.starts_with('$')) {
-                    return Err(Refusal::new(CODE, format!("service {svc} sets {key}: {val}")));
+                    return Err(Refusal::new(
+                        CODE,
+                        format!("service {svc} sets {key}: {val}"),
+                    ));
                 }
             }
         }
@@ -211,14 +266,20 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
             for (nk, _) in nets {
                 if let Some(n) = as_str(nk) {
                     if host_networks.contains(&n) {
-                        return Err(Refusal::new(CODE, format!("service {svc} joins the host network via {n}")));
+                        return Err(Refusal::new(
+                            CODE,
+                            format!("service {svc} joins the host network via {n}"),
+                        ));
                     }
                 }
             }
         } else if let Some(nets) = get(s, "networks") {
             for n in seq_strings(nets) {
                 if host_networks.contains(&n) {
-                    return Err(Refusal::new(CODE, format!("service {svc} joins the host network via {n}")));
+                    return Err(Refusal::new(
+                        CODE,
+                        format!("service {svc} joins the host network via {n}"),
+                    ));
                 }
             }
         }
@@ -227,7 +288,10 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
                 let norm = c.trim().to_ascii_uppercase();
                 let norm = norm.strip_prefix("CAP_").unwrap_or(&norm);
                 if DANGEROUS_CAPS.contains(&norm) || norm.starts_with('$') {
-                    return Err(Refusal::new(CODE, format!("service {svc} adds capability {c}")));
+                    return Err(Refusal::new(
+                        CODE,
+                        format!("service {svc} adds capability {c}"),
+                    ));
                 }
             }
         }
@@ -246,8 +310,14 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
         if let Some(opts) = get(s, "security_opt") {
             for o in seq_strings(opts) {
                 let l = o.to_ascii_lowercase().replace('=', ":");
-                if l.contains("unconfined") || l == "label:disable" || l.starts_with("no-new-privileges:false") {
-                    return Err(Refusal::new(CODE, format!("service {svc} sets security_opt {o}")));
+                if l.contains("unconfined")
+                    || l == "label:disable"
+                    || l.starts_with("no-new-privileges:false")
+                {
+                    return Err(Refusal::new(
+                        CODE,
+                        format!("service {svc} sets security_opt {o}"),
+                    ));
                 }
             }
         }
@@ -264,11 +334,14 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
                         }
                     }
                     Value::Mapping(m) => {
-                        let typ = get(m, "type").and_then(as_str).unwrap_or_else(|| "volume".into());
+                        let typ = get(m, "type")
+                            .and_then(as_str)
+                            .unwrap_or_else(|| "volume".into());
                         let src = get(m, "source").and_then(as_str).unwrap_or_default();
                         if typ == "bind" || src.starts_with('/') {
                             check_bind_source(&svc, &src)?;
-                        } else if let Some((_, dev)) = bind_volumes.iter().find(|(n, _)| *n == src) {
+                        } else if let Some((_, dev)) = bind_volumes.iter().find(|(n, _)| *n == src)
+                        {
                             check_bind_source(&svc, dev)?;
                         }
                     }
@@ -324,6 +397,10 @@ mod tests {
         let y = "x-c: &c\n  restart: unless-stopped\nservices:\n  web:\n    <<: *c\n    image: x\n    privileged: false\n    \
                  volumes: [\"data:/data\", \"./conf:/conf:ro\", \"/etc/localtime:/etc/localtime:ro\"]\n    cap_add: [NET_BIND_SERVICE]\n  api:\n    image: y\nvolumes:\n  data: {}\n";
         assert_eq!(run(y).unwrap(), vec!["web".to_string(), "api".to_string()]);
-        assert!(check(&parse(b"services:\n  a:\n    privileged: true\n").unwrap(), true).is_ok());
+        assert!(check(
+            &parse(b"services:\n  a:\n    privileged: true\n").unwrap(),
+            true
+        )
+        .is_ok());
     }
 }

@@ -198,7 +198,8 @@ pub fn valid_env_id(s: &str) -> bool {
     !b.is_empty()
         && b.len() <= 63
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 impl Config {
@@ -241,11 +242,26 @@ impl Config {
             return Err("site is required (e.g. cbs)".into());
         }
         if self.identity.is_empty() {
-            self.identity = format!("/opt/openziti/etc/identities/monky-host.{}.json", self.env_id);
+            self.identity = format!(
+                "/opt/openziti/etc/identities/monky-host.{}.json",
+                self.env_id
+            );
         }
         for (name, host, port, proxy_port, timeout) in [
-            ("tenancy", &self.tenancy.host, self.tenancy.port, self.tenancy.proxy_port, self.tenancy.timeout_s),
-            ("bao", &self.bao.host, self.bao.port, self.bao.proxy_port, self.bao.timeout_s),
+            (
+                "tenancy",
+                &self.tenancy.host,
+                self.tenancy.port,
+                self.tenancy.proxy_port,
+                self.tenancy.timeout_s,
+            ),
+            (
+                "bao",
+                &self.bao.host,
+                self.bao.port,
+                self.bao.proxy_port,
+                self.bao.timeout_s,
+            ),
         ] {
             if host.is_empty() {
                 return Err(format!("{name}.host must not be empty"));
@@ -260,11 +276,17 @@ impl Config {
                 return Err(format!("{name}.timeout_s must be 1-600"));
             }
         }
-        if self.bao.kv_mount.is_empty() || self.bao.auth_mount.is_empty() || self.bao.role.is_empty() {
+        if self.bao.kv_mount.is_empty()
+            || self.bao.auth_mount.is_empty()
+            || self.bao.role.is_empty()
+        {
             return Err("bao.kv_mount, bao.auth_mount and bao.role must not be empty".into());
         }
         if !self.state_dir.is_absolute() {
-            return Err(format!("state_dir {:?} must be an absolute path", self.state_dir));
+            return Err(format!(
+                "state_dir {:?} must be an absolute path",
+                self.state_dir
+            ));
         }
         if !(5..=86400).contains(&self.interval_s) {
             return Err("interval_s must be 5-86400".into());
@@ -293,7 +315,9 @@ impl Config {
             ("bao", self.bao.scheme, &self.bao.ca_file),
         ] {
             if scheme == Scheme::Https && !ca.is_empty() && !Path::new(ca).is_file() {
-                return Err(format!("{name}.ca_file {ca:?} does not exist (needed for https)"));
+                return Err(format!(
+                    "{name}.ca_file {ca:?} does not exist (needed for https)"
+                ));
             }
         }
         Ok(())
@@ -350,19 +374,25 @@ mod tests {
 
     #[test]
     fn unknown_key_named_with_line() {
-        let e = parse("env_id: a\nsite: b\ntenancy:\n  hots: x\n").unwrap_err().to_string();
+        let e = parse("env_id: a\nsite: b\ntenancy:\n  hots: x\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("hots") && e.contains("line 4"), "{e}");
     }
 
     #[test]
     fn bad_values_named() {
-        let e = parse("env_id: a\nsite: b\ntransport: carrier-pigeon\n").unwrap_err().to_string();
+        let e = parse("env_id: a\nsite: b\ntransport: carrier-pigeon\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("carrier-pigeon") && e.contains("sdk"), "{e}");
         let e = parse("env_id: Bad_Env\nsite: b\n").unwrap_err().to_string();
         assert!(e.contains("env_id"), "{e}");
         let e = parse("site: b\n").unwrap_err().to_string();
         assert!(e.contains("env_id is required"), "{e}");
-        let e = parse("env_id: a\nsite: b\nbao:\n  ca_file: /nope.pem\n").unwrap_err().to_string();
+        let e = parse("env_id: a\nsite: b\nbao:\n  ca_file: /nope.pem\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bao.ca_file"), "{e}");
     }
 }

@@ -54,7 +54,9 @@ pub fn tls_config(ca_file: &str) -> Result<Arc<rustls::ClientConfig>, String> {
             return Err(format!("ca_file {ca_file}: no certificate in it"));
         }
         for c in certs {
-            roots.add(c).map_err(|e| format!("ca_file {ca_file}: {e}"))?;
+            roots
+                .add(c)
+                .map_err(|e| format!("ca_file {ca_file}: {e}"))?;
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -74,7 +76,12 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    pub fn new(connector: Arc<dyn Connector>, endpoint: Endpoint, scheme: Scheme, ca_file: &str) -> Result<Self, String> {
+    pub fn new(
+        connector: Arc<dyn Connector>,
+        endpoint: Endpoint,
+        scheme: Scheme,
+        ca_file: &str,
+    ) -> Result<Self, String> {
         let tls = match scheme {
             Scheme::Https => Some(tls_config(ca_file)?),
             Scheme::Http => None,
@@ -93,8 +100,9 @@ impl HttpClient {
         let io: BoxIo = match &self.tls {
             None => io,
             Some(cfg) => {
-                let name = ServerName::try_from(self.endpoint.host.clone())
-                    .map_err(|e| HttpError::Tls(label, format!("server name {:?}: {e}", self.endpoint.host)))?;
+                let name = ServerName::try_from(self.endpoint.host.clone()).map_err(|e| {
+                    HttpError::Tls(label, format!("server name {:?}: {e}", self.endpoint.host))
+                })?;
                 let tls = tokio_rustls::TlsConnector::from(cfg.clone());
                 let s = tokio::time::timeout(self.endpoint.timeout, tls.connect(name, io))
                     .await
@@ -168,7 +176,9 @@ impl HttpClient {
                 }
             }
             let body = Limited::new(body, limit).collect().await.map_err(|e| {
-                if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some()
+                {
                     HttpError::TooLarge(label, limit)
                 } else {
                     HttpError::Io(label, e.to_string())

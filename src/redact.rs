@@ -78,7 +78,9 @@ pub fn redact(text: &str) -> String {
         if i == 3 {
             out = p.replace_all(&out, format!("${{1}}{MASK}@")).into_owned();
         } else if i == 4 {
-            out = p.replace_all(&out, format!("\"auth\": \"{MASK}\"")).into_owned();
+            out = p
+                .replace_all(&out, format!("\"auth\": \"{MASK}\""))
+                .into_owned();
         } else {
             out = p.replace_all(&out, MASK).into_owned();
         }
@@ -105,7 +107,14 @@ mod tests {
         let t = "token s.abcdefghijklmnopqrstuvwxyz hvs.CAESIabcdefghijklmnopqrstuv jwt eyJhbGciOi.eyJzdWIiOiIx.c2ln \
                  Authorization: Bearer abc.def.ghijklmnop https://robot:pa55word@reg.example/v2 {\"auth\": \"cm9ib3Q6cA==\"}";
         let r = redact(t);
-        for bad in ["abcdefghijklmnopqrstuvwxyz", "CAESI", "eyJzdWIiOiIx", "ghijklmnop", "pa55word", "cm9ib3Q6cA"] {
+        for bad in [
+            "abcdefghijklmnopqrstuvwxyz",
+            "CAESI",
+            "eyJzdWIiOiIx",
+            "ghijklmnop",
+            "pa55word",
+            "cm9ib3Q6cA",
+        ] {
             assert!(!r.contains(bad), "{bad} leaked in {r}");
         }
         assert!(r.contains("https://***@reg.example"), "{r}");

@@ -29,15 +29,26 @@ pub fn parse(value: &str, default_registry: &str) -> Result<RegistryAuth, Regist
     if t.starts_with('{') {
         let v: serde_json::Value =
             serde_json::from_str(t).map_err(|_| RegistryAuthError("not valid JSON".into()))?;
-        let f = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or_default().to_string();
+        let f = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
         let (u, p) = (f("username"), Zeroizing::new(f("password")));
         if u.is_empty() || p.is_empty() {
             return Err(RegistryAuthError("JSON needs username and password".into()));
         }
         let reg = f("registry");
-        let registry = if reg.is_empty() { default_registry.to_string() } else { reg };
+        let registry = if reg.is_empty() {
+            default_registry.to_string()
+        } else {
+            reg
+        };
         if registry.is_empty() {
-            return Err(RegistryAuthError("no registry named and registry_host is empty".into()));
+            return Err(RegistryAuthError(
+                "no registry named and registry_host is empty".into(),
+            ));
         }
         return Ok(RegistryAuth {
             registry,
@@ -46,13 +57,19 @@ pub fn parse(value: &str, default_registry: &str) -> Result<RegistryAuth, Regist
         });
     }
     let Some((u, p)) = t.split_once(':') else {
-        return Err(RegistryAuthError("neither JSON nor username:password".into()));
+        return Err(RegistryAuthError(
+            "neither JSON nor username:password".into(),
+        ));
     };
     if u.is_empty() || p.is_empty() {
-        return Err(RegistryAuthError("username:password with an empty part".into()));
+        return Err(RegistryAuthError(
+            "username:password with an empty part".into(),
+        ));
     }
     if default_registry.is_empty() {
-        return Err(RegistryAuthError("username:password needs registry_host in config".into()));
+        return Err(RegistryAuthError(
+            "username:password needs registry_host in config".into(),
+        ));
     }
     Ok(RegistryAuth {
         registry: default_registry.into(),
@@ -67,8 +84,10 @@ pub fn write_docker_config(dir: &Path, a: &RegistryAuth) -> Result<(), StateErro
     let token = Zeroizing::new(base64::engine::general_purpose::STANDARD.encode(raw.as_bytes()));
     crate::redact::register(&token);
     let body = Zeroizing::new(
-        serde_json::to_vec_pretty(&serde_json::json!({"auths": {a.registry.as_str(): {"auth": token.as_str()}}}))
-            .expect("json"),
+        serde_json::to_vec_pretty(
+            &serde_json::json!({"auths": {a.registry.as_str(): {"auth": token.as_str()}}}),
+        )
+        .expect("json"),
     );
     write_private(&dir.join("config.json"), &body, 0o600)
 }
@@ -79,10 +98,24 @@ mod tests {
 
     #[test]
     fn shapes() {
-        let a = parse(r#"{"registry":"r:5000","username":"robot$x","password":"p:w"}"#, "d").unwrap();
-        assert_eq!((a.registry.as_str(), a.username.as_str(), a.password.as_str()), ("r:5000", "robot$x", "p:w"));
+        let a = parse(
+            r#"{"registry":"r:5000","username":"robot$x","password":"p:w"}"#,
+            "d",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                a.registry.as_str(),
+                a.username.as_str(),
+                a.password.as_str()
+            ),
+            ("r:5000", "robot$x", "p:w")
+        );
         let b = parse("robot$x:p:w", "harbor").unwrap();
-        assert_eq!((b.registry.as_str(), b.password.as_str()), ("harbor", "p:w"));
+        assert_eq!(
+            (b.registry.as_str(), b.password.as_str()),
+            ("harbor", "p:w")
+        );
         for bad in ["", "nocolon", "{bad", r#"{"username":"u"}"#, ":p", "u:"] {
             let e = parse(bad, "h").err().expect(bad).to_string();
             assert!(bad.len() < 3 || !e.contains(bad), "{e}");
@@ -98,7 +131,8 @@ mod tests {
         let m = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(m(&dir), 0o700);
         assert_eq!(m(&dir.join("config.json")), 0o600);
-        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
         assert_eq!(v["auths"]["reg:5000"]["auth"], "dTpwdw==");
     }
 }

@@ -79,7 +79,8 @@ impl State {
     }
 
     pub fn save(&self, path: &Path) -> Result<(), StateError> {
-        let body = serde_json::to_vec_pretty(self).map_err(|e| StateError::new("encode state", path, e))?;
+        let body = serde_json::to_vec_pretty(self)
+            .map_err(|e| StateError::new("encode state", path, e))?;
         write_private(path, &body, 0o600)
     }
 }
@@ -107,11 +108,18 @@ fn fsync_dir(dir: &Path) {
 /// Atomically replace `path` with `data`, created with `mode` (never briefly wider).
 pub fn write_private(path: &Path, data: &[u8], mode: u32) -> Result<(), StateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
     let res = (|| -> std::io::Result<()> {
         let _ = fs::remove_file(&tmp);
-        let mut f = OpenOptions::new().write(true).create_new(true).mode(mode).open(&tmp)?;
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&tmp)?;
         f.set_permissions(fs::Permissions::from_mode(mode))?;
         f.write_all(data)?;
         f.sync_all()?;
@@ -131,7 +139,8 @@ pub fn swap_symlink(target: &Path, link: &Path) -> Result<(), StateError> {
     let dir = link.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".current.tmp.{}", std::process::id()));
     let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp).map_err(|e| StateError::new("cannot create symlink", &tmp, e))?;
+    std::os::unix::fs::symlink(target, &tmp)
+        .map_err(|e| StateError::new("cannot create symlink", &tmp, e))?;
     fs::rename(&tmp, link).map_err(|e| {
         let _ = fs::remove_file(&tmp);
         StateError::new("cannot replace symlink", link, e)
@@ -145,7 +154,11 @@ pub fn read_token(path: &Path) -> Result<Option<Zeroizing<String>>, StateError> 
         Ok(s) => {
             let s = Zeroizing::new(s);
             let t = s.trim();
-            Ok(if t.is_empty() { None } else { Some(Zeroizing::new(t.to_string())) })
+            Ok(if t.is_empty() {
+                None
+            } else {
+                Some(Zeroizing::new(t.to_string()))
+            })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(StateError::new("cannot read token", path, e)),
@@ -180,7 +193,14 @@ pub fn releases(dir: &Path) -> Vec<PathBuf> {
         .flatten()
         .flatten()
         .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
-        .map(|e| (e.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), e.path()))
+        .map(|e| {
+            (
+                e.metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH),
+                e.path(),
+            )
+        })
         .collect();
     v.sort();
     v.into_iter().map(|(_, p)| p).collect()
@@ -197,8 +217,15 @@ mod tests {
         write_private(&p, b"one", 0o600).unwrap();
         write_private(&p, b"two", 0o600).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"two");
-        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
-        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1, "no temp file left behind");
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "no temp file left behind"
+        );
     }
 
     #[test]

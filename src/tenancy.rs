@@ -16,16 +16,27 @@ pub enum TenancyError {
     #[error("tenancy: AGENT_ENV_MISMATCH: {0}")]
     EnvMismatch(String),
     #[error("tenancy rate-limited {what} ({code}), retry after {retry_after}s")]
-    RateLimited { what: &'static str, code: String, retry_after: u64 },
+    RateLimited {
+        what: &'static str,
+        code: String,
+        retry_after: u64,
+    },
     #[error("tenancy unavailable: {0}")]
     Unavailable(String),
     #[error("tenancy: BUNDLE_TOO_LARGE: bundle over {0} bytes")]
     BundleTooLarge(usize),
     #[error("tenancy answered {status} to {what}: {code}: {message}")]
-    Rejected { what: &'static str, status: u16, code: String, message: String },
+    Rejected {
+        what: &'static str,
+        status: u16,
+        code: String,
+        message: String,
+    },
     #[error("tenancy {what}: unexpected response: {detail}")]
     Protocol { what: &'static str, detail: String },
-    #[error("tenancy: the lease answered with AppRole material (the retired flow); refusing to use it")]
+    #[error(
+        "tenancy: the lease answered with AppRole material (the retired flow); refusing to use it"
+    )]
     LegacyLease,
 }
 
@@ -132,15 +143,24 @@ impl Tenancy {
         }
         let (code, message) = match serde_json::from_slice::<ErrBody>(&r.body) {
             Ok(b) => (b.error.code, b.error.message),
-            Err(_) => (String::new(), String::from_utf8_lossy(&r.body).chars().take(200).collect()),
+            Err(_) => (
+                String::new(),
+                String::from_utf8_lossy(&r.body).chars().take(200).collect(),
+            ),
         };
         let message = crate::redact::redact(&message);
         Err(match r.status {
             StatusCode::UNAUTHORIZED => TenancyError::Unauthenticated { code, message },
-            StatusCode::CONFLICT if code == "AGENT_ENV_MISMATCH" => TenancyError::EnvMismatch(message),
+            StatusCode::CONFLICT if code == "AGENT_ENV_MISMATCH" => {
+                TenancyError::EnvMismatch(message)
+            }
             StatusCode::TOO_MANY_REQUESTS => TenancyError::RateLimited {
                 what,
-                code: if code.is_empty() { "RATE_LIMITED".into() } else { code },
+                code: if code.is_empty() {
+                    "RATE_LIMITED".into()
+                } else {
+                    code
+                },
                 retry_after: r
                     .headers
                     .get(hyper::header::RETRY_AFTER)
@@ -148,7 +168,9 @@ impl Tenancy {
                     .and_then(|v| v.trim().parse().ok())
                     .unwrap_or(60),
             },
-            s if s.is_server_error() => TenancyError::Unavailable(format!("{what}: {s} {code} {message}")),
+            s if s.is_server_error() => {
+                TenancyError::Unavailable(format!("{what}: {s} {code} {message}"))
+            }
             s => TenancyError::Rejected {
                 what,
                 status: s.as_u16(),
@@ -158,17 +180,31 @@ impl Tenancy {
         })
     }
 
-    fn json<T: serde::de::DeserializeOwned>(what: &'static str, body: &[u8]) -> Result<T, TenancyError> {
+    fn json<T: serde::de::DeserializeOwned>(
+        what: &'static str,
+        body: &[u8],
+    ) -> Result<T, TenancyError> {
         serde_json::from_slice(body).map_err(|e| TenancyError::Protocol {
             what,
             detail: e.to_string(),
         })
     }
 
-    pub async fn checkin(&self, bearer: &str, req: &Checkin<'_>) -> Result<CheckinResponse, TenancyError> {
+    pub async fn checkin(
+        &self,
+        bearer: &str,
+        req: &Checkin<'_>,
+    ) -> Result<CheckinResponse, TenancyError> {
         let body = serde_json::to_vec(req).expect("serialisable");
         let r = self
-            .call("checkin", Method::POST, "/v1/agent/checkin", bearer, Some(body), BODY_LIMIT)
+            .call(
+                "checkin",
+                Method::POST,
+                "/v1/agent/checkin",
+                bearer,
+                Some(body),
+                BODY_LIMIT,
+            )
             .await?;
         let resp: CheckinResponse = Self::json("checkin", &r.body)?;
         match resp.action.as_str() {
@@ -180,7 +216,9 @@ impl Tenancy {
                 })
             }
         }
-        if resp.action == "apply" && resp.desired_sha.as_deref().map(is_sha).unwrap_or(false) == false {
+        if resp.action == "apply"
+            && resp.desired_sha.as_deref().map(is_sha).unwrap_or(false) == false
+        {
             return Err(TenancyError::Protocol {
                 what: "checkin",
                 detail: "action apply without a valid desired_sha".into(),
@@ -190,9 +228,16 @@ impl Tenancy {
     }
 
     /// Returns the wire bundle and the `X-Bundle-Sha256` header.
-    pub async fn bundle(&self, bearer: &str, env_id: &str, sha: &str) -> Result<(BundleWire, Option<String>), TenancyError> {
+    pub async fn bundle(
+        &self,
+        bearer: &str,
+        env_id: &str,
+        sha: &str,
+    ) -> Result<(BundleWire, Option<String>), TenancyError> {
         let path = format!("/v1/agent/bundle/{env_id}/{sha}");
-        let r = self.call("bundle", Method::GET, &path, bearer, None, BUNDLE_LIMIT).await?;
+        let r = self
+            .call("bundle", Method::GET, &path, bearer, None, BUNDLE_LIMIT)
+            .await?;
         let hdr = r
             .headers
             .get("x-bundle-sha256")
@@ -201,13 +246,29 @@ impl Tenancy {
         Ok((Self::json("bundle", &r.body)?, hdr))
     }
 
-    pub async fn lease(&self, bearer: &str, env_id: &str, reason: &str) -> Result<Lease, TenancyError> {
-        let body = serde_json::to_vec(&serde_json::json!({"env_id": env_id, "reason": reason})).expect("json");
+    pub async fn lease(
+        &self,
+        bearer: &str,
+        env_id: &str,
+        reason: &str,
+    ) -> Result<Lease, TenancyError> {
+        let body = serde_json::to_vec(&serde_json::json!({"env_id": env_id, "reason": reason}))
+            .expect("json");
         let r = self
-            .call("lease", Method::POST, "/v1/agent/lease", bearer, Some(body), BODY_LIMIT)
+            .call(
+                "lease",
+                Method::POST,
+                "/v1/agent/lease",
+                bearer,
+                Some(body),
+                BODY_LIMIT,
+            )
             .await?;
         let v: serde_json::Value = Self::json("lease", &r.body)?;
-        if ["role_id", "secret_id", "wrap_token"].iter().any(|k| v.get(k).is_some()) {
+        if ["role_id", "secret_id", "wrap_token"]
+            .iter()
+            .any(|k| v.get(k).is_some())
+        {
             return Err(TenancyError::LegacyLease);
         }
         let grant = v.get("grant").and_then(|g| g.as_str()).unwrap_or_default();
@@ -220,18 +281,31 @@ impl Tenancy {
         crate::redact::register(grant);
         Ok(Lease {
             grant: Zeroizing::new(grant.to_string()),
-            jti: v.get("jti").and_then(|j| j.as_str()).unwrap_or_default().to_string(),
+            jti: v
+                .get("jti")
+                .and_then(|j| j.as_str())
+                .unwrap_or_default()
+                .to_string(),
         })
     }
 
     pub async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError> {
         let body = serde_json::to_vec(rep).expect("serialisable");
-        self.call("report", Method::POST, "/v1/agent/report", bearer, Some(body), BODY_LIMIT)
-            .await?;
+        self.call(
+            "report",
+            Method::POST,
+            "/v1/agent/report",
+            bearer,
+            Some(body),
+            BODY_LIMIT,
+        )
+        .await?;
         Ok(())
     }
 }
 
 pub fn is_sha(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }

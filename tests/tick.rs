@@ -37,11 +37,19 @@ fn apply_heartbeat_update(f: Flavour) {
     assert_eq!(ck.len(), 1);
     assert!(ck[0]["applied_sha"].is_null());
     assert_eq!(ck[0]["agent_version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(s.tenancy.leases().len(), 1, "bootstrap token swapped for a lease once");
+    assert_eq!(
+        s.tenancy.leases().len(),
+        1,
+        "bootstrap token swapped for a lease once"
+    );
     let rep = s.last_report();
     assert_eq!(rep["result"], "applied", "{rep}");
     assert_eq!(rep["sha"], sha.as_str());
-    assert!(rep["containers"].as_array().unwrap().iter().any(|c| c["service"] == "web" && c["health"] == "healthy"));
+    assert!(rep["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["service"] == "web" && c["health"] == "healthy"));
     // files and modes
     let sd = s.state_dir();
     assert!(!s.bootstrap_path().exists(), "used bootstrap grant deleted");
@@ -51,20 +59,35 @@ fn apply_heartbeat_update(f: Flavour) {
     let rel = sd.join("releases").join(&sha);
     assert_eq!(std::fs::read_link(sd.join("current")).unwrap(), rel);
     assert_eq!(mode(&rel.join(".env")), 0o600);
-    assert_eq!(std::fs::read_to_string(rel.join(".env")).unwrap(), "API_KEY=k3y-value-one\n");
-    assert_eq!(std::fs::read_dir(sd.join("staging")).unwrap().count(), 0, "staging cleaned");
+    assert_eq!(
+        std::fs::read_to_string(rel.join(".env")).unwrap(),
+        "API_KEY=k3y-value-one\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(sd.join("staging")).unwrap().count(),
+        0,
+        "staging cleaned"
+    );
     let st = s.state();
     assert_eq!(st["applied_sha"], sha.as_str());
     assert_eq!(st["token"]["source"], "lease");
     // the container really runs with the secret
-    assert_eq!(s.containers(), vec![("web".to_string(), "running".to_string())]);
-    assert!(s.container_env("web").contains(&"API_KEY=k3y-value-one".to_string()));
+    assert_eq!(
+        s.containers(),
+        vec![("web".to_string(), "running".to_string())]
+    );
+    assert!(s
+        .container_env("web")
+        .contains(&"API_KEY=k3y-value-one".to_string()));
 
     // heartbeat: action none → applied report, no lease, no bundle fetch
     let fetches = s.tenancy.bundle_fetches().len();
     let r = s.tick();
     assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(s.tenancy.checkins().last().unwrap()["applied_sha"], sha.as_str());
+    assert_eq!(
+        s.tenancy.checkins().last().unwrap()["applied_sha"],
+        sha.as_str()
+    );
     assert_eq!(s.tenancy.bundle_fetches().len(), fetches);
     assert_eq!(s.tenancy.leases().len(), 1);
     assert_eq!(s.last_report()["result"], "applied");
@@ -79,8 +102,13 @@ fn apply_heartbeat_update(f: Flavour) {
     assert_eq!(s.last_report()["sha"], sha2.as_str());
     assert_eq!(s.last_report()["result"], "applied");
     assert_eq!(s.tenancy.leases().len(), 1, "valid lease token reused");
-    assert_eq!(std::fs::read_link(sd.join("current")).unwrap(), sd.join("releases").join(&sha2));
-    assert!(s.container_env("web").contains(&"API_KEY=k3y-value-two".to_string()));
+    assert_eq!(
+        std::fs::read_link(sd.join("current")).unwrap(),
+        sd.join("releases").join(&sha2)
+    );
+    assert!(s
+        .container_env("web")
+        .contains(&"API_KEY=k3y-value-two".to_string()));
     assert_eq!(s.state()["applied_sha"], sha2.as_str());
 }
 both_composes!(apply_heartbeat_update);
@@ -89,7 +117,9 @@ fn down_purge_and_prod(f: Flavour) {
     require_docker();
     let s = Stack::new("down", f);
     s.give_bootstrap();
-    let sha = s.tenancy.set_bundle(&s.env, web_bundle(&s, 1, "d", "v-down-1").files());
+    let sha = s
+        .tenancy
+        .set_bundle(&s.env, web_bundle(&s, 1, "d", "v-down-1").files());
     assert_eq!(s.tick().code, 0);
     assert_eq!(s.volumes().len(), 1, "the data volume exists");
 
@@ -108,7 +138,8 @@ fn down_purge_and_prod(f: Flavour) {
 
     // not prod: bring it back, then down with purge removes the volume
     s.tenancy.set_prod(&s.env, false);
-    s.tenancy.set_bundle(&s.env, web_bundle(&s, 2, "d2", "v-down-2").files());
+    s.tenancy
+        .set_bundle(&s.env, web_bundle(&s, 2, "d2", "v-down-2").files());
     assert_eq!(s.tick().code, 0);
     assert_eq!(s.containers().len(), 1);
     s.tenancy.set_down(&s.env, true);
@@ -131,7 +162,9 @@ fn unhealthy_reports_failed_with_log_tail(f: Flavour) {
          environment:\n      TOKEN: ${{TOKEN}}\n    \
          healthcheck:\n      test: [\"CMD\", \"false\"]\n      interval: 1s\n      timeout: 1s\n      retries: 1\n"
     );
-    let v = s.bao.put_secret(&s.env, "token", &[("value", "very-secret-token-value")]);
+    let v = s
+        .bao
+        .put_secret(&s.env, "token", &[("value", "very-secret-token-value")]);
     let spec = BundleSpec {
         serial: 1,
         compose,
@@ -142,16 +175,32 @@ fn unhealthy_reports_failed_with_log_tail(f: Flavour) {
     let sha = s.tenancy.set_bundle(&s.env, spec.files());
     let r = s.tick();
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(!s.tenancy.reports().is_empty(), "{r:?}\n{:?}", s.tenancy.requests());
+    assert!(
+        !s.tenancy.reports().is_empty(),
+        "{r:?}\n{:?}",
+        s.tenancy.requests()
+    );
     let rep = s.last_report();
     assert_eq!(rep["result"], "failed");
     assert_eq!(rep["sha"], sha.as_str());
-    assert!(rep["detail"].as_str().unwrap().starts_with("UNHEALTHY:"), "{rep}");
+    assert!(
+        rep["detail"].as_str().unwrap().starts_with("UNHEALTHY:"),
+        "{rep}"
+    );
     let tail = rep["log_tail"].as_str().unwrap();
-    assert!(tail.contains("booting-sick-service"), "compose log tail forwarded: {tail}");
-    assert!(!tail.contains("very-secret-token-value"), "log tail redacted: {tail}");
+    assert!(
+        tail.contains("booting-sick-service"),
+        "compose log tail forwarded: {tail}"
+    );
+    assert!(
+        !tail.contains("very-secret-token-value"),
+        "log tail redacted: {tail}"
+    );
     assert!(tail.contains("token=***"), "{tail}");
-    assert!(s.state()["applied_sha"].is_null(), "a failed apply is not recorded as applied");
+    assert!(
+        s.state()["applied_sha"].is_null(),
+        "a failed apply is not recorded as applied"
+    );
 }
 both_composes!(unhealthy_reports_failed_with_log_tail);
 
@@ -170,19 +219,32 @@ fn concurrent_tick_exits_zero_at_once() {
     let r = s.tick();
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("another tick"), "{r:?}");
-    assert!(s.tenancy.requests().is_empty(), "the second tick did nothing");
+    assert!(
+        s.tenancy.requests().is_empty(),
+        "the second tick did nothing"
+    );
     assert!(s.bootstrap_path().exists(), "and consumed nothing");
     drop(f);
     // two real processes at once: both exit 0, exactly one checks in
     let mut s = s;
     s.set_extra("");
     let a = std::process::Command::new(BIN)
-        .args(["--config", s.config_path().to_str().unwrap(), "run", "--once"])
+        .args([
+            "--config",
+            s.config_path().to_str().unwrap(),
+            "run",
+            "--once",
+        ])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let b = std::process::Command::new(BIN)
-        .args(["--config", s.config_path().to_str().unwrap(), "run", "--once"])
+        .args([
+            "--config",
+            s.config_path().to_str().unwrap(),
+            "run",
+            "--once",
+        ])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -195,15 +257,25 @@ fn concurrent_tick_exits_zero_at_once() {
 fn tenancy_unreachable_is_temporary() {
     let mut s = Stack::new("unreach", Flavour::V2);
     s.give_bootstrap();
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let text = s.config_text().replace(&format!("port: {}\n", s.tenancy.port()), &format!("port: {dead}\n"));
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let text = s.config_text().replace(
+        &format!("port: {}\n", s.tenancy.port()),
+        &format!("port: {dead}\n"),
+    );
     std::fs::write(s.config_path(), &text).unwrap();
     let r = s.tick();
     assert_eq!(r.code, 75, "{r:?}");
     assert!(r.stderr.contains("tenancy"), "{r:?}");
     // laptop mode: the same offline tick exits 0
     s.extra = "laptop_mode: true\n".into();
-    let text = s.config_text().replace(&format!("port: {}\n", s.tenancy.port()), &format!("port: {dead}\n"));
+    let text = s.config_text().replace(
+        &format!("port: {}\n", s.tenancy.port()),
+        &format!("port: {dead}\n"),
+    );
     std::fs::write(s.config_path(), text).unwrap();
     let r = s.tick();
     assert_eq!(r.code, 0, "{r:?}");
@@ -212,7 +284,8 @@ fn tenancy_unreachable_is_temporary() {
     s.set_extra("");
     s.tenancy.fail_next("/v1/agent/checkin", 503, "UNAVAILABLE");
     assert_eq!(s.tick().code, 75);
-    s.tenancy.fail_next("/v1/agent/checkin", 429, "RATE_LIMITED");
+    s.tenancy
+        .fail_next("/v1/agent/checkin", 429, "RATE_LIMITED");
     assert_eq!(s.tick().code, 75);
     assert_eq!(s.tick().code, 0, "recovers on the next tick");
 }
@@ -229,7 +302,8 @@ fn env_mismatch_exits_78_and_loop_stops() {
     assert!(r.stderr.contains("AGENT_ENV_MISMATCH"), "{r:?}");
     // tenancy's own 409 on check-in: same exit, and `run` (loop) stops instead of retrying
     s.give_bootstrap();
-    s.tenancy.fail_next("/v1/agent/checkin", 409, "AGENT_ENV_MISMATCH");
+    s.tenancy
+        .fail_next("/v1/agent/checkin", 409, "AGENT_ENV_MISMATCH");
     let r = s.cmd(&["run"]);
     assert_eq!(r.code, 78, "{r:?}");
     assert!(r.stderr.contains("loop stops"), "{r:?}");
@@ -243,7 +317,10 @@ fn superseded_grant_is_401_exit_1_with_advice() {
     s.tenancy.supersede(&s.env);
     let r = s.tick();
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stderr.contains("AGENT_UNAUTHENTICATED") && r.stderr.contains("bootstrap --force"), "{r:?}");
+    assert!(
+        r.stderr.contains("AGENT_UNAUTHENTICATED") && r.stderr.contains("bootstrap --force"),
+        "{r:?}"
+    );
     // a re-revealed kit's grant placed at the bootstrap path is picked up by the next tick
     s.give_bootstrap();
     let r = s.tick();
@@ -276,7 +353,10 @@ fn no_credentials_is_a_clear_failure() {
     let s = Stack::new("nocreds", Flavour::V2);
     let r = s.tick();
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stderr.contains("no credentials") && r.stderr.contains("bootstrap"), "{r:?}");
+    assert!(
+        r.stderr.contains("no credentials") && r.stderr.contains("bootstrap"),
+        "{r:?}"
+    );
     assert!(s.tenancy.requests().is_empty());
 }
 
@@ -285,7 +365,9 @@ fn status_reports_state_and_containers() {
     require_docker();
     let s = Stack::new("status", Flavour::V2);
     s.give_bootstrap();
-    let sha = s.tenancy.set_bundle(&s.env, web_bundle(&s, 1, "s", "status-secret-1").files());
+    let sha = s
+        .tenancy
+        .set_bundle(&s.env, web_bundle(&s, 1, "s", "status-secret-1").files());
     assert_eq!(s.tick().code, 0);
     let r = s.cmd(&["status", "--json"]);
     assert_eq!(r.code, 0, "{r:?}");
@@ -297,6 +379,12 @@ fn status_reports_state_and_containers() {
     assert_eq!(v["containers"][0]["service"], "web");
     assert_eq!(v["containers"][0]["health"], "healthy");
     let r = s.cmd(&["status"]);
-    assert!(r.stdout.contains("in sync") && r.stdout.contains("web"), "{r:?}");
-    assert!(!r.stdout.contains(&s.token()), "status never prints the token");
+    assert!(
+        r.stdout.contains("in sync") && r.stdout.contains("web"),
+        "{r:?}"
+    );
+    assert!(
+        !r.stdout.contains(&s.token()),
+        "status never prints the token"
+    );
 }

@@ -16,7 +16,8 @@ pub trait IoStream: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> IoStream for T {}
 pub type BoxIo = Box<dyn IoStream>;
 
-pub type ConnectFuture<'a> = Pin<Box<dyn Future<Output = Result<BoxIo, TransportError>> + Send + 'a>>;
+pub type ConnectFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<BoxIo, TransportError>> + Send + 'a>>;
 
 /// One remote the agent talks to (tenancy or OpenBao), as every transport needs to see it.
 #[derive(Clone, Debug)]
@@ -56,7 +57,10 @@ async fn tcp(addr: (&str, u16), ep: &Endpoint) -> Result<BoxIo, TransportError> 
             let _ = s.set_nodelay(true);
             Ok(Box::new(s))
         }
-        Ok(Err(e)) => Err(TransportError::Unreachable(format!("{} at {h}:{p}: {e}", ep.label))),
+        Ok(Err(e)) => Err(TransportError::Unreachable(format!(
+            "{} at {h}:{p}: {e}",
+            ep.label
+        ))),
         Err(_) => Err(TransportError::Unreachable(format!(
             "{} at {h}:{p}: connect timed out after {}s",
             ep.label,

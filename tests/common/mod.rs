@@ -41,7 +41,11 @@ pub struct Run {
 
 impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
     }
 }
 
@@ -78,9 +82,17 @@ impl Stack {
         });
         bao.configure(&tenancy.signer().public_key_pem(), role);
         let n = SEQ.fetch_add(1, Ordering::SeqCst);
-        let env = format!("t{}-{}-{}", std::process::id() % 100000, n, name.replace('_', "-"));
+        let env = format!(
+            "t{}-{}-{}",
+            std::process::id() % 100000,
+            n,
+            name.replace('_', "-")
+        );
         let env: String = env.chars().take(50).collect();
-        let dir = tempfile::Builder::new().prefix("monky-it-").tempdir().expect("tempdir");
+        let dir = tempfile::Builder::new()
+            .prefix("monky-it-")
+            .tempdir()
+            .expect("tempdir");
         let s = Stack {
             bao,
             tenancy,
@@ -137,7 +149,11 @@ impl Stack {
     pub fn give_bootstrap(&self) -> String {
         let g = self.tenancy.bootstrap_grant(&self.env);
         std::fs::write(self.bootstrap_path(), &g.jwt).unwrap();
-        std::fs::set_permissions(self.bootstrap_path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(
+            self.bootstrap_path(),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
         g.jti
     }
 
@@ -150,11 +166,17 @@ impl Stack {
     }
 
     pub fn state(&self) -> Value {
-        serde_json::from_slice(&std::fs::read(self.state_dir().join("state.json")).expect("state.json")).unwrap()
+        serde_json::from_slice(
+            &std::fs::read(self.state_dir().join("state.json")).expect("state.json"),
+        )
+        .unwrap()
     }
 
     pub fn token(&self) -> String {
-        std::fs::read_to_string(self.state_dir().join("bao.token")).expect("bao.token").trim().to_string()
+        std::fs::read_to_string(self.state_dir().join("bao.token"))
+            .expect("bao.token")
+            .trim()
+            .to_string()
     }
 
     /// (service, state, health) of the project's containers, straight from docker.
@@ -172,7 +194,10 @@ impl Stack {
             .unwrap();
         let mut v: Vec<(String, String)> = String::from_utf8_lossy(&o.stdout)
             .lines()
-            .filter_map(|l| l.split_once(' ').map(|(a, b)| (a.to_string(), b.to_string())))
+            .filter_map(|l| {
+                l.split_once(' ')
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+            })
             .collect();
         v.sort();
         v
@@ -190,7 +215,11 @@ impl Stack {
             ])
             .output()
             .unwrap();
-        let id = String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or_default().to_string();
+        let id = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
         assert!(!id.is_empty(), "no container for {service}");
         let o = Command::new("docker")
             .args(["inspect", "--format", "{{json .Config.Env}}", &id])
@@ -210,7 +239,10 @@ impl Stack {
             ])
             .output()
             .unwrap();
-        String::from_utf8_lossy(&o.stdout).lines().map(String::from).collect()
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(String::from)
+            .collect()
     }
 
     pub fn last_report(&self) -> Value {
@@ -221,14 +253,25 @@ impl Stack {
 impl Drop for Stack {
     fn drop(&mut self) {
         let p = format!("label=com.docker.compose.project={}", self.project());
-        if let Ok(o) = Command::new("docker").args(["ps", "-aq", "--filter", &p]).output() {
-            let ids: Vec<String> = String::from_utf8_lossy(&o.stdout).lines().map(String::from).collect();
+        if let Ok(o) = Command::new("docker")
+            .args(["ps", "-aq", "--filter", &p])
+            .output()
+        {
+            let ids: Vec<String> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(String::from)
+                .collect();
             if !ids.is_empty() {
-                let _ = Command::new("docker").args(["rm", "-f", "-v"]).args(&ids).output();
+                let _ = Command::new("docker")
+                    .args(["rm", "-f", "-v"])
+                    .args(&ids)
+                    .output();
             }
         }
         for v in self.volumes() {
-            let _ = Command::new("docker").args(["volume", "rm", "-f", &v]).output();
+            let _ = Command::new("docker")
+                .args(["volume", "rm", "-f", &v])
+                .output();
         }
         let _ = Command::new("docker")
             .args(["network", "rm", &format!("{}_default", self.project())])
@@ -252,7 +295,11 @@ pub fn run_bin(config: &Path, args: &[&str]) -> Run {
 }
 
 pub fn mode(p: &Path) -> u32 {
-    std::fs::symlink_metadata(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).permissions().mode() & 0o777
+    std::fs::symlink_metadata(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 /// A bundle: compose.yaml, env.template, secrets.manifest.json, bundle.json.
@@ -274,8 +321,14 @@ impl BundleSpec {
         }
         vec![
             ("compose.yaml".into(), self.compose.clone().into_bytes()),
-            ("env.template".into(), self.env_template.clone().into_bytes()),
-            ("secrets.manifest.json".into(), serde_json::to_vec(&self.manifest).unwrap()),
+            (
+                "env.template".into(),
+                self.env_template.clone().into_bytes(),
+            ),
+            (
+                "secrets.manifest.json".into(),
+                serde_json::to_vec(&self.manifest).unwrap(),
+            ),
             ("bundle.json".into(), serde_json::to_vec(&meta).unwrap()),
         ]
     }
