@@ -217,7 +217,7 @@ impl Tenancy {
             }
         }
         if resp.action == "apply"
-            && resp.desired_sha.as_deref().map(is_sha).unwrap_or(false) == false
+            && !resp.desired_sha.as_deref().map(is_sha).unwrap_or(false)
         {
             return Err(TenancyError::Protocol {
                 what: "checkin",
