@@ -216,9 +216,7 @@ impl Tenancy {
                 })
             }
         }
-        if resp.action == "apply"
-            && !resp.desired_sha.as_deref().map(is_sha).unwrap_or(false)
-        {
+        if resp.action == "apply" && !resp.desired_sha.as_deref().map(is_sha).unwrap_or(false) {
             return Err(TenancyError::Protocol {
                 what: "checkin",
                 detail: "action apply without a valid desired_sha".into(),
