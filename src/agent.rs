@@ -254,7 +254,12 @@ impl Agent {
             }
             other => other,
         };
-        // finally: scrub, clean staging, save state
+        // finally: scrub, clean staging, save state. The failure message is masked while the
+        // values this tick read are still registered: it goes to the journal and state.json.
+        let res = res.map_err(|mut f| {
+            f.msg = redact::redact(&f.msg);
+            f
+        });
         self.token = None;
         redact::forget_all();
         if let Ok(rd) = std::fs::read_dir(self.cfg.staging_dir()) {
@@ -355,6 +360,13 @@ impl Agent {
     /// The bearer: `bao.token`, or a login with the kit's bootstrap grant (then the grant file
     /// is deleted). `force` replaces an existing token.
     pub async fn load_or_bootstrap_token(&mut self, force: bool) -> Result<(), Failure> {
+        if force && self.token.is_none() {
+            // the token being replaced is revoked after the new login
+            if let Some(t) = state::read_token(&self.cfg.token_path())? {
+                redact::register(&t);
+                self.token = Some(t);
+            }
+        }
         if !force {
             if let Some(t) = state::read_token(&self.cfg.token_path())? {
                 redact::register(&t);
@@ -779,8 +791,10 @@ impl Agent {
         // second pass: what compose itself will run, after interpolation from .env
         match compose.config(&staging).await {
             Ok(normalised) => {
-                let check = compose_check::parse(normalised.as_bytes())
-                    .and_then(|v| compose_check::check(&v, b.meta.agent.allow_privileged));
+                let ctx = self.normalised_ctx(&staging);
+                let check = compose_check::parse(normalised.as_bytes()).and_then(|v| {
+                    compose_check::check_normalised(&v, b.meta.agent.allow_privileged, &ctx)
+                });
                 if let Err(r) = check {
                     return Err(self.refuse(sha, r, "").await);
                 }
@@ -854,9 +868,33 @@ impl Agent {
         self.refuse(sha, r, e.output()).await
     }
 
+    /// The second privilege pass's view: compose resolved relative paths against `project_dir`;
+    /// the agent's own files (state dir, bootstrap grant, config) are never a bind source.
+    fn normalised_ctx(&self, project_dir: &Path) -> compose_check::Normalised {
+        let mut private = Vec::new();
+        for p in [
+            &self.cfg.state_dir,
+            &self.cfg.bootstrap_path,
+            &self.cfg.path,
+        ] {
+            if p.as_os_str().is_empty() {
+                continue;
+            }
+            if let Ok(c) = std::fs::canonicalize(p) {
+                private.push(c);
+            }
+            private.push(p.clone());
+        }
+        compose_check::Normalised {
+            project_dir: project_dir.to_path_buf(),
+            private,
+        }
+    }
+
     /// Everything that can refuse a bundle before a lease or an OpenBao request.
     async fn pre_lease_checks(&self, b: &Bundle) -> Result<Vec<String>, Refusal> {
         b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)?;
+        b.check_env_template()?;
         let doc = compose_check::parse(b.compose())?;
         let services = compose_check::check(&doc, b.meta.agent.allow_privileged)?;
         if let Some(applied) = self.state.applied_serial {

@@ -275,6 +275,22 @@ impl Bundle {
     }
 }
 
+impl Bundle {
+    /// Every placeholder `env.template` uses must be a manifest variable: `ENV_INCOMPLETE` is
+    /// known before the lease, so a bundle that cannot render leases nothing and reads nothing.
+    pub fn check_env_template(&self) -> Result<(), Refusal> {
+        let names: BTreeMap<String, Zeroizing<String>> = self
+            .manifest
+            .entries
+            .iter()
+            .filter(|e| !e.is_registry_auth())
+            .filter_map(|e| e.var.clone())
+            .map(|v| (v, Zeroizing::new(String::new())))
+            .collect();
+        render_env(&self.env_template(), &names).map(|_| ())
+    }
+}
+
 pub fn valid_var(v: &str) -> bool {
     let mut b = v.bytes();
     matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')

@@ -2,6 +2,8 @@
 //! lease (anchors and merge keys resolved), and on the compose CLI's own normalised `config`
 //! after `.env` is rendered, so interpolation cannot smuggle a setting past the first pass.
 
+use std::path::PathBuf;
+
 use serde_yaml_ng::{Mapping, Value};
 
 use crate::bundle::Refusal;
@@ -141,21 +143,51 @@ fn host_path_forbidden(src: &str) -> bool {
             .any(|d| n == *d || n.starts_with(&format!("{d}/")))
 }
 
-fn check_bind_source(svc: &str, src: &str) -> Result<(), Refusal> {
+/// Where the second pass runs: the project directory compose resolved relative paths against,
+/// and the agent's own files (state dir, bootstrap grant, config) no container may see.
+#[derive(Debug, Clone, Default)]
+pub struct Normalised {
+    pub project_dir: PathBuf,
+    pub private: Vec<PathBuf>,
+}
+
+fn under(p: &str, dir: &str) -> bool {
+    dir == "/" || p == dir || p.starts_with(&format!("{dir}/"))
+}
+
+fn check_bind_source(who: &str, src: &str, ctx: Option<&Normalised>) -> Result<(), Refusal> {
     let s = src.trim();
     if s.starts_with('/') {
+        if let Some(ctx) = ctx {
+            // compose resolved `./x` against the project dir: the release's own files are fine
+            // even when the state dir itself is a forbidden host path (/var/lib/monky-deployd)
+            let n = normalise(s);
+            let pd = normalise(&ctx.project_dir.to_string_lossy());
+            if under(&n, &pd) {
+                return Ok(());
+            }
+            for p in &ctx.private {
+                let p = normalise(&p.to_string_lossy());
+                if under(&n, &p) || under(&p, &n) {
+                    return Err(Refusal::new(
+                        CODE,
+                        format!("{who} bind-mounts {s} (the agent's own files)"),
+                    ));
+                }
+            }
+        }
         if host_path_forbidden(s) {
-            return Err(Refusal::new(CODE, format!("service {svc} bind-mounts {s}")));
+            return Err(Refusal::new(CODE, format!("{who} bind-mounts {s}")));
         }
     } else if s.starts_with('~') || s.starts_with('$') {
         return Err(Refusal::new(
             CODE,
-            format!("service {svc} bind-mounts {s:?} (not a path inside the release)"),
+            format!("{who} bind-mounts {s:?} (not a path inside the release)"),
         ));
-    } else if s.starts_with('.') && s.split('/').any(|c| c == "..") {
+    } else if s.split('/').any(|c| c == "..") {
         return Err(Refusal::new(
             CODE,
-            format!("service {svc} bind-mounts {s:?} outside the release"),
+            format!("{who} bind-mounts {s:?} outside the release"),
         ));
     }
     Ok(())
@@ -164,6 +196,25 @@ fn check_bind_source(svc: &str, src: &str) -> Result<(), Refusal> {
 /// `privileged`, host namespaces, dangerous capabilities, devices, unconfined security options,
 /// and bind mounts of the Docker socket, `/` and other host internals. Returns the service names.
 pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal> {
+    check_in(doc, allow_privileged, None)
+}
+
+/// The second pass, on the compose CLI's own normalised `config` (paths already absolute):
+/// as [`check`], and a bind of the agent's own files — or of an ancestor of them — is refused
+/// while a bind inside the project directory is not.
+pub fn check_normalised(
+    doc: &Value,
+    allow_privileged: bool,
+    ctx: &Normalised,
+) -> Result<Vec<String>, Refusal> {
+    check_in(doc, allow_privileged, Some(ctx))
+}
+
+fn check_in(
+    doc: &Value,
+    allow_privileged: bool,
+    ctx: Option<&Normalised>,
+) -> Result<Vec<String>, Refusal> {
     let root = match untag(doc) {
         Value::Mapping(m) => m,
         _ => {
@@ -209,6 +260,22 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
             }
         }
     }
+    // top-level secrets and configs with `file:` are bind mounts too (a read-only bind of the
+    // Docker socket still drives the Docker API)
+    if !allow_privileged {
+        for (top, kind) in [("secrets", "secret"), ("configs", "config")] {
+            if let Some(Value::Mapping(m)) = get(root, top) {
+                for (k, v) in m {
+                    let name = as_str(k).unwrap_or_else(|| "?".into());
+                    if let Value::Mapping(sm) = untag(v) {
+                        if let Some(f) = get(sm, "file").and_then(as_str) {
+                            check_bind_source(&format!("{kind} {name}"), &f, ctx)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
     let mut host_networks: Vec<String> = Vec::new();
     if let Some(Value::Mapping(nets)) = get(root, "networks") {
         for (k, v) in nets {
@@ -227,6 +294,7 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
     for (k, v) in services {
         let svc = as_str(k).unwrap_or_else(|| "?".into());
         names.push(svc.clone());
+        let who = format!("service {svc}");
         let s = match untag(v) {
             Value::Mapping(m) => m,
             Value::Null => continue,
@@ -328,9 +396,9 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
                         // SRC:DST[:MODE]; a source without '/' or '.' is a named volume
                         let src = short.split(':').next().unwrap_or_default();
                         if let Some((_, dev)) = bind_volumes.iter().find(|(n, _)| n == src) {
-                            check_bind_source(&svc, dev)?;
+                            check_bind_source(&who, dev, ctx)?;
                         } else if short.contains(':') || src.starts_with('/') {
-                            check_bind_source(&svc, src)?;
+                            check_bind_source(&who, src, ctx)?;
                         }
                     }
                     Value::Mapping(m) => {
@@ -339,10 +407,10 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
                             .unwrap_or_else(|| "volume".into());
                         let src = get(m, "source").and_then(as_str).unwrap_or_default();
                         if typ == "bind" || src.starts_with('/') {
-                            check_bind_source(&svc, &src)?;
+                            check_bind_source(&who, &src, ctx)?;
                         } else if let Some((_, dev)) = bind_volumes.iter().find(|(n, _)| *n == src)
                         {
-                            check_bind_source(&svc, dev)?;
+                            check_bind_source(&who, dev, ctx)?;
                         }
                     }
                     _ => {}
@@ -402,5 +470,65 @@ mod tests {
             true
         )
         .is_ok());
+    }
+
+    #[test]
+    fn secrets_and_configs_files_are_binds() {
+        for y in [
+            "services:\n  a:\n    image: x\n    secrets: [s]\nsecrets:\n  s:\n    file: /var/run/docker.sock\n",
+            "services:\n  a:\n    image: x\nconfigs:\n  c:\n    file: /\n",
+            "services:\n  a:\n    image: x\nsecrets:\n  s:\n    file: ${F}\n",
+            "services:\n  a:\n    image: x\nsecrets:\n  s:\n    file: sub/../../../etc/shadow\n",
+            "services:\n  a:\n    image: x\n    volumes:\n      - type: bind\n        source: sub/../../x\n        target: /x\n",
+        ] {
+            assert!(run(y).is_err(), "not refused: {y}");
+        }
+        assert!(
+            run("services:\n  a:\n    image: x\nsecrets:\n  s:\n    file: ./secret.txt\n").is_ok()
+        );
+    }
+
+    #[test]
+    fn second_pass_knows_the_project_dir_and_the_agents_files() {
+        let ctx = Normalised {
+            project_dir: "/var/lib/monky-deployd/staging/abc".into(),
+            private: vec![
+                "/var/lib/monky-deployd".into(),
+                "/etc/monky-deployd/bootstrap.jwt".into(),
+            ],
+        };
+        let doc = |src: &str| {
+            parse(format!("services:\n  a:\n    image: x\n    volumes:\n      - type: bind\n        source: {src}\n        target: /t\n").as_bytes())
+                .unwrap()
+        };
+        // the release's own files: fine in production, where the state dir is a forbidden host path
+        for ok in [
+            "/var/lib/monky-deployd/staging/abc/conf",
+            "/var/lib/monky-deployd/staging/abc/a/b.txt",
+        ] {
+            assert!(check_normalised(&doc(ok), false, &ctx).is_ok(), "{ok}");
+        }
+        for bad in [
+            "/var/lib/monky-deployd/staging/abc/../../bao.token",
+            "/var/lib/monky-deployd/bao.token",
+            "/var/lib/monky-deployd/docker",
+            "/var/lib/monky-deployd/staging/abd",
+            "/var/lib",
+            "/etc/monky-deployd/bootstrap.jwt",
+        ] {
+            let r = check_normalised(&doc(bad), false, &ctx);
+            assert!(r.is_err(), "not refused: {bad}");
+        }
+        let tmp = Normalised {
+            project_dir: "/tmp/it/state/staging/abc".into(),
+            private: vec!["/tmp/it/state".into()],
+        };
+        for bad in ["/tmp/it/state/bao.token", "/tmp/it", "/tmp"] {
+            assert!(
+                check_normalised(&doc(bad), false, &tmp).is_err(),
+                "not refused: {bad}"
+            );
+        }
+        assert!(check_normalised(&doc("/srv/data"), false, &tmp).is_ok());
     }
 }
