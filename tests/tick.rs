@@ -388,3 +388,78 @@ fn status_reports_state_and_containers() {
         "status never prints the token"
     );
 }
+
+#[test]
+fn loop_stops_cleanly_on_sigterm_between_ticks() {
+    let mut s = Stack::new("loop", Flavour::V2);
+    s.set_extra("interval_s: 5\n");
+    s.give_bootstrap();
+    let mut child = std::process::Command::new(BIN)
+        .args(["--config", s.config_path().to_str().unwrap(), "run"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the first check-in", || !s.tenancy.checkins().is_empty());
+    // let the tick finish and the loop go to sleep, then stop it
+    wait_for("state.json", || s.state_dir().join("state.json").exists());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let t0 = std::time::Instant::now();
+    unsafe_kill(child.id() as i32, 15);
+    let st = child.wait().unwrap();
+    assert!(st.success(), "SIGTERM between ticks exits 0: {st:?}");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(3),
+        "stops at once, not after the interval"
+    );
+    assert_eq!(s.tenancy.checkins().len(), 1);
+    assert!(
+        s.state()["last_checkin"].as_u64().is_some(),
+        "state saved and readable"
+    );
+}
+
+fn unsafe_kill(pid: i32, sig: i32) {
+    let ok = std::process::Command::new("kill")
+        .args([format!("-{sig}"), pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+#[test]
+fn prune_keeps_the_configured_releases() {
+    require_docker();
+    let mut s = Stack::new("prune", Flavour::V2);
+    s.set_extra("keep_releases: 1\n");
+    s.give_bootstrap();
+    let mut shas = Vec::new();
+    for i in 1..=3u64 {
+        let b = web_bundle(&s, i, &format!("p{i}"), &format!("prune-secret-{i}"));
+        shas.push(s.tenancy.set_bundle(&s.env, b.files()));
+        let r = s.tick();
+        assert_eq!(r.code, 0, "{r:?}");
+    }
+    let rels = s.state_dir().join("releases");
+    assert_eq!(
+        std::fs::read_dir(&rels).unwrap().count(),
+        3,
+        "nothing pruned without --prune"
+    );
+    let r = s.cmd(&["run", "--once", "--prune"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let left: Vec<String> = std::fs::read_dir(&rels)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left,
+        vec![shas[2].clone()],
+        "only the current release is kept"
+    );
+    assert!(r.stderr.contains("dangling images removed"), "{r:?}");
+    assert_eq!(
+        std::fs::read_link(s.state_dir().join("current")).unwrap(),
+        rels.join(&shas[2])
+    );
+}
