@@ -612,6 +612,15 @@ impl Agent {
             return Ok(Exit::Ok);
         };
         let expected: Vec<String> = self.expected_services(&self.cfg.current_link());
+        if containers.is_empty() {
+            // an empty list may mean the engine itself is down: say which
+            if let Err(e) = self.engine.containers(&self.cfg.compose_project).await {
+                let detail = format!("DOCKER_UNAVAILABLE: {e}");
+                warn!("heartbeat: {detail}");
+                self.report(Some(&sha), "failed", &detail, "").await;
+                return Err(Failure::fail(detail));
+            }
+        }
         if runtime::converged(&expected, &containers) {
             self.report(Some(&sha), "applied", "", "").await;
             Ok(Exit::Ok)
