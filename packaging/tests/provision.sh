@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the packaging tests need, pinned and cached under $MONKY_CACHE, skipping whatever
 # is already there. Sourced by run.sh; fails loudly (set -e) when anything cannot be installed.
-#   apt:       shellcheck, systemd (systemd-analyze), debootstrap, acl, xz-utils, binutils (strip)
+#   apt:       shellcheck, systemd (systemd-analyze), debootstrap, acl, xz-utils, binutils (strip),
+#              gcc + libc6-dev (the sandbox probe), python3-seccomp (unit_sandbox.py)
 #   PyPI:      ansible, ansible-lint (a venv under $MONKY_CACHE)
 #   crates.io: cargo-deb (cargo install --locked --root $MONKY_CACHE)
 #   Debian:    a debootstrapped minimal root, cached as a tarball
@@ -15,7 +16,7 @@ DEBIAN_INCLUDE="acl,python3-apt"
 plog() { printf '[packaging/provision] %s\n' "$*" >&2; }
 
 provision_apt() {
-  local -a want=(shellcheck debootstrap acl xz-utils binutils) missing=()
+  local -a want=(shellcheck debootstrap acl xz-utils binutils gcc libc6-dev python3-seccomp) missing=()
   local p
   command -v systemd-analyze >/dev/null || want+=(systemd)
   for p in "${want[@]}"; do

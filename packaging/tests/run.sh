@@ -159,9 +159,11 @@ UPGRADE_VERSION="$VERSION+upgradetest1"
 
 # ---- 1. shellcheck ----------------------------------------------------------------------------
 echo "== shellcheck"
+check "unit_sandbox.py compiles" /usr/bin/python3 -m py_compile "$REPO/packaging/tests/unit_sandbox.py"
 for f in packaging/install.sh packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm \
          packaging/tests/run.sh packaging/tests/provision.sh packaging/tests/standins/systemctl \
-         packaging/tests/standins/curl packaging/tests/standins/apt-get; do
+         packaging/tests/standins/curl packaging/tests/standins/apt-get packaging/tests/install_tests.sh \
+         packaging/tests/sandbox_tests.sh packaging/tests/ansible_tests.sh; do
   check "shellcheck $f" shellcheck -x -P "$REPO" "$REPO/$f"
 done
 check "install.sh and maintainer scripts are executable" \
@@ -318,7 +320,12 @@ echo "== install.sh in a Debian root (stand-ins: systemctl, curl downloads, apt-
 # shellcheck source=packaging/tests/install_tests.sh
 . "$HERE/install_tests.sh"
 
-# ---- 6. ansible -------------------------------------------------------------------------------
+# ---- 6. the agent under its unit's sandbox ------------------------------------------------------
+echo "== the agent under monky-deployd.service's sandbox (seccomp, MDWE, read-only root; no systemd)"
+# shellcheck source=packaging/tests/sandbox_tests.sh
+. "$HERE/sandbox_tests.sh"
+
+# ---- 7. ansible -------------------------------------------------------------------------------
 echo "== ansible role"
 # shellcheck source=packaging/tests/ansible_tests.sh
 . "$HERE/ansible_tests.sh"
