@@ -193,6 +193,31 @@ fn check_bind_source(who: &str, src: &str, ctx: Option<&Normalised>) -> Result<(
     Ok(())
 }
 
+/// A file compose reads on the host (`env_file`): inside the release only — relative, no `..`,
+/// no interpolation; after normalisation, under the project directory.
+fn check_file_in_release(
+    who: &str,
+    what: &str,
+    p: &str,
+    ctx: Option<&Normalised>,
+) -> Result<(), Refusal> {
+    let t = p.trim();
+    let inside = if t.starts_with('/') {
+        ctx.map(|c| under(&normalise(t), &normalise(&c.project_dir.to_string_lossy())))
+            .unwrap_or(false)
+    } else {
+        !t.starts_with('~') && !t.contains('$') && !t.split('/').any(|c| c == "..")
+    };
+    if inside {
+        Ok(())
+    } else {
+        Err(Refusal::new(
+            CODE,
+            format!("{who} reads {what} {t:?} from outside the release"),
+        ))
+    }
+}
+
 /// `privileged`, host namespaces, dangerous capabilities, devices, unconfined security options,
 /// and bind mounts of the Docker socket, `/` and other host internals. Returns the service names.
 pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal> {
@@ -322,7 +347,12 @@ fn check_in(
         for key in ["network_mode", "pid", "ipc", "uts", "userns_mode", "cgroup"] {
             if let Some(val) = get(s, key).and_then(as_str) {
                 let l = val.trim().to_ascii_lowercase();
-                if l == "host" || (key == "network_mode" && l.starts_with('$')) {
+                // `container:<name>` joins a container outside the project (another env's
+                // processes, environment and secrets); `service:<name>` stays inside it
+                if l == "host"
+                    || l.starts_with("container:")
+                    || (key == "network_mode" && l.starts_with('$'))
+                {
                     return Err(Refusal::new(
                         CODE,
                         format!("service {svc} sets {key}: {val}"),
@@ -375,12 +405,98 @@ fn check_in(
                 }
             }
         }
+        if let Some(vf) = get(s, "volumes_from") {
+            for v in seq_strings(vf) {
+                if v.trim().to_ascii_lowercase().starts_with("container:")
+                    || v.trim().starts_with('$')
+                {
+                    return Err(Refusal::new(
+                        CODE,
+                        format!("service {svc} mounts the volumes of {v} (outside the project)"),
+                    ));
+                }
+            }
+        }
+        if let Some(ef) = get(s, "env_file") {
+            let paths: Vec<String> = match ef {
+                Value::Sequence(items) => items
+                    .iter()
+                    .filter_map(|i| match untag(i) {
+                        Value::Mapping(m) => get(m, "path").and_then(as_str),
+                        other => as_str(other),
+                    })
+                    .collect(),
+                other => as_str(other).into_iter().collect(),
+            };
+            for p in paths {
+                check_file_in_release(&who, "env_file", &p, ctx)?;
+            }
+        }
+        if let Some(b) = get(s, "build") {
+            let (context, extra, network) = match b {
+                Value::Mapping(m) => (
+                    get(m, "context").and_then(as_str),
+                    match get(m, "additional_contexts") {
+                        Some(Value::Mapping(ac)) => ac.values().filter_map(as_str).collect(),
+                        Some(other) => seq_strings(other)
+                            .into_iter()
+                            .map(|x| x.split_once('=').map(|(_, p)| p.to_string()).unwrap_or(x))
+                            .collect(),
+                        None => Vec::new(),
+                    },
+                    get(m, "network").and_then(as_str),
+                ),
+                other => (as_str(other), Vec::new(), None),
+            };
+            if network
+                .map(|n| n.trim().eq_ignore_ascii_case("host"))
+                .unwrap_or(false)
+            {
+                return Err(Refusal::new(
+                    CODE,
+                    format!("service {svc} builds on the host network"),
+                ));
+            }
+            for c in context.into_iter().chain(extra) {
+                let remote =
+                    c.contains("://") || c.starts_with("git@") || c.starts_with("docker-image:");
+                if !remote {
+                    check_bind_source(&format!("{who} build context"), &c, ctx)?;
+                }
+            }
+        }
+        if get(s, "provider").is_some() {
+            return Err(Refusal::new(
+                CODE,
+                format!("service {svc} is run by a provider plugin on the host"),
+            ));
+        }
+        for hook in ["post_start", "pre_stop"] {
+            if let Some(Value::Sequence(hooks)) = get(s, hook) {
+                for h in hooks {
+                    if let Value::Mapping(hm) = untag(h) {
+                        if get(hm, "privileged").map(truthy).unwrap_or(false) {
+                            return Err(Refusal::new(
+                                CODE,
+                                format!("service {svc} runs a privileged {hook} hook"),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
         if let Some(opts) = get(s, "security_opt") {
             for o in seq_strings(opts) {
-                let l = o.to_ascii_lowercase().replace('=', ":");
+                let l = o.trim().to_ascii_lowercase().replace('=', ":");
+                // any seccomp profile but the default (a custom one can allow everything), any
+                // AppArmor profile but docker-default, SELinux labels other than a level
+                // (`type:spc_t` is the "super privileged container" type)
                 if l.contains("unconfined")
-                    || l == "label:disable"
+                    || l.starts_with("seccomp")
+                    || (l.starts_with("apparmor") && l != "apparmor:docker-default")
+                    || (l.starts_with("label") && !l.starts_with("label:level:"))
                     || l.starts_with("no-new-privileges:false")
+                    || l.starts_with('$')
                 {
                     return Err(Refusal::new(
                         CODE,
@@ -530,5 +646,54 @@ mod tests {
             );
         }
         assert!(check_normalised(&doc("/srv/data"), false, &tmp).is_ok());
+    }
+
+    #[test]
+    fn other_containers_host_files_builds_hooks_and_profiles() {
+        let svc = |extra: &str| format!("services:\n  a:\n    image: x\n{extra}");
+        for extra in [
+            "    network_mode: container:other-env-db\n",
+            "    pid: \"container:abc123\"\n",
+            "    ipc: container:x\n",
+            "    volumes_from: [\"container:other-env-db\"]\n",
+            "    env_file: /etc/monky-deployd/config.yaml\n",
+            "    env_file: [../../bao.token]\n",
+            "    env_file:\n      - path: ./${F}\n        required: false\n",
+            "    build: /\n",
+            "    build:\n      context: ../..\n",
+            "    build:\n      context: .\n      network: host\n",
+            "    build:\n      context: .\n      additional_contexts:\n        st: /var/lib/monky-deployd\n",
+            "    provider:\n      type: evil\n",
+            "    post_start:\n      - command: id\n        privileged: true\n",
+            "    security_opt: [\"seccomp=./allow-all.json\"]\n",
+            "    security_opt: [\"apparmor=my-lax-profile\"]\n",
+            "    security_opt: [\"label=type:spc_t\"]\n",
+            "    security_opt: [\"label:disable\"]\n",
+            "    security_opt: [\"no-new-privileges=false\"]\n",
+        ] {
+            assert!(run(&svc(extra)).is_err(), "not refused: {extra}");
+        }
+        for extra in [
+            "    network_mode: service:b\n",
+            "    volumes_from: [b, \"service:b:ro\"]\n",
+            "    env_file: [.env, ./conf/extra.env]\n",
+            "    build: .\n",
+            "    build:\n      context: ./app\n      additional_contexts:\n        r: https://github.com/x/y.git\n",
+            "    post_start:\n      - command: id\n",
+            "    security_opt: [\"no-new-privileges:true\", \"apparmor=docker-default\", \"label=level:s0:c100,c200\"]\n",
+        ] {
+            assert!(run(&svc(extra)).is_ok(), "refused: {extra}");
+        }
+        let ctx = Normalised {
+            project_dir: "/var/lib/monky-deployd/staging/abc".into(),
+            private: vec!["/var/lib/monky-deployd".into()],
+        };
+        let ok = parse(b"services:\n  a:\n    image: x\n    env_file: [/var/lib/monky-deployd/staging/abc/.env]\n    build:\n      context: /var/lib/monky-deployd/staging/abc/app\n").unwrap();
+        assert!(check_normalised(&ok, false, &ctx).is_ok());
+        let bad = parse(
+            b"services:\n  a:\n    image: x\n    build:\n      context: /var/lib/monky-deployd\n",
+        )
+        .unwrap();
+        assert!(check_normalised(&bad, false, &ctx).is_err());
     }
 }

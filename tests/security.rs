@@ -693,6 +693,78 @@ fn privileged_settings_are_refused_end_to_end_unless_allowed() {
 }
 
 #[test]
+fn host_files_and_other_containers_are_refused_end_to_end() {
+    let (s, _) = bootstrapped("hostfiles", Flavour::V2);
+    let e = entry(&s, "API_KEY", "api_key", "hostfiles-secret");
+    let svc = |extra: &str| quiet_service(IMAGE, extra);
+    let cases = [
+        (
+            "secret from the docker socket",
+            format!(
+                "{}secrets:\n  s:\n    file: /var/run/docker.sock\n",
+                svc("    secrets: [s]\n")
+            ),
+        ),
+        (
+            "config from the state dir",
+            format!(
+                "{}configs:\n  c:\n    file: ../../bao.token\n",
+                svc("    configs: [c]\n")
+            ),
+        ),
+        (
+            "env_file from the state dir",
+            svc("    env_file: [../../bao.token]\n"),
+        ),
+        (
+            "env_file absolute",
+            svc("    env_file: /etc/monky-deployd/config.yaml\n"),
+        ),
+        (
+            "another container's pid namespace",
+            svc("    pid: \"container:monky-demo-01-web-1\"\n"),
+        ),
+        (
+            "another container's volumes",
+            svc("    volumes_from: [\"container:monky-demo-01-web-1\"]\n"),
+        ),
+        (
+            "super-privileged SELinux type",
+            svc("    security_opt: [\"label=type:spc_t\"]\n"),
+        ),
+        (
+            "custom seccomp profile",
+            svc("    security_opt: [\"seccomp=./allow.json\"]\n"),
+        ),
+        (
+            "build context of the state dir",
+            svc("    build:\n      context: ../..\n"),
+        ),
+        (
+            "named volume binding /",
+            format!(
+                "{}volumes:\n  h:\n    driver_opts: {{type: none, o: bind, device: /}}\n",
+                svc("    volumes: [\"h:/h\"]\n")
+            ),
+        ),
+        ("include", format!("include: [other.yaml]\n{}", svc(""))),
+    ];
+    for (i, (what, compose)) in cases.iter().enumerate() {
+        let b = spec(
+            1 + i as u64,
+            compose.clone(),
+            "API_KEY=${API_KEY}\n",
+            vec![e.clone()],
+            json!({}),
+        );
+        s.tenancy.set_bundle(&s.env, b.files());
+        let r = s.tick();
+        let d = assert_refused_before_lease(&s, &r, "PRIVILEGED_REFUSED");
+        assert!(!d.contains("hostfiles-secret"), "{what}: {d}");
+    }
+}
+
+#[test]
 fn rollback_refused_unless_allowed() {
     require_docker();
     let (s, _) = bootstrapped("rollback", Flavour::V2);
@@ -781,9 +853,9 @@ fn interpolation_cannot_smuggle_privilege(f: Flavour) {
             "UP=../../bao.token\n",
         ),
         (
-            "seccomp via .env",
-            "    security_opt: [\"${SO}\"]\n",
-            "SO=seccomp=unconfined\n",
+            "capability via .env",
+            "    cap_add: [\"SYS_${C}\"]\n",
+            "C=ADMIN\n",
         ),
         ("userns via .env", "    userns_mode: ${U}\n", "U=host\n"),
     ];
@@ -835,6 +907,82 @@ fn relative_binds_into_the_release_still_apply(f: Flavour) {
     );
 }
 both_composes!(relative_binds_into_the_release_still_apply);
+
+/// Secret values with the characters compose's `.env` parsers interpret (`$`, ` #`, quotes,
+/// backslashes, surrounding blanks) reach the container byte for byte; values no quoting can
+/// carry exactly through both parsers, and values with line breaks, are refused by name.
+fn secret_values_reach_the_container_verbatim(f: Flavour) {
+    require_docker();
+    let (s, _) = bootstrapped("verbatim", f);
+    let vals: &[(&str, &str)] = &[
+        ("V_DOLLAR", "pa$word$1"),
+        ("V_HASH", "a #b#c"),
+        ("V_SPACE", "  lead and trail  "),
+        ("V_QUOTE", "it's \"quoted\""),
+        ("V_BSL", "back\\slash\\n"),
+        ("V_UTF", "ütf ✓ ß"),
+        ("V_PUNCT", "x=y;z|&<>(){}[]!*?"),
+        ("V_DQ", "say \"hi\" $USER"),
+        ("V_PLAIN", "Plain-Value_1.2"),
+    ];
+    let mut entries = Vec::new();
+    let mut tmpl = String::new();
+    let mut env = String::new();
+    for (i, (var, val)) in vals.iter().enumerate() {
+        entries.push(entry(&s, var, &format!("v{i}"), val));
+        tmpl.push_str(&format!("{var}=${{{var}}}\n"));
+        env.push_str(&format!("      {var}: ${{{var}}}\n"));
+    }
+    let compose = quiet_service(IMAGE, &format!("    environment:\n{env}"));
+    s.tenancy.set_bundle(
+        &s.env,
+        spec(1, compose.clone(), &tmpl, entries.clone(), json!({})).files(),
+    );
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    let cenv = s.container_env("app");
+    for (var, val) in vals {
+        let want = format!("{var}={val}");
+        assert!(cenv.contains(&want), "{var}: want {want:?} in {cenv:?}");
+    }
+    // not representable exactly for both parsers, or a line break: refused by name
+    for (i, bad) in ["uses ${HOME} inside", "it's $x", "two\nlines"]
+        .iter()
+        .enumerate()
+    {
+        let mut e2 = entries.clone();
+        e2.push(entry(&s, "V_BAD", &format!("bad{i}"), bad));
+        let t2 = format!("{tmpl}V_BAD=${{V_BAD}}\n");
+        let sha = s.tenancy.set_bundle(
+            &s.env,
+            spec(2 + i as u64, compose.clone(), &t2, e2, json!({})).files(),
+        );
+        let r = s.tick();
+        assert_eq!(r.code, 1, "{bad:?}: {r:?}");
+        let rep = s.last_report();
+        assert_eq!(rep["sha"], sha.as_str());
+        let d = rep["detail"].as_str().unwrap();
+        assert!(
+            d.starts_with("ENV_VALUE_UNSAFE:") && d.ends_with("V_BAD"),
+            "{d}"
+        );
+        assert!(!d.contains(bad) && !r.stderr.contains(bad), "{d}");
+        assert_eq!(
+            std::fs::read_link(s.state_dir().join("current"))
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .len(),
+            64
+        );
+        assert_eq!(
+            dir_entries(&s.state_dir().join("releases")).len(),
+            1,
+            "nothing promoted"
+        );
+    }
+}
+both_composes!(secret_values_reach_the_container_verbatim);
 
 // ---- 4. registry credential (0.1.7), real htpasswd registry ----------------------------------
 
