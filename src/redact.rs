@@ -65,15 +65,7 @@ pub fn forget_all() {
 
 pub fn redact(text: &str) -> String {
     let r = redactor();
-    let mut out = text.to_string();
-    {
-        let v = r.values.lock().unwrap_or_else(|e| e.into_inner());
-        for s in v.iter() {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), MASK);
-            }
-        }
-    }
+    let mut out = mask_values(r, text);
     for (i, p) in r.patterns.iter().enumerate() {
         if i == 3 {
             out = p.replace_all(&out, format!("${{1}}{MASK}@")).into_owned();
@@ -85,7 +77,35 @@ pub fn redact(text: &str) -> String {
             out = p.replace_all(&out, MASK).into_owned();
         }
     }
+    // a mask can complete a value with the text around it (`x` + `***` when a secret is
+    // `x***`): mask again; every pass shrinks the text, so this ends
+    if r.values
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|s| out.contains(s.as_str()))
+    {
+        out = mask_values(r, &out);
+    }
     out
+}
+
+/// Every registered value (longest first) → [`MASK`], repeated until none is left.
+fn mask_values(r: &Redactor, text: &str) -> String {
+    let v = r.values.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = text.to_string();
+    loop {
+        let mut changed = false;
+        for s in v.iter() {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), MASK);
+                changed = true;
+            }
+        }
+        if !changed {
+            return out;
+        }
+    }
 }
 
 fn json_escaped(v: &str) -> String {
@@ -131,5 +151,14 @@ mod tests {
         assert!(!redact(&format!("x {b} y")).contains(&b));
         register("ab");
         assert_eq!(redact("ab cd"), "ab cd");
+    }
+
+    #[test]
+    fn a_mask_cannot_complete_a_value() {
+        // `x` + the mask of `zz9z` spells the secret `x***` (same length: `x***` is tried first)
+        register("x***");
+        register("zz9z");
+        let r = redact("xzz9z");
+        assert!(!r.contains("x***"), "{r}");
     }
 }
