@@ -765,6 +765,23 @@ fn host_files_and_other_containers_are_refused_end_to_end() {
 }
 
 #[test]
+fn oversized_bundles_are_refused_before_anything() {
+    let (s, _) = bootstrapped("large", Flavour::V2);
+    // over the 16 MiB response limit once base64-encoded
+    let mut files = web_bundle(&s, 1, "l", "large-secret").files();
+    files.push(("blob.bin".into(), vec![b'A'; 13 << 20]));
+    s.tenancy.set_bundle(&s.env, files);
+    let r = s.tick();
+    assert_refused_before_lease(&s, &r, "BUNDLE_TOO_LARGE");
+    // too many files
+    let mut files = web_bundle(&s, 2, "l", "large-secret").files();
+    files.extend((0..600).map(|i| (format!("f/{i}"), b"x".to_vec())));
+    s.tenancy.set_bundle(&s.env, files);
+    let r = s.tick();
+    assert_refused_before_lease(&s, &r, "BUNDLE_TOO_LARGE");
+}
+
+#[test]
 fn rollback_refused_unless_allowed() {
     require_docker();
     let (s, _) = bootstrapped("rollback", Flavour::V2);
@@ -983,6 +1000,47 @@ fn secret_values_reach_the_container_verbatim(f: Flavour) {
     }
 }
 both_composes!(secret_values_reach_the_container_verbatim);
+
+/// `.env` is also read by compose itself: a bundle that sets the compose CLI's own variables
+/// there (another file, another project, another daemon, another credential store) changes
+/// nothing — the agent's explicit `-f`, `-p` and process environment win.
+fn dotenv_cannot_steer_the_compose_cli(f: Flavour) {
+    require_docker();
+    let (s, _) = bootstrapped("steer", f);
+    let victim = format!("victim-{}", s.env);
+    let tmpl = format!(
+        "API_KEY=${{API_KEY}}\nCOMPOSE_FILE=evil.yaml\nCOMPOSE_PROJECT_NAME={victim}\nCOMPOSE_PROFILES=evil\n\
+         DOCKER_HOST=tcp://127.0.0.1:9\nDOCKER_CONFIG=/tmp/{victim}-config\nCOMPOSE_PATH_SEPARATOR=;\n"
+    );
+    let e = entry(&s, "API_KEY", "api_key", "steer-secret");
+    let mut files = spec(1, web_compose("steer"), &tmpl, vec![e], json!({})).files();
+    files.push((
+        "evil.yaml".into(),
+        format!("services:\n  evil:\n    image: {IMAGE}\n    privileged: true\n    command: [\"sleep\", \"600\"]\n").into_bytes(),
+    ));
+    s.tenancy.set_bundle(&s.env, files);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        s.containers(),
+        vec![("web".to_string(), "running".to_string())]
+    );
+    let o = std::process::Command::new("docker")
+        .args([
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=com.docker.compose.project={victim}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stdout).trim().is_empty(),
+        "a container ran as project {victim}"
+    );
+    assert!(!Path::new(&format!("/tmp/{victim}-config")).exists());
+}
+both_composes!(dotenv_cannot_steer_the_compose_cli);
 
 // ---- 4. registry credential (0.1.7), real htpasswd registry ----------------------------------
 
