@@ -800,6 +800,8 @@ impl Agent {
         // second pass: what compose itself will run, after interpolation from .env
         match compose.config(&staging).await {
             Ok(normalised) => {
+                // the normalised config carries every interpolated secret: scrubbed on drop
+                let normalised = Zeroizing::new(normalised);
                 let ctx = self.normalised_ctx(&staging);
                 let check = compose_check::parse(normalised.as_bytes()).and_then(|v| {
                     compose_check::check_normalised(&v, b.meta.agent.allow_privileged, &ctx)
@@ -834,10 +836,13 @@ impl Agent {
             self.report(Some(sha), "applied", "", "").await;
             Ok(Exit::Ok)
         } else {
-            let logs = compose
-                .logs(&release, 200)
-                .await
-                .unwrap_or_else(|e| e.to_string());
+            // container output may hold secrets in clear: scrubbed on drop
+            let logs = Zeroizing::new(
+                compose
+                    .logs(&release, 200)
+                    .await
+                    .unwrap_or_else(|e| e.to_string()),
+            );
             let bad: Vec<String> = cs
                 .iter()
                 .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))

@@ -530,3 +530,33 @@ proptest! {
         }
     }
 }
+
+/// An alias bomb (billion laughs) and deep nesting are refused quickly, not expanded.
+#[test]
+fn alias_bombs_and_deep_nesting_are_refused_quickly() {
+    let mut y = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let p = i - 1;
+        y.push_str(&format!(
+            "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+        ));
+    }
+    y.push_str("services:\n  web:\n    image: x\n    command: *a11\n");
+    let t = std::time::Instant::now();
+    let r = compose_check::parse(y.as_bytes()).and_then(|d| compose_check::check(&d, false));
+    assert!(r.is_err(), "alias bomb accepted");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
+    let deep = format!(
+        "services:\n  web:\n    image: x\n    labels: {}{}\n",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let t = std::time::Instant::now();
+    let r = compose_check::parse(deep.as_bytes()).and_then(|d| compose_check::check(&d, false));
+    assert!(r.is_err(), "5000-deep nesting accepted");
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+}
