@@ -733,6 +733,7 @@ impl Agent {
         };
         // secrets: names are logged, values never
         let mut values: BTreeMap<String, Zeroizing<String>> = BTreeMap::new();
+        let mut registry_auth: Option<registry::RegistryAuth> = None;
         let entries = b.manifest.entries.clone();
         if !entries.is_empty() {
             let tok = match self.token_for_apply().await {
@@ -766,8 +767,8 @@ impl Agent {
                     match registry::parse(&v, &self.cfg.registry_host) {
                         Ok(a) => {
                             redact::register(&a.password);
-                            registry::write_docker_config(&self.cfg.docker_config_dir(), &a)?;
-                            info!("registry credential for {} in place", a.registry);
+                            // written once the bundle has passed every check, before the pull
+                            registry_auth = Some(a);
                         }
                         Err(err) => warn!("{err} — private images will not pull"),
                     }
@@ -814,6 +815,10 @@ impl Agent {
                 let r = Refusal::new("COMPOSE_CONFIG_INVALID", pull_diagnosis(e.output()));
                 return Err(self.refuse(sha, r, e.output()).await);
             }
+        }
+        if let Some(a) = &registry_auth {
+            registry::write_docker_config(&self.cfg.docker_config_dir(), a)?;
+            info!("registry credential for {} in place", a.registry);
         }
         let release = self.promote(&staging, sha)?;
         info!("compose pull ({})", compose.flavour);

@@ -248,6 +248,27 @@ impl Bundle {
                     format!("{} is outside {prefix}", e.path),
                 ));
             }
+            // the path goes into a URL as is: only what needs no escaping (anything else would
+            // fail as a transport error and be retried forever)
+            if !e
+                .path
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._~/".contains(c))
+            {
+                return Err(Refusal::new(
+                    "BUNDLE_INVALID",
+                    format!(
+                        "manifest path {:?} has characters outside [A-Za-z0-9._~/-]",
+                        e.path
+                    ),
+                ));
+            }
+            if e.key.is_empty() {
+                return Err(Refusal::new(
+                    "BUNDLE_INVALID",
+                    format!("manifest entry {} has an empty key", e.path),
+                ));
+            }
             if e.is_registry_auth() {
                 continue;
             }

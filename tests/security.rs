@@ -1042,6 +1042,80 @@ fn dotenv_cannot_steer_the_compose_cli(f: Flavour) {
 }
 both_composes!(dotenv_cannot_steer_the_compose_cli);
 
+/// A bundle refused after the lease (second pass, unrepresentable value) leaves no registry
+/// credential behind, and a manifest cannot route the registry password into `.env`.
+#[test]
+fn registry_credential_only_for_bundles_that_pass() {
+    require_docker();
+    let (s, _) = bootstrapped("regrefuse", Flavour::V2);
+    let reg = registry_entry(&s, "registry", &format!("monky:{}", registry_password()));
+    let e = entry(&s, "API_KEY", "api_key", "regrefuse-secret");
+    let compose = quiet_service(PRIVATE_IMAGE, "    pid: ${PID}\n");
+    let b = spec(
+        1,
+        compose,
+        "API_KEY=${API_KEY}\nPID=host\n",
+        vec![e.clone(), reg.clone()],
+        json!({}),
+    );
+    s.tenancy.set_bundle(&s.env, b.files());
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(s.last_report()["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("PRIVILEGED_REFUSED:"));
+    assert!(
+        !s.state_dir().join("docker/config.json").exists(),
+        "credential written for a refused bundle"
+    );
+    assert_nothing_written(&s);
+    // the registry entry named as a variable: still not an env var → unresolved, before the lease
+    let leases = s.tenancy.leases().len();
+    let mut reg_var = reg.clone();
+    reg_var["var"] = json!("REGISTRY_PASSWORD");
+    let b = spec(
+        2,
+        quiet_service(PRIVATE_IMAGE, ""),
+        "API_KEY=${API_KEY}\nREGISTRY_PASSWORD=${REGISTRY_PASSWORD}\n",
+        vec![e, reg_var],
+        json!({}),
+    );
+    s.tenancy.set_bundle(&s.env, b.files());
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    let d = s.last_report()["detail"].as_str().unwrap().to_string();
+    assert_eq!(d, "ENV_INCOMPLETE: unresolved: REGISTRY_PASSWORD");
+    assert_eq!(s.tenancy.leases().len(), leases);
+}
+
+#[test]
+fn manifest_paths_that_need_escaping_are_refused_not_retried() {
+    let (s, _) = bootstrapped("escaping", Flavour::V2);
+    for (i, name) in ["a b", "a%20b", "caf\u{e9}", "a\"b", "a;b"]
+        .iter()
+        .enumerate()
+    {
+        let p = format!("monky/data/{}/see/{name}", s.env);
+        let b = spec(
+            1 + i as u64,
+            web_compose("x"),
+            "API_KEY=${API_KEY}\n",
+            vec![json!({"var": "API_KEY", "path": p, "version": 1})],
+            json!({}),
+        );
+        s.tenancy.set_bundle(&s.env, b.files());
+        let r = s.tick();
+        assert_eq!(r.code, 1, "{name:?}: {r:?}");
+        let d = s.last_report()["detail"].as_str().unwrap().to_string();
+        assert!(
+            d.starts_with("BUNDLE_INVALID:") || d.starts_with("MANIFEST_PATH_FOREIGN:"),
+            "{d}"
+        );
+        assert!(s.bao.secret_reads().is_empty() && s.tenancy.leases().is_empty());
+    }
+}
+
 // ---- 4. registry credential (0.1.7), real htpasswd registry ----------------------------------
 
 fn registry_password() -> String {
