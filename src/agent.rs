@@ -396,6 +396,7 @@ impl Agent {
             )),
         })?;
         if !login.env_id.is_empty() && login.env_id != self.cfg.env_id {
+            let _ = self.c.bao.revoke_self(&login.token).await;
             return Err(Failure::new(
                 Exit::EnvMismatch,
                 format!(
@@ -461,6 +462,8 @@ impl Agent {
             })?;
         let login = self.c.bao.login(&lease.grant).await.map_err(from_bao)?;
         if !login.env_id.is_empty() && login.env_id != self.cfg.env_id {
+            // never stored, never used: and not left alive either
+            let _ = self.c.bao.revoke_self(&login.token).await;
             return Err(Failure::new(
                 Exit::EnvMismatch,
                 format!("AGENT_ENV_MISMATCH: leased grant is for {}", login.env_id),

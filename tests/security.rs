@@ -450,6 +450,64 @@ fn lease_answered_with_approle_material_is_refused_and_never_used() {
     }
 }
 
+#[test]
+fn a_lease_for_another_env_is_refused_and_its_token_never_used() {
+    let (s, t0) = bootstrapped("otherlease", Flavour::V2);
+    let other = format!("{}-x", s.env);
+    // the probe below sees a live token of the other env
+    let probe = s.bao.login(&s.tenancy.bootstrap_grant(&other).jwt).unwrap();
+    assert_eq!(live_tokens_for(&s, &other).len(), 1);
+    s.bao.revoke(&probe);
+    assert!(live_tokens_for(&s, &other).is_empty());
+    let g = s.tenancy.bootstrap_grant(&other);
+    s.tenancy.set_lease_override(Some(
+        json!({"grant": g.jwt, "jti": g.jti, "expires_at": "2099-01-01T00:00:00Z"}),
+    ));
+    s.tenancy
+        .set_bundle(&s.env, web_bundle(&s, 1, "o", "otherlease-secret").files());
+    let r = s.tick();
+    assert_eq!(r.code, 78, "{r:?}");
+    assert!(r.stderr.contains("AGENT_ENV_MISMATCH"), "{r:?}");
+    assert_eq!(s.token(), t0, "the other env's token was stored");
+    assert_eq!(s.state()["token"]["source"], "bootstrap");
+    assert!(
+        s.bao.secret_reads().is_empty(),
+        "read with the other env's token"
+    );
+    assert_nothing_written(&s);
+    assert!(
+        live_tokens_for(&s, &other).is_empty(),
+        "the other env's token was left alive"
+    );
+}
+
+/// Accessors of the live OpenBao tokens whose `meta.env_id` is `env`.
+fn live_tokens_for(s: &Stack, env: &str) -> Vec<String> {
+    let (st, v) = s.bao.request(
+        "LIST",
+        "/v1/auth/token/accessors",
+        Some(s.bao.root_token()),
+        None,
+    );
+    assert_eq!(st, 200, "{v}");
+    v["data"]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .filter(|a| {
+            let (st, v) = s.bao.request(
+                "POST",
+                "/v1/auth/token/lookup-accessor",
+                Some(s.bao.root_token()),
+                Some(&json!({ "accessor": a })),
+            );
+            st == 200 && v["data"]["meta"]["env_id"] == env
+        })
+        .map(String::from)
+        .collect()
+}
+
 // ---- 2. refusals: the refusal, and what did not happen ---------------------------------------
 
 #[test]
