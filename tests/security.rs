@@ -237,6 +237,40 @@ fn bootstrap_swapped_for_a_lease_once_then_reused() {
     );
 }
 
+/// The env-qa-02 pilot incident: a deploy that keeps failing after the lease, retried by the
+/// timer, must not burn tenancy's 5-leases-per-hour budget.
+#[test]
+fn a_failing_deploy_retried_by_the_timer_leases_once() {
+    require_docker();
+    let (s, _) = bootstrapped("retry", Flavour::V2);
+    let e = entry(&s, "API_KEY", "api_key", "retry-secret");
+    // the private image without a credential: fails at pull, after the lease, every time
+    let b = spec(
+        1,
+        quiet_service(PRIVATE_IMAGE, ""),
+        "API_KEY=${API_KEY}\n",
+        vec![e],
+        json!({}),
+    );
+    s.tenancy.set_bundle(&s.env, b.files());
+    for i in 0..7 {
+        let r = s.tick();
+        assert_eq!(r.code, 1, "retry {i}: {r:?}");
+        let d = s.last_report()["detail"].as_str().unwrap().to_string();
+        assert!(d.starts_with("COMPOSE_PULL_FAILED:"), "retry {i}: {d}");
+    }
+    assert_eq!(s.tenancy.leases().len(), 1, "one lease for seven attempts");
+    assert!(
+        !s.tenancy.requests().iter().any(|q| q.status == 429),
+        "rate-limited"
+    );
+    assert_eq!(
+        s.bao.secret_reads().len(),
+        7,
+        "each attempt reads its secrets afresh"
+    );
+}
+
 #[test]
 fn rate_limited_lease_with_a_working_token_defers_the_swap() {
     require_docker();
