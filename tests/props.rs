@@ -560,3 +560,33 @@ fn alias_bombs_and_deep_nesting_are_refused_quickly() {
     assert!(r.is_err(), "5000-deep nesting accepted");
     assert!(t.elapsed() < std::time::Duration::from_secs(5));
 }
+
+/// The spellings a YAML file allows for the same setting: all refused by the first pass.
+#[test]
+fn disguised_spellings_are_refused() {
+    let cases = [
+        "services:\n  a:\n    image: x\n    \"privileged\": true\n",
+        "services:\n  a:\n    image: x\n    \"privil\\u0065ged\": true\n",
+        "services:\n  a:\n    image: x\n    ? privileged\n    : true\n",
+        "services: {a: {image: x, privileged: true}}\n",
+        "{\"services\": {\"a\": {\"image\": \"x\", \"privileged\": true}}}\n",
+        "services:\n  a:\n    image: x\n    privileged: !!bool \"true\"\n",
+        "services:\n  a:\n    image: x\n    privileged: !reset true\n",
+        "services:\n  a:\n    image: x\n    privileged: false\n    privileged: true\n",
+        "x-a: &a {privileged: true}\nx-b: &b {image: x}\nservices:\n  a:\n    <<: [*b, *a]\n",
+        "x-t: &t true\nservices:\n  a:\n    image: x\n    privileged: *t\n",
+        "x-c: &c [SYS_ADMIN]\nservices:\n  a:\n    image: x\n    cap_add: *c\n",
+        "services:\n  a:\n    image: x\n    deploy: {}\n    <<: {network_mode: host}\n",
+        "services:\n  a:\n    image: x\n    volumes:\n      - {type: bind, source: /var/run/docker.sock, target: /s}\n",
+        "services:\n  a:\n    image: x\n    volumes:\n      - \"/var/run/docker.sock:/s:ro,z\"\n",
+        "services:\n  a:\n    image: x\n    network_mode: \"  HOST \"\n",
+        "services:\n  a:\n    image: x\n    cap_add: \"SYS_ADMIN\"\n",
+        "services:\n  a:\n    image: x\n    cap_add: [\" cap_sys_admin \"]\n",
+        "services:\n  a:\n    image: x\n    devices:\n      - source: /dev/kvm\n        target: /dev/kvm\n",
+        "services:\n  a: &a\n    image: x\n    privileged: true\n  b: *a\n",
+    ];
+    for y in cases {
+        let r = compose_check::parse(y.as_bytes()).and_then(|d| compose_check::check(&d, false));
+        assert!(r.is_err(), "not refused:\n{y}");
+    }
+}

@@ -401,6 +401,27 @@ fn re_lease_before_the_max_ttl_and_revoke_the_replaced_token() {
     );
 }
 
+/// An idle box (nothing to apply) keeps its identity: the bootstrap token is re-leased before
+/// it runs out, so the box is not locked out when its first bundle finally arrives.
+#[test]
+fn an_idle_box_re_leases_before_its_bootstrap_token_expires() {
+    let s = lifecycle_stack("idle", 90, 90, 60);
+    s.give_bootstrap();
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    let t0 = s.token();
+    assert_eq!(s.state()["token"]["source"], "bootstrap");
+    assert_eq!(s.tenancy.leases().len(), 0);
+    wait_ttl_at_most(&s, &t0, 58);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.tenancy.leases().len(), 1, "{r:?}");
+    assert_eq!(s.state()["token"]["source"], "lease");
+    assert!(s.bao.lookup(&t0).is_err(), "old token revoked");
+    assert_eq!(s.tick().code, 0);
+    assert_eq!(s.tenancy.leases().len(), 1);
+}
+
 #[test]
 fn superseded_grant_is_401_exit_1_no_lease_no_report() {
     let (s, _t0) = bootstrapped("supersede", Flavour::V2);
