@@ -803,9 +803,23 @@ impl Agent {
             .map_err(|e| Failure::fail(e.to_string()))?;
         // second pass: what compose itself will run, after interpolation from .env
         match compose.config(&staging).await {
-            Ok(normalised) => {
+            Ok((normalised, warnings)) => {
                 // the normalised config carries every interpolated secret: scrubbed on drop
                 let normalised = Zeroizing::new(normalised);
+                let unset = runtime::unset_variables(&warnings);
+                if !unset.is_empty() {
+                    let r = Refusal::new(
+                        "ENV_INCOMPLETE",
+                        format!(
+                            "compose.yaml uses variables nothing defines: {}",
+                            unset.join(", ")
+                        ),
+                    );
+                    return Err(self.refuse(sha, r, "").await);
+                }
+                if !warnings.trim().is_empty() {
+                    warn!("compose config: {}", warnings.trim());
+                }
                 let ctx = self.normalised_ctx(&staging);
                 let check = compose_check::parse(normalised.as_bytes()).and_then(|v| {
                     compose_check::check_normalised(&v, b.meta.agent.allow_privileged, &ctx)

@@ -281,6 +281,23 @@ impl Compose {
         args: &[&str],
         timeout: Duration,
     ) -> Result<String, RuntimeError> {
+        let (mut text, err) = self.run_split(dir, args, timeout).await?;
+        if !err.trim().is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&err);
+        }
+        Ok(text)
+    }
+
+    /// As [`Compose::run`], with stdout and stderr apart on success (a failure merges them).
+    async fn run_split(
+        &self,
+        dir: Option<&Path>,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<(String, String), RuntimeError> {
         let mut cmd = tokio::process::Command::new(&self.argv[0]);
         cmd.args(&self.argv[1..]).args(["-p", &self.project]);
         if let Some(d) = dir {
@@ -324,28 +341,29 @@ impl Compose {
                 })
             }
         };
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let err = String::from_utf8_lossy(&out.stderr);
-        if !err.trim().is_empty() {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&err);
-        }
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
         if !out.status.success() {
+            let mut all = text;
+            if !err.trim().is_empty() {
+                if !all.is_empty() && !all.ends_with('\n') {
+                    all.push('\n');
+                }
+                all.push_str(&err);
+            }
             return Err(RuntimeError::Compose {
                 what,
                 rc: out.status.code().unwrap_or(-1),
-                output: text.trim().to_string(),
+                output: all.trim().to_string(),
             });
         }
-        Ok(text)
+        Ok((text, err))
     }
 
-    pub async fn config(&self, dir: &Path) -> Result<String, RuntimeError> {
-        // stdout only matters here, but run() merges; v1/v2 print warnings on stderr only
-        // for unset variables, which the env check has already excluded.
-        self.run(Some(dir), &["config"], Duration::from_secs(60))
+    /// The normalised config (stdout) and compose's warnings (stderr) apart: a warning line
+    /// in the YAML would make the second privilege pass misread it.
+    pub async fn config(&self, dir: &Path) -> Result<(String, String), RuntimeError> {
+        self.run_split(Some(dir), &["config"], Duration::from_secs(60))
             .await
     }
     pub async fn pull(&self, dir: &Path) -> Result<String, RuntimeError> {
@@ -376,6 +394,25 @@ impl Compose {
         )
         .await
     }
+}
+
+/// Variables compose warned it found unset ("The \"X\" variable is not set" in v2, "The X
+/// variable is not set" in v1): they would reach the containers as blank strings.
+pub fn unset_variables(warnings: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in warnings.lines() {
+        let Some(i) = line.find("The ") else { continue };
+        let rest = &line[i + 4..];
+        let Some(j) = rest.find(" variable is not set") else {
+            continue;
+        };
+        let name = rest[..j].trim_matches(|c| c == '"' || c == '\\');
+        if crate::bundle::valid_var(name) && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out.sort();
+    out
 }
 
 fn path_env() -> String {
@@ -419,5 +456,17 @@ mod tests {
             &exp,
             &[c("api", "exited", ""), c("web", "running", "healthy")]
         ));
+    }
+
+    #[test]
+    fn unset_variable_warnings() {
+        let v2 = "time=\"2026-12-02T10:20:55Z\" level=warning msg=\"The \\\"UNSET_X\\\" variable is not set. Defaulting to a blank string.\"\n";
+        let v1 = "The UNSET_Y variable is not set. Defaulting to a blank string.\nWARNING: something else\n";
+        assert_eq!(unset_variables(v2), vec!["UNSET_X".to_string()]);
+        assert_eq!(
+            unset_variables(&format!("{v1}{v1}")),
+            vec!["UNSET_Y".to_string()]
+        );
+        assert!(unset_variables("level=warning msg=\"version is obsolete\"").is_empty());
     }
 }

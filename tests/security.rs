@@ -1229,6 +1229,57 @@ fn manifest_paths_that_need_escaping_are_refused_not_retried() {
     }
 }
 
+/// A variable compose.yaml uses but nothing defines would reach the container as a blank
+/// string (compose only warns): refused by name, and compose's warnings on stderr never make
+/// the second pass misread the normalised config.
+fn compose_variables_nothing_defines_are_refused_by_name(f: Flavour) {
+    require_docker();
+    let (s, _) = bootstrapped("unsetvar", f);
+    let e = entry(&s, "API_KEY", "api_key", "unsetvar-secret");
+    let compose = quiet_service(
+        IMAGE,
+        "    environment:\n      API_KEY: ${API_KEY}\n      DB_PASSWORD: ${DB_PASSWORD}\n      MODE: ${MODE:-prod}\n",
+    );
+    let b = spec(
+        1,
+        compose,
+        "API_KEY=${API_KEY}\n",
+        vec![e.clone()],
+        json!({}),
+    );
+    s.tenancy.set_bundle(&s.env, b.files());
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    let d = s.last_report()["detail"].as_str().unwrap().to_string();
+    assert!(
+        d.starts_with("ENV_INCOMPLETE:") && d.contains("DB_PASSWORD") && !d.contains("MODE"),
+        "{d}"
+    );
+    assert!(s.containers().is_empty());
+    // defined in env.template: applies, and the default is compose's business
+    let compose = quiet_service(
+        IMAGE,
+        "    environment:\n      API_KEY: ${API_KEY}\n      DB_PASSWORD: ${DB_PASSWORD}\n      MODE: ${MODE:-prod}\n",
+    );
+    let b = spec(
+        2,
+        compose,
+        "API_KEY=${API_KEY}\nDB_PASSWORD=literal-pw\n",
+        vec![e],
+        json!({}),
+    );
+    s.tenancy.set_bundle(&s.env, b.files());
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    let env = s.container_env("app");
+    assert!(
+        env.contains(&"DB_PASSWORD=literal-pw".to_string())
+            && env.contains(&"MODE=prod".to_string()),
+        "{env:?}"
+    );
+}
+both_composes!(compose_variables_nothing_defines_are_refused_by_name);
+
 // ---- 4. registry credential (0.1.7), real htpasswd registry ----------------------------------
 
 fn registry_password() -> String {
