@@ -165,8 +165,11 @@ rm -f "$A/etc/standin/tick-fails"
 # ---- B: a laptop with transport proxy, grant on stdin --------------------------------------------
 B=$(prepare_root install-b)
 place_identity "$B"
-check "install.sh (laptop, proxy, grant on stdin) exits 0" \
-  run_install_stdin "$B" /root/bootstrap.jwt --env "$ENV_ID" --site cbs --transport proxy --laptop --bootstrap-file -
+check "install.sh (laptop, proxy, grant on stdin, --deb FILE) exits 0" \
+  run_install_stdin "$B" /root/bootstrap.jwt --env "$ENV_ID" --site cbs --transport proxy --laptop --bootstrap-file - \
+  --deb "/srv/release/$UPGRADE_VERSION/$(basename "$DEB_UP")"
+check "--deb installs the given file and downloads no package" bash -c "
+  [ \"\$(chroot '$B' dpkg-query -W -f='\${Version}' monky-deployd)\" = '$UPGRADE_VERSION' ] && ! grep -q '\.deb' '$B/var/log/standin/curl.log'"
 check "laptop config: transport proxy, laptop_mode true, no CA file" bash -c "
   f='$B/etc/monky-deployd/config.yaml'; grep -qx 'transport: proxy' \$f && grep -qx 'laptop_mode: true' \$f && grep -qx '  ca_file: \"\"' \$f || { cat \$f; exit 1; }"
 check "grant from stdin staged 0600 monky-deployd" bash -c "
@@ -186,7 +189,8 @@ check "systemd: proxy on, timer off, laptop loop enabled and restarted, no onesh
   ! grep -q 'start monky-deployd.service' \$l || { cat \$l; exit 1; }"
 snapshot "$B" >"$WORK/snap-b1"
 check "laptop second run (grant from a file this time) exits 0" \
-  run_install "$B" --env "$ENV_ID" --site cbs --transport proxy --laptop --bootstrap-file /root/bootstrap.jwt
+  run_install "$B" --env "$ENV_ID" --site cbs --transport proxy --laptop --bootstrap-file /root/bootstrap.jwt \
+  --deb "/srv/release/$UPGRADE_VERSION/$(basename "$DEB_UP")"
 check "laptop second run changes nothing" unchanged_since "$B" "$WORK/snap-b1"
 
 # ---- C: refusals before anything is touched ---------------------------------------------------

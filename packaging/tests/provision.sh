@@ -80,17 +80,21 @@ provision_debian_root() {
   debootstrap --variant=minbase --include="$DEBIAN_INCLUDE" "$suite" "$tmp/root" "$mirror" >"$tmp/log" 2>&1 \
     || { tail -n 30 "$tmp/log" >&2; rm -rf "$tmp"; return 1; }
   rm -rf "$tmp/root/var/cache/apt/archives/"*.deb "$tmp/root/var/lib/apt/lists/"*
-  tar -C "$tmp/root" --numeric-owner -czf "$tarball.tmp" .
+  tar -C "$tmp/root" --numeric-owner -czf "$tmp/root.tar.gz" .
   # older roots (another suite or include list) are no longer used
   find "$CACHE" -maxdepth 1 -name 'debian-*-minbase-*.tar.gz' ! -name "$(basename "$tarball")" -delete
-  mv "$tarball.tmp" "$tarball"
+  mv "$tmp/root.tar.gz" "$tarball"
   rm -rf "$tmp"
 }
 
 provision_all() {
   mkdir -p "$CACHE"
+  # one provisioning at a time (two test runs on one machine share the cache)
+  exec 8>"$CACHE/.packaging-provision.lock"
+  flock 8
   provision_apt
   provision_ansible
   provision_cargo_deb
   provision_debian_root
+  exec 8>&-
 }

@@ -74,6 +74,8 @@ finish() {
   exit 1
 }
 
+section() { printf '== %s (+%ss)\n' "$*" "$(( $(date +%s) - START ))"; }
+
 # ---- helpers used by checks -------------------------------------------------------------------
 # expect_eq WHAT GOT WANT
 expect_eq() { if [ "$2" = "$3" ]; then return 0; fi; printf '%s: got [%s], want [%s]\n' "$1" "$2" "$3"; return 1; }
@@ -129,12 +131,16 @@ snapshot() {
 }
 
 # ---- 0. provisioning --------------------------------------------------------------------------
-echo "== provisioning (cached under $CACHE)"
-provision_all || fatal "provisioning"
+section "provisioning (cached under $CACHE)"
+# Not `provision_all || …`: that would switch off set -e inside it. A failure stops the run here,
+# and the EXIT trap still prints the tally.
+provision_all
 export PATH="$ANSIBLE_VENV/bin:$PATH"
 
 TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 BIN="$TARGET_DIR/debug/monky-deployd"
+# Same SDK choice as scripts/test.sh, so this build and the test suite's are the same build.
+if [ -z "${ZITI_SDK_DIR:-}" ] && [ -f "$CACHE/libziti/lib/libziti.so" ]; then export ZITI_SDK_DIR="$CACHE/libziti"; fi
 if [ -z "${MONKY_PACKAGING_NO_BUILD:-}" ]; then
   # A no-op when the project's tests already built it (same dev profile).
   (cd "$REPO" && cargo build --quiet --bin monky-deployd) || fatal "cargo build --bin monky-deployd"
@@ -158,7 +164,7 @@ VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n1)
 UPGRADE_VERSION="$VERSION+upgradetest1"
 
 # ---- 1. shellcheck ----------------------------------------------------------------------------
-echo "== shellcheck"
+section "shellcheck"
 check "unit_sandbox.py compiles" /usr/bin/python3 -m py_compile "$REPO/packaging/tests/unit_sandbox.py"
 for f in packaging/install.sh packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm \
          packaging/tests/run.sh packaging/tests/provision.sh packaging/tests/standins/systemctl \
@@ -170,7 +176,7 @@ check "install.sh and maintainer scripts are executable" \
   test -x "$REPO/packaging/install.sh" -a -x "$REPO/packaging/debian/postinst" -a -x "$REPO/packaging/debian/prerm" -a -x "$REPO/packaging/debian/postrm"
 
 # ---- 2. systemd units -------------------------------------------------------------------------
-echo "== systemd units"
+section "systemd units"
 UNITS=(monky-deployd.service monky-deployd.timer monky-deployd-laptop.service monky-deployd-proxy.service)
 # verify needs every referenced unit and executable under one root: the host's units, ours, the
 # real binary, and a stand-in for the ziti CLI (not part of this package).
@@ -237,7 +243,7 @@ check "timer: every minute with a randomized per-host delay" \
 check "timer calendar expression parses" systemd-analyze calendar minutely
 
 # ---- 3. the .deb ------------------------------------------------------------------------------
-echo "== .deb (cargo-deb $CARGO_DEB_VERSION, --no-build --profile dev)"
+section ".deb (cargo-deb $CARGO_DEB_VERSION, --no-build --profile dev)"
 DEBS="$WORK/debs"
 mkdir -p "$DEBS/$VERSION" "$DEBS/$UPGRADE_VERSION"
 build_deb() { # OUTDIR [extra args]
@@ -272,7 +278,7 @@ check "deb ships nothing under /etc or /var (config and token are never package 
   bash -c "! grep -Eq ' \./(etc|var)/.' '$WORK/deb-contents'"
 
 # ---- 4. dpkg into a Debian root -----------------------------------------------------------------
-echo "== dpkg -i into a debootstrapped $(debian_suite) root"
+section "dpkg -i into a debootstrapped $(debian_suite) root"
 R=$(new_root deb-root)
 cp "$DEB" "$DEB_UP" "$R/tmp/"
 DEBN=$(basename "$DEB")
@@ -316,17 +322,17 @@ check "dpkg --remove keeps config and token" bash -c "chroot '$R' dpkg --remove 
 check "dpkg --purge (retire) deletes config, token and state; the user stays" bash -c "chroot '$R' dpkg --purge monky-deployd >/dev/null && [ ! -e '$R/etc/monky-deployd' ] && [ ! -e '$R/var/lib/monky-deployd' ] && chroot '$R' getent passwd monky-deployd >/dev/null"
 
 # ---- 5. install.sh inside a Debian root -------------------------------------------------------
-echo "== install.sh in a Debian root (stand-ins: systemctl, curl downloads, apt-get)"
+section "install.sh in a Debian root (stand-ins: systemctl, curl downloads, apt-get)"
 # shellcheck source=packaging/tests/install_tests.sh
 . "$HERE/install_tests.sh"
 
 # ---- 6. the agent under its unit's sandbox ------------------------------------------------------
-echo "== the agent under monky-deployd.service's sandbox (seccomp, MDWE, read-only root; no systemd)"
+section "the agent under monky-deployd.service's sandbox (seccomp, MDWE, read-only root; no systemd)"
 # shellcheck source=packaging/tests/sandbox_tests.sh
 . "$HERE/sandbox_tests.sh"
 
 # ---- 7. ansible -------------------------------------------------------------------------------
-echo "== ansible role"
+section "ansible role"
 # shellcheck source=packaging/tests/ansible_tests.sh
 . "$HERE/ansible_tests.sh"
 

@@ -52,6 +52,8 @@ if readelf -d "$BIN" | grep -q 'NEEDED.*\[libziti\.so\]'; then
     echo "the ziti CLI is missing: running scripts/provision.sh"
     bash "$REPO/scripts/provision.sh" || fatal "scripts/provision.sh"
   fi
+  ZITI_STARTED_HERE=0
+  "$ZITI_NET" status "$ZITI_DIR" >/dev/null 2>&1 || ZITI_STARTED_HERE=1
   "$ZITI_NET" start "$ZITI_DIR" >"$WORK/ziti-start.out" 2>&1 || { cat "$WORK/ziti-start.out"; fatal "ziti-net.sh start"; }
   # a loopback HTTP server for the Ziti router to host (bounded: killed when run.sh ends)
   SB_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -98,6 +100,8 @@ CFG
     [ \$rc_plain -eq \$rc_sb ] && [ -s '$WORK/tick-sandboxed.out' ] &&
     ! grep -Eqi 'operation not permitted|read-only file system|bad system call|permission denied' '$WORK/tick-sandboxed.out'"
   kill "$SB_HTTP_PID" 2>/dev/null || true
+  # leave the shared network as it was found
+  if [ "$ZITI_STARTED_HERE" -eq 1 ]; then "$ZITI_NET" stop "$ZITI_DIR" >/dev/null 2>&1 || true; fi
 else
   check "the binary links the embedded SDK (build with ZITI_SDK_DIR to test it in the sandbox)" false
 fi
