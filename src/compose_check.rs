@@ -28,26 +28,49 @@ const DANGEROUS_CAPS: &[&str] = &[
     "SYSLOG",
 ];
 
-/// Host paths a container must not bind (exactly, or anything below the `deep` ones).
-const FORBIDDEN_EXACT: &[&str] = &[
-    "/", "/etc", "/root", "/boot", "/home", "/var", "/var/lib", "/run", "/var/run", "/usr",
-];
+/// Host paths a container must not bind, read-only or not: these, anything below them, and
+/// anything above them (a bind of `/var` exposes `/var/lib/docker`).
 const FORBIDDEN_DEEP: &[&str] = &[
     "/proc",
     "/sys",
     "/dev",
+    "/boot",
+    "/root",
+    "/home",
+    "/run",
+    "/var/run",
     "/var/lib/docker",
     "/var/lib/containerd",
-    "/run/containerd",
-    "/var/run/containerd",
-    "/run/docker",
-    "/var/run/docker",
-    "/run/docker.sock",
-    "/var/run/docker.sock",
+    "/var/lib/kubelet",
     "/etc/monky-deployd",
     "/var/lib/monky-deployd",
     "/opt/openziti",
+    "/etc/ssh",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/var/spool/cron",
 ];
+
+/// System trees a container may bind read-only (time zone, CA certificates, …) but never
+/// writable: a writable bind is root on the host (cron, sudoers, systemd units, binaries,
+/// package maintainer scripts, `ld.so.preload`). Also refused writable: anything above them.
+const READ_ONLY_DEEP: &[&str] = &[
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/var/lib",
+    "/var/spool",
+];
+
+/// Harmless files commonly bound without `:ro`.
+const WRITABLE_OK: &[&str] = &["/etc/localtime", "/etc/timezone"];
 
 /// Parse compose YAML into a value with aliases and merge keys resolved.
 pub fn parse(text: &[u8]) -> Result<Value, Refusal> {
@@ -135,12 +158,14 @@ fn normalise(p: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-fn host_path_forbidden(src: &str) -> bool {
+fn host_path_forbidden(src: &str, read_only: bool) -> bool {
     let n = normalise(src);
-    FORBIDDEN_EXACT.contains(&n.as_str())
-        || FORBIDDEN_DEEP
-            .iter()
-            .any(|d| n == *d || n.starts_with(&format!("{d}/")))
+    if FORBIDDEN_DEEP.iter().any(|d| under(&n, d) || under(d, &n)) {
+        return true;
+    }
+    !read_only
+        && !WRITABLE_OK.contains(&n.as_str())
+        && READ_ONLY_DEEP.iter().any(|d| under(&n, d) || under(d, &n))
 }
 
 /// Where the second pass runs: the project directory compose resolved relative paths against,
@@ -156,6 +181,15 @@ fn under(p: &str, dir: &str) -> bool {
 }
 
 fn check_bind_source(who: &str, src: &str, ctx: Option<&Normalised>) -> Result<(), Refusal> {
+    check_bind(who, src, false, ctx)
+}
+
+fn check_bind(
+    who: &str,
+    src: &str,
+    read_only: bool,
+    ctx: Option<&Normalised>,
+) -> Result<(), Refusal> {
     let s = src.trim();
     if s.starts_with('/') {
         if let Some(ctx) = ctx {
@@ -176,8 +210,9 @@ fn check_bind_source(who: &str, src: &str, ctx: Option<&Normalised>) -> Result<(
                 }
             }
         }
-        if host_path_forbidden(s) {
-            return Err(Refusal::new(CODE, format!("{who} bind-mounts {s}")));
+        if host_path_forbidden(s, read_only) {
+            let how = if read_only { "" } else { " writable" };
+            return Err(Refusal::new(CODE, format!("{who} bind-mounts {s}{how}")));
         }
     } else if s.starts_with('~') || s.starts_with('$') {
         return Err(Refusal::new(
@@ -294,7 +329,7 @@ fn check_in(
                     let name = as_str(k).unwrap_or_else(|| "?".into());
                     if let Value::Mapping(sm) = untag(v) {
                         if let Some(f) = get(sm, "file").and_then(as_str) {
-                            check_bind_source(&format!("{kind} {name}"), &f, ctx)?;
+                            check_bind(&format!("{kind} {name}"), &f, true, ctx)?;
                         }
                     }
                 }
@@ -461,7 +496,7 @@ fn check_in(
                 let remote =
                     c.contains("://") || c.starts_with("git@") || c.starts_with("docker-image:");
                 if !remote {
-                    check_bind_source(&format!("{who} build context"), &c, ctx)?;
+                    check_bind(&format!("{who} build context"), &c, true, ctx)?;
                 }
             }
         }
@@ -511,10 +546,15 @@ fn check_in(
                     Value::String(short) => {
                         // SRC:DST[:MODE]; a source without '/' or '.' is a named volume
                         let src = short.split(':').next().unwrap_or_default();
+                        let ro = short
+                            .split(':')
+                            .nth(2)
+                            .map(|m| m.split(',').any(|o| o.trim() == "ro"))
+                            .unwrap_or(false);
                         if let Some((_, dev)) = bind_volumes.iter().find(|(n, _)| n == src) {
                             check_bind_source(&who, dev, ctx)?;
                         } else if short.contains(':') || src.starts_with('/') {
-                            check_bind_source(&who, src, ctx)?;
+                            check_bind(&who, src, ro, ctx)?;
                         }
                     }
                     Value::Mapping(m) => {
@@ -522,8 +562,11 @@ fn check_in(
                             .and_then(as_str)
                             .unwrap_or_else(|| "volume".into());
                         let src = get(m, "source").and_then(as_str).unwrap_or_default();
+                        // read-only only when plainly so (`${RO}` is not)
+                        let ro = matches!(get(m, "read_only"), Some(Value::Bool(true)))
+                            || get(m, "read_only").and_then(as_str).as_deref() == Some("true");
                         if typ == "bind" || src.starts_with('/') {
-                            check_bind_source(&who, &src, ctx)?;
+                            check_bind(&who, &src, ro, ctx)?;
                         } else if let Some((_, dev)) = bind_volumes.iter().find(|(n, _)| *n == src)
                         {
                             check_bind_source(&who, dev, ctx)?;
@@ -695,5 +738,49 @@ mod tests {
         )
         .unwrap();
         assert!(check_normalised(&bad, false, &ctx).is_err());
+    }
+
+    #[test]
+    fn system_trees_read_only_at_most() {
+        let bind =
+            |spec: &str| format!("services:\n  a:\n    image: x\n    volumes: [\"{spec}\"]\n");
+        let long = |src: &str, ro: &str| {
+            format!("services:\n  a:\n    image: x\n    volumes:\n      - type: bind\n        source: {src}\n        target: /t\n        read_only: {ro}\n")
+        };
+        for bad in [
+            bind("/etc/cron.d:/c"),
+            bind("/etc/cron.d:/c:rw"),
+            bind("/etc/sudoers.d:/s:ro"),
+            bind("/etc/ssh:/s:ro"),
+            bind("/etc/shadow:/s:ro"),
+            bind("/etc:/e:ro"),
+            bind("/root/.ssh:/k"),
+            bind("/root/.ssh:/k:ro"),
+            bind("/home/admin/.ssh:/k:ro"),
+            bind("/usr/local/bin:/b"),
+            bind("/lib/systemd/system:/u"),
+            bind("/var/lib/dpkg/info:/d"),
+            bind("/var/spool/cron/crontabs:/c:ro"),
+            bind("/opt:/o"),
+            bind("/var:/v:ro"),
+            bind("/run/systemd/private:/p:ro"),
+            long("/etc/cron.d", "false"),
+            long("/etc/cron.d", "\"${RO}\""),
+        ] {
+            assert!(run(&bad).is_err(), "not refused: {bad}");
+        }
+        for ok in [
+            bind("/etc/localtime:/etc/localtime"),
+            bind("/etc/localtime:/etc/localtime:ro"),
+            bind("/etc/ssl/certs:/etc/ssl/certs:ro"),
+            bind("/usr/share/zoneinfo:/usr/share/zoneinfo:ro,z"),
+            bind("/srv/data:/data"),
+            bind("/var/log/app:/logs"),
+            bind("/opt/app/data:/data"),
+            bind("/tmp/scratch:/scratch"),
+            long("/etc/ssl/certs", "true"),
+        ] {
+            assert!(run(&ok).is_ok(), "refused: {ok} {:?}", run(&ok));
+        }
     }
 }

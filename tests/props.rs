@@ -292,6 +292,21 @@ fn dangerous() -> impl Strategy<Value = String> {
         ]
         .prop_map(|o| format!("    security_opt: [\"{o}\"]\n")),
         Just("    volumes_from: [\"container:other\"]\n".to_string()),
+        // writable binds of system trees, and any bind of private ones
+        prop_oneof![
+            Just("/etc/cron.d:/c"),
+            Just("/etc/sudoers.d:/s:rw"),
+            Just("/usr/local/bin:/b"),
+            Just("/lib/systemd/system:/u"),
+            Just("/var/lib/dpkg/info:/d"),
+            Just("/opt:/o"),
+            Just("/root/.ssh:/k:ro"),
+            Just("/home/admin/.ssh:/k:ro"),
+            Just("/etc/shadow:/s:ro"),
+            Just("/etc:/e:ro"),
+            Just("/var:/v:ro"),
+        ]
+        .prop_map(|b| format!("    volumes: [\"{b}\"]\n")),
         Just("    env_file: [../../bao.token]\n".to_string()),
     ]
 }
@@ -309,6 +324,8 @@ fn benign_service() -> impl Strategy<Value = String> {
                 Just("    network_mode: bridge\n"),
                 Just("    ports: [\"8080:80\"]\n"),
                 Just("    security_opt: [\"no-new-privileges:true\"]\n"),
+                Just("    volumes: [\"/etc/localtime:/etc/localtime:ro\", \"/etc/ssl/certs:/etc/ssl/certs:ro\"]\n"),
+                Just("    volumes: [\"/srv/app:/srv\", \"/var/log/app:/logs\"]\n"),
             ],
             0..4,
         ),

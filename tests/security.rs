@@ -861,6 +861,18 @@ fn host_files_and_other_containers_are_refused_end_to_end() {
             ),
         ),
         ("include", format!("include: [other.yaml]\n{}", svc(""))),
+        (
+            "writable cron dir",
+            svc("    volumes: [\"/etc/cron.d:/cron\"]\n"),
+        ),
+        (
+            "root's ssh keys",
+            svc("    volumes: [\"/root/.ssh:/k:ro\"]\n"),
+        ),
+        (
+            "writable binaries",
+            svc("    volumes: [\"/usr/local/bin:/b\"]\n"),
+        ),
     ];
     for (i, (what, compose)) in cases.iter().enumerate() {
         let b = spec(
@@ -1025,7 +1037,10 @@ both_composes!(interpolation_cannot_smuggle_privilege);
 fn relative_binds_into_the_release_still_apply(f: Flavour) {
     require_docker();
     let (s, _) = bootstrapped("relbind", f);
-    let compose = quiet_service(IMAGE, "    volumes: [\"./conf:/conf:ro\"]\n");
+    let compose = quiet_service(
+        IMAGE,
+        "    volumes: [\"./conf:/conf:ro\", \"/etc/localtime:/etc/localtime:ro\", \"/etc/ssl/certs:/etc/ssl/certs:ro\"]\n",
+    );
     let mut files = spec(1, compose, "", vec![], json!({})).files();
     files.push(("conf/app.conf".into(), b"hello=1\n".to_vec()));
     s.tenancy.set_bundle(&s.env, files);
