@@ -1146,12 +1146,47 @@ fn dotenv_cannot_steer_the_compose_cli(f: Flavour) {
         "evil.yaml".into(),
         format!("services:\n  evil:\n    image: {IMAGE}\n    privileged: true\n    command: [\"sleep\", \"600\"]\n").into_bytes(),
     ));
+    // and the override files compose loads by itself when no -f is given
+    for name in [
+        "compose.override.yaml",
+        "docker-compose.override.yml",
+        "docker-compose.yml",
+    ] {
+        files.push((
+            name.into(),
+            b"services:\n  web:\n    privileged: true\n    pid: host\n".to_vec(),
+        ));
+    }
     s.tenancy.set_bundle(&s.env, files);
     let r = s.tick();
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(
         s.containers(),
         vec![("web".to_string(), "running".to_string())]
+    );
+    let o = std::process::Command::new("docker")
+        .args([
+            "ps",
+            "-q",
+            "--filter",
+            &format!("label=com.docker.compose.project={}", s.project()),
+        ])
+        .output()
+        .unwrap();
+    let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let o = std::process::Command::new("docker")
+        .args([
+            "inspect",
+            "--format",
+            "{{.HostConfig.Privileged}} {{.HostConfig.PidMode}}",
+            &id,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "false",
+        "an override file was loaded"
     );
     let o = std::process::Command::new("docker")
         .args([
