@@ -114,6 +114,12 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn main() -> ExitCode {
+    // The process holds OpenBao tokens and secret values: no core dumps, no ptrace by the same
+    // uid (the docker group's other members included).
+    // SAFETY: prctl with PR_SET_DUMPABLE takes plain integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Version => {
@@ -321,7 +327,7 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
         "env_id": cfg.env_id,
         "agent_version": agent::VERSION,
         "transport": cfg.transport.as_str(),
-        "transport_detail": transport_ok.as_ref().map(|s| s.clone()).unwrap_or_else(|e| e.clone()),
+        "transport_detail": transport_ok.clone().unwrap_or_else(|e| e),
         "ziti_sdk": sdk,
         "endpoints": tenancy_reach.iter().map(|(l, s)| serde_json::json!({"name": l, "state": s})).collect::<Vec<_>>(),
         "token_present": token.is_some(),
