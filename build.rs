@@ -13,8 +13,12 @@ fn main() {
     // ziti-sys links a prebuilt shared libziti: find it at run time from the build location
     // and from the packaged location (/usr/lib/monky-deployd, next to /usr/bin).
     if let Ok(dir) = std::env::var("DEP_ZITI_LIBDIR") {
-        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+        // packaged location first; the build host's copy only in debug builds (tests, demo),
+        // so a release binary never looks in a build-host path
         println!("cargo:rustc-link-arg=-Wl,-rpath,$ORIGIN/../lib/monky-deployd");
+        if std::env::var("PROFILE").as_deref() == Ok("debug") {
+            println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+        }
     }
     println!("cargo:rerun-if-env-changed=DEP_ZITI_LIBDIR");
     println!("cargo:rerun-if-changed=.git/HEAD");

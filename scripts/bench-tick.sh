@@ -15,6 +15,8 @@ bash scripts/services.sh >/dev/null
 cargo build -q --release --bin monky-deployd
 cargo build -q -p monky-test-tenancy --bin monky-test-stack
 BIN=target/release/monky-deployd
+# a release binary finds libziti only at its packaged path: point it at the build's copy
+export LD_LIBRARY_PATH="$ZITI_SDK_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 DIR=$(mktemp -d /tmp/monky-bench.XXXXXX)
 cleanup() { kill "$(cat "$DIR/pid" 2>/dev/null)" 2>/dev/null || true; docker compose -p monky-bench-01 down -v >/dev/null 2>&1 || true; rm -rf "$DIR"; }
 trap cleanup EXIT

@@ -302,6 +302,9 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
             let cl = agent::clients(&cfg, c.clone());
             let mut ttl = None;
             let mut reach = Vec::new();
+            if let Err(f) = &cl {
+                reach.push(("clients", format!("not usable: {}", f.msg)));
+            }
             if let Ok(cl) = &cl {
                 if let Some(t) = &token {
                     ttl = cl.bao.lookup_self(t).await.ok().map(|i| i.ttl);
