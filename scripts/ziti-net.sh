@@ -110,14 +110,16 @@ case "$cmd" in
     delete_quiet config "$name.host"
     z edge create config "$name.host" host.v1 \
       "{\"protocol\":\"tcp\",\"address\":\"$host\",\"port\":$port}" >/dev/null
-    z edge create service "$name" --configs "$name.host" >/dev/null
+    sid=$(z edge create service "$name" --configs "$name.host" | sed -n 's/.* with id: *//p')
+    [ -n "$sid" ] || die "could not create service $name"
     z edge create service-policy "$name.bind" Bind --service-roles "@$name" --identity-roles "@$router" >/dev/null
-    # Wait for the router to report the terminator, so the first dial does not race it.
+    # Wait for the router to report the terminator of *this* service (by id: a deleted namesake
+    # may still list one), so the first dial does not race it.
     for _ in $(seq 60); do
-      z edge list terminators "service.name=\"$name\"" -j | grep -q '"binding"' && break
+      z edge list terminators "service=\"$sid\"" -j | grep -q '"binding"' && break
       sleep 0.5
     done
-    z edge list terminators "service.name=\"$name\"" -j | grep -q '"binding"' \
+    z edge list terminators "service=\"$sid\"" -j | grep -q '"binding"' \
       || die "router $router did not bind service $name"
     ;;
   identity | jwt)

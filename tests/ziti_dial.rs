@@ -127,6 +127,35 @@ async fn sdk_dial_of_a_service_without_dial_rights_is_a_clear_unreachable_error(
 }
 
 #[test]
+fn sdk_load_of_an_identity_without_services_is_bounded_and_unreachable() {
+    require_sdk();
+    // 0.29.3's Ziti_load_context waits for the first service event: with no service granted it
+    // never returns. The wrapper must give up at the configured bound.
+    let net = Net::shared();
+    let id = net.identity(&unique("agent-nosvc"), &[]);
+    let t0 = Instant::now();
+    let r = SdkConnector::new(&id, Duration::from_secs(3));
+    let took = t0.elapsed();
+    match r {
+        Err(TransportError::Unreachable(m)) => {
+            assert!(
+                m.contains(&id.display().to_string()) && m.contains("within 3s"),
+                "{m}"
+            );
+            assert!(took >= Duration::from_secs(3), "gave up early: {took:?}");
+        }
+        Err(other) => panic!("expected Unreachable (exit 75), got {other:?}"),
+        // a later SDK line may return without services: then it must have done so in time
+        Ok(_) => assert_ne!(
+            ziti_sys::API,
+            "pointer",
+            "a 0.29-line SDK loaded an identity without services"
+        ),
+    }
+    assert!(took < Duration::from_secs(6), "not bounded: {took:?}");
+}
+
+#[test]
 fn corrupt_identity_file_is_a_setup_error_naming_the_file() {
     require_sdk();
     let dir = tempfile::tempdir().unwrap();

@@ -57,7 +57,10 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
     let vendor = manifest.join("../vendor/ziti-sdk-c");
     // The parent always exists (vendor/README.md); watching a missing path would rerun every build.
-    println!("cargo:rerun-if-changed={}", manifest.join("../vendor").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest.join("../vendor").display()
+    );
 
     if vendor.join("CMakeLists.txt").is_file() {
         vendored(&manifest, &vendor, &out);

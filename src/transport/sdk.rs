@@ -62,6 +62,10 @@ fn no_sdk(what: &str) -> TransportError {
 
 /// The SDK's text for a zitilib error code.
 fn errorstr(code: i32) -> String {
+    if code > 0 {
+        // zitilib passes errno values through for socket-level failures
+        return io::Error::from_raw_os_error(code).to_string();
+    }
     // SAFETY: ziti_errorstr returns a static string for any code.
     unsafe {
         let p = compat::errorstr(code);
@@ -340,7 +344,60 @@ fn dial_error(ep: &Endpoint, identity: &Path, code: i32) -> TransportError {
         }
         _ => String::new(),
     };
-    TransportError::Unreachable(format!("{} via ziti service '{s}': {msg}{hint}", ep.label))
+    TransportError::Unreachable(format!(
+        "{} via ziti service '{s}': {msg} (ziti error {code}){hint}",
+        ep.label
+    ))
+}
+
+/// How often a dial is retried when the SDK still holds a stale record of the fd number.
+const EALREADY_RETRIES: usize = 5;
+
+/// `Ziti_socket` + `Ziti_connect`, blocking. Returns the connected fd or a zitilib/errno code.
+///
+/// The 0.29 line keeps a record per client fd until its bridge has seen the close; a new socket
+/// that the kernel gives the same number before that is refused with `EALREADY` ("socket N
+/// already connecting/connected"; later lines clear stale records in `Ziti_socket`). Then the
+/// refused fd is held open, so the next socket gets another number, and closed afterwards.
+///
+/// # Safety
+/// `ctx` must be a loaded context; the library must be initialised.
+unsafe fn dial_blocking(ctx: Context, service: &CStr) -> Result<RawFd, i32> {
+    let mut held = Vec::new();
+    let mut res = Err(libc::EALREADY);
+    for _ in 0..EALREADY_RETRIES {
+        let fd = compat::socket(libc::SOCK_STREAM);
+        if fd < 0 {
+            res = Err(compat::last_error());
+            break;
+        }
+        let rc = compat::connect(fd, ctx, service.as_ptr(), std::ptr::null());
+        if rc == 0 {
+            res = Ok(fd);
+            break;
+        }
+        let e = compat::last_error();
+        let code = if e != 0 { e } else { rc };
+        if code == libc::EINPROGRESS || code == -libc::EINPROGRESS {
+            res = Ok(fd); // 1.17+: a loopback TCP fd still connecting; awaited by the caller
+            break;
+        }
+        if code == libc::EALREADY || code == -libc::EALREADY {
+            tracing::debug!(
+                "ziti: fd {fd} still known to the SDK from a closed connection; retrying"
+            );
+            held.push(fd);
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        compat::close(fd);
+        res = Err(code);
+        break;
+    }
+    for fd in held {
+        libc::close(fd);
+    }
+    res
 }
 
 /// Dial on a plain thread (`Ziti_connect` blocks; a tokio blocking task would hold runtime
@@ -358,26 +415,7 @@ async fn dial(
         .spawn(move || {
             // SAFETY: ctx is a loaded context (never freed before shutdown); service outlives the
             // call; the fd is ours until handed over or closed here.
-            let res = unsafe {
-                let fd = compat::socket(libc::SOCK_STREAM);
-                if fd < 0 {
-                    Err(compat::last_error())
-                } else {
-                    let rc = compat::connect(fd, ctx, service.as_ptr(), std::ptr::null());
-                    if rc == 0 {
-                        Ok(fd)
-                    } else {
-                        let e = compat::last_error();
-                        let code = if e != 0 { e } else { rc };
-                        if code == libc::EINPROGRESS || code == -libc::EINPROGRESS {
-                            Ok(fd) // 1.17+: a loopback TCP fd still connecting; awaited below
-                        } else {
-                            compat::close(fd);
-                            Err(code)
-                        }
-                    }
-                }
-            };
+            let res = unsafe { dial_blocking(ctx, &service) };
             if let Err(Ok(fd)) = tx.send(res) {
                 // SAFETY: the caller gave up; nobody else owns this fd.
                 unsafe { compat::close(fd) };
@@ -450,8 +488,56 @@ enum Inner {
 
 /// A dialled Ziti connection as an async byte stream. Closing goes through the SDK
 /// (`Ziti_close` where it exists) so its bridge sees the end promptly.
+///
+/// libziti 0.29.3 closes its own end of the bridge (the AF_UNIX peer of our fd) **twice**, about
+/// 0.3 ms apart, whenever a connection ends (seen with strace: `close(N)` from the SDK's loop
+/// thread, then libuv's `close(N)` again). An fd another thread of ours opens in between gets
+/// that number and is closed under it. This stream keeps our own thread out of that window: on
+/// drop it half-closes, waits for the SDK to close its end, waits out the second close, and only
+/// then returns; on end-of-stream it waits the same short moment before reporting it.
 pub struct ZitiStream {
     inner: Option<Inner>,
+    eof_seen: bool,
+}
+
+/// Longer than the gap between libziti 0.29.3's two closes of a bridge fd (≈0.3 ms observed).
+const DOUBLE_CLOSE_GRACE: Duration = Duration::from_millis(3);
+/// Bound on waiting for the SDK to let go of a connection we drop.
+const BRIDGE_CLOSE_WAIT: Duration = Duration::from_millis(500);
+
+/// Half-close `fd`, wait until the SDK has closed the other end (draining what still arrives),
+/// then wait out its second close. Bounded by [`BRIDGE_CLOSE_WAIT`].
+fn await_bridge_close(fd: RawFd) {
+    let deadline = Instant::now() + BRIDGE_CLOSE_WAIT;
+    // SAFETY: plain socket calls on an fd we own; buf is a local buffer.
+    unsafe {
+        libc::shutdown(fd, libc::SHUT_WR);
+        let mut buf = [0u8; 4096];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLIN | libc::POLLRDHUP,
+                revents: 0,
+            };
+            let n = libc::poll(&mut p, 1, left.as_millis().clamp(1, 500) as libc::c_int);
+            if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return;
+            }
+            if p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                break;
+            }
+            if p.revents & libc::POLLIN != 0
+                && libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) == 0
+            {
+                break; // end of stream: the SDK closed its end
+            }
+        }
+    }
+    std::thread::sleep(DOUBLE_CLOSE_GRACE);
 }
 
 impl ZitiStream {
@@ -486,7 +572,10 @@ impl ZitiStream {
             let _ = std.set_nodelay(true);
             Inner::Tcp(tokio::net::TcpStream::from_std(std)?)
         };
-        Ok(ZitiStream { inner: Some(inner) })
+        Ok(ZitiStream {
+            inner: Some(inner),
+            eof_seen: false,
+        })
     }
 
     fn io(&mut self) -> io::Result<&mut Inner> {
@@ -498,12 +587,15 @@ impl ZitiStream {
 
 impl Drop for ZitiStream {
     fn drop(&mut self) {
-        let fd = match self.inner.take() {
-            Some(Inner::Unix(s)) => s.into_std().map(|s| s.into_raw_fd()),
-            Some(Inner::Tcp(s)) => s.into_std().map(|s| s.into_raw_fd()),
+        let (fd, unix) = match self.inner.take() {
+            Some(Inner::Unix(s)) => (s.into_std().map(|s| s.into_raw_fd()), true),
+            Some(Inner::Tcp(s)) => (s.into_std().map(|s| s.into_raw_fd()), false),
             None => return,
         };
         if let Ok(fd) = fd {
+            if unix && !self.eof_seen {
+                await_bridge_close(fd);
+            }
             // SAFETY: we own fd and nothing else refers to it any more.
             unsafe { compat::close(fd) };
         }
@@ -516,11 +608,22 @@ impl AsyncRead for ZitiStream {
         cx: &mut TaskContext<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        match self.io() {
+        let before = buf.filled().len();
+        let want = buf.remaining() > 0;
+        let r = match self.io() {
             Ok(Inner::Unix(s)) => Pin::new(s).poll_read(cx, buf),
-            Ok(Inner::Tcp(s)) => Pin::new(s).poll_read(cx, buf),
-            Err(e) => Poll::Ready(Err(e)),
+            Ok(Inner::Tcp(s)) => return Pin::new(s).poll_read(cx, buf),
+            Err(e) => return Poll::Ready(Err(e)),
+        };
+        if let Poll::Ready(Ok(())) = r {
+            if want && buf.filled().len() == before && !self.eof_seen {
+                // The far side ended the connection: the SDK is closing its end right now
+                // (twice, see the type's doc). Stay off the fd table until it is done.
+                self.eof_seen = true;
+                std::thread::sleep(DOUBLE_CLOSE_GRACE);
+            }
         }
+        r
     }
 }
 

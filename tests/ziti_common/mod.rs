@@ -26,6 +26,7 @@ pub fn ziti_bin() -> PathBuf {
 }
 
 /// Fail (not skip) when this build has no SDK: the sdk transport is what these tests prove.
+#[allow(clippy::assertions_on_constants)] // constant per build: that is the point
 pub fn require_sdk() {
     assert!(
         ziti_sys::LINKED,
@@ -148,7 +149,15 @@ fn script(dir: &Path, args: &[&str], ports: &[(&str, u16)]) -> String {
 pub fn unique(base: &str) -> String {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    format!("{base}-{}-{n}", std::process::id())
+    // pid + start time: pids recycle across runs, and the network keeps old entities
+    static T0: OnceLock<u128> = OnceLock::new();
+    let t0 = T0.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() % 100_000)
+            .unwrap_or(0)
+    });
+    format!("{base}-{}-{t0}-{n}", std::process::id())
 }
 
 /// A plain HTTP/1.1 server on 127.0.0.1 that answers every request with `body` and records the

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Measures the three transports on a real quickstart network (scripts/ziti-net.sh):
+#  1. identity load + first HTTPS response: tests/ziti_https.rs run once per sample in a fresh
+#     process (so the sdk identity load is really paid each time), release build, against
+#     `openssl s_server` behind a host.v1 service; timings come from MONKY_BENCH_OUT.
+#  2. a heartbeat tick of the release agent (`run --once`, action none) over system, proxy (a real
+#     `ziti tunnel proxy`) and sdk, against the local stack (monky-test-stack: real OpenBao + test
+#     tenancy); process wall time measured outside, and the agent's own "tick cost" line.
+# Writes its section of docs/PERFORMANCE.md (between the bench-ziti markers).
+# Usage: scripts/bench-ziti.sh [samples per case, default 10]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N="${1:-10}"
+export MONKY_CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
+export PATH="$MONKY_CACHE/bin:$PATH" MONKY_BAO_BIN="$MONKY_CACHE/bin/bao"
+export ZITI_SDK_DIR="${ZITI_SDK_DIR:-$MONKY_CACHE/libziti}"
+export MONKY_ZITI_DIR="${MONKY_ZITI_DIR:-$PWD/target/ziti-net}"
+bash scripts/provision.sh >/dev/null
+bash scripts/services.sh >/dev/null
+bash scripts/ziti-net.sh start "$MONKY_ZITI_DIR" >/dev/null
+net() { bash scripts/ziti-net.sh "$1" "$MONKY_ZITI_DIR" "${@:2}"; }
+
+cargo build -q --release --bin monky-deployd
+cargo build -q -p monky-test-tenancy --bin monky-test-stack
+T=$(cargo test -q --release --test ziti_https --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys
+for l in sys.stdin:
+    m=json.loads(l)
+    if m.get("executable") and m.get("target",{}).get("name")=="ziti_https": print(m["executable"])')
+[ -x "$T" ] || { echo "bench-ziti: no ziti_https test binary" >&2; exit 1; }
+BIN=target/release/monky-deployd
+DIR=$(mktemp -d /tmp/monky-bench-ziti.XXXXXX)
+cleanup() {
+  for p in "$DIR"/*.pid; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done
+  docker compose -p monky-zbench-01 down -v >/dev/null 2>&1 || true
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+
+# --- 1. identity load + first HTTPS response -----------------------------------------------------
+for _ in $(seq 1 "$N"); do
+  for t in https_over_sdk_checks_the_configured_server_name https_over_a_real_ziti_tunnel_proxy https_over_system_dns_and_tcp; do
+    MONKY_BENCH_OUT="$DIR/https.txt" "$T" --exact "$t" -q >"$DIR/https.err" 2>&1 ||
+      { cat "$DIR/https.err" >&2; exit 1; }
+  done
+done
+
+# --- 2. heartbeat tick over each transport -------------------------------------------------------
+mkdir -p "$DIR/bundle"; cp docs/demo-bundle/* "$DIR/bundle/"
+sed -i 's#monky/data/demo-01/#monky/data/zbench-01/#' "$DIR/bundle/secrets.manifest.json"
+sed -i 's#127.0.0.1:18080:8080#127.0.0.1:18082:8080#' "$DIR/bundle/compose.yaml"
+target/debug/monky-test-stack --dir "$DIR/stack" --bundle "$DIR/bundle" --env zbench-01 >"$DIR/stack.log" 2>&1 &
+echo $! >"$DIR/stack.pid"
+for _ in $(seq 1 150); do grep -q "monky-test-stack ready" "$DIR/stack.log" && break; sleep 0.2; done
+grep -q "monky-test-stack ready" "$DIR/stack.log" || { cat "$DIR/stack.log" >&2; exit 1; }
+CFG="$DIR/stack/config.yaml"
+read -r TPORT BPORT < <(python3 - "$CFG" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+tp = re.search(r"^tenancy:\n  host: .*\n  port: (\d+)", t, re.M).group(1)
+bp = re.search(r"^bao:\n  host: .*\n  port: (\d+)", t, re.M).group(1)
+print(tp, bp)
+PY
+)
+TS="zbench-tenancy-$$" BS="zbench-openbao-$$"
+net service "$TS" 127.0.0.1 "$TPORT"
+net service "$BS" 127.0.0.1 "$BPORT"
+net identity "zbench-box-$$" "$DIR/id.json" "$TS" "$BS"
+TP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+BP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+ziti tunnel proxy --cli-agent=false -i "$DIR/id.json" "$TS:$TP" "$BS:$BP" >"$DIR/proxy.log" 2>&1 &
+echo $! >"$DIR/proxy.pid"
+for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$BP") 2>/dev/null && break; sleep 0.2; done
+variant() { # transport → config file
+  python3 - "$CFG" "$1" "$DIR/id.json" "$TS" "$BS" "$TP" "$BP" >"$DIR/$1.yaml" <<'PY'
+import sys
+cfg, t, ident, ts, bs, tp, bp = sys.argv[1:]
+s = open(cfg).read()
+if t != "system":
+    s = s.replace("transport: system\n", f"transport: {t}\nidentity: {ident}\n")
+    s = s.replace("tenancy:\n", f"tenancy:\n  service: {ts}\n  proxy_port: {tp}\n", 1)
+    s = s.replace("bao:\n", f"bao:\n  service: {bs}\n  proxy_port: {bp}\n", 1)
+print(s, end="")
+PY
+  echo "$DIR/$1.yaml"
+}
+tick() { # config → "process_wall_ms agent_tick_wall_ms"
+  local t0 t1 line
+  t0=$(date +%s%N)
+  line=$(MONKY_LOG=monky_deployd=debug "$BIN" --config "$1" run --once 2>&1 | grep 'tick cost' || true)
+  t1=$(date +%s%N)
+  [ -n "$line" ] || { echo "bench-ziti: tick over $1 failed" >&2; MONKY_LOG=debug "$BIN" --config "$1" run --once >&2 || true; exit 1; }
+  echo "$(( (t1 - t0) / 1000000 )) $(sed -E 's/.*wall ([0-9]+) ms.*/\1/' <<<"$line")"
+}
+tick "$(variant system)" >/dev/null   # the apply
+for t in system proxy sdk; do
+  c=$(variant "$t")
+  tick "$c" >/dev/null                 # warm: first tick on this transport
+  for _ in $(seq 1 "$N"); do echo "$t $(tick "$c")" >>"$DIR/ticks.txt"; done
+done
+
+# --- report --------------------------------------------------------------------------------------
+section=$(python3 - "$DIR/https.txt" "$DIR/ticks.txt" "$N" "$(nproc)" "$(ziti version)" "$("$BIN" version)" <<'PY'
+import sys, statistics as st, datetime
+https, ticks, n, cores, zv, av = sys.argv[1:]
+def rows(path):
+    d = {}
+    for l in open(path):
+        k, *v = l.split()
+        d.setdefault(k, []).append([int(x) for x in v])
+    return d
+def med(xs): return st.median(xs)
+h, t = rows(https), rows(ticks)
+out = []
+out.append(f"## Transports on a real Ziti network (scripts/bench-ziti.sh, {datetime.date.today()}, {cores} cores)\n")
+out.append(f"Quickstart controller + edge router `ziti {zv}` on 127.0.0.1; {av}; release build; "
+           f"{n} samples per case, each HTTPS sample in a fresh process. Median (min–max).\n")
+out.append("| transport | identity load | first HTTPS response (sdk: counted from before the identity load) |")
+out.append("|---|---|---|")
+for k in ["sdk", "proxy", "system"]:
+    v = h.get(k, [])
+    if not v: continue
+    load = [x[0] / 1000 for x in v]; first = [x[1] / 1000 for x in v]
+    l = f"{med(load):.0f} ms ({min(load):.0f}–{max(load):.0f})" if k == "sdk" else "— (tunneler holds it)"
+    out.append(f"| {k} | {l} | {med(first):.0f} ms ({min(first):.0f}–{max(first):.0f}) |")
+out.append("")
+out.append("Heartbeat tick (`run --once`, action none: check-in + token lookup + report) against the local stack:\n")
+out.append("| transport | process wall (what the timer pays) | agent's own tick wall |")
+out.append("|---|---|---|")
+for k in ["system", "proxy", "sdk"]:
+    v = t.get(k, [])
+    if not v: continue
+    pw = [x[0] for x in v]; aw = [x[1] for x in v]
+    out.append(f"| {k} | {med(pw):.0f} ms ({min(pw)}–{max(pw)}) | {med(aw):.0f} ms ({min(aw)}–{max(aw)}) |")
+print("\n".join(out))
+PY
+)
+F=docs/PERFORMANCE.md
+[ -f "$F" ] || printf '# Performance\n\n' >"$F"
+python3 - "$F" "$section" <<'PY'
+import sys, re
+f, sec = sys.argv[1], sys.argv[2]
+s = open(f).read()
+block = f"<!-- bench-ziti:start -->\n{sec}\n<!-- bench-ziti:end -->"
+if "<!-- bench-ziti:start -->" in s:
+    s = re.sub(r"<!-- bench-ziti:start -->.*?<!-- bench-ziti:end -->", lambda m: block, s, flags=re.S)
+else:
+    s = s.rstrip("\n") + "\n\n" + block + "\n"
+open(f, "w").write(s)
+PY
+echo "$section"
