@@ -115,12 +115,12 @@ case "$cmd" in
     z edge create service-policy "$name.bind" Bind --service-roles "@$name" --identity-roles "@$router" >/dev/null
     # Wait for the router to report the terminator of *this* service (by id: a deleted namesake
     # may still list one), so the first dial does not race it.
-    for _ in $(seq 60); do
-      z edge list terminators "service=\"$sid\"" -j | grep -q '"binding"' && break
-      sleep 0.5
-    done
-    z edge list terminators "service=\"$sid\"" -j | grep -q '"binding"' \
-      || die "router $router did not bind service $name"
+    has_terminator() {
+      z edge list terminators "service=\"$sid\"" -j 2>/dev/null \
+        | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("data") else 1)'
+    }
+    for _ in $(seq 120); do has_terminator && break; sleep 0.25; done
+    has_terminator || die "router $router did not bind service $name within 30s"
     ;;
   identity | jwt)
     [ $# -ge 2 ] || die "usage: $0 $cmd DIR NAME OUT [SERVICE…]"
