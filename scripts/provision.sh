@@ -63,11 +63,17 @@ if ! "$BIN/ziti" version 2>/dev/null | grep -qx "$ZITI_VERSION"; then
     go build -ldflags "-X github.com/openziti/ziti/common/version.Version=$ZITI_VERSION" -o "$BIN/ziti.tmp" ./ziti)
   mv "$BIN/ziti.tmp" "$BIN/ziti"
 fi
-# bindgen (ziti-sys/build.rs) loads libclang to read the zitilib header.
-if ! dpkg-query -W -f='${Status}' libclang-dev 2>/dev/null | grep -q "install ok installed"; then
-  log "apt: libclang-dev"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libclang-dev >/dev/null \
-    || { apt-get update -qq >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libclang-dev >/dev/null; }
+# bindgen (ziti-sys/build.rs) loads libclang to read the zitilib header; scripts/ziti-net.sh uses
+# curl; tests/ziti_https.rs runs a real TLS server with the openssl CLI.
+zmissing=()
+for p in libclang-dev curl openssl; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || zmissing+=("$p")
+done
+if [ ${#zmissing[@]} -gt 0 ]; then
+  log "apt: ${zmissing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends "${zmissing[@]}" >/dev/null \
+    || { apt-get update -qq >/dev/null; apt-get install -y -qq --no-install-recommends "${zmissing[@]}" >/dev/null; }
 fi
 # --- end ziti ------------------------------------------------------------------------------------
 log "ok: $BIN"
