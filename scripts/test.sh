@@ -8,6 +8,9 @@ export PATH="$MONKY_CACHE/bin:$HOME/.cargo/bin:$PATH"
 export MONKY_BAO_BIN="$MONKY_CACHE/bin/bao"
 export ZITI_SDK_DIR="${ZITI_SDK_DIR:-$MONKY_CACHE/libziti}"
 export CARGO_TERM_COLOR=never
+# Build cache shared between runs and clones on this machine (dependencies compile once); a
+# fresh machine builds from scratch. Override with CARGO_TARGET_DIR.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$MONKY_CACHE/target}"
 t0=$(date +%s)
 step() { printf '\n== %s (+%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
 
