@@ -226,7 +226,10 @@ fn load_context(
             .name("ziti-load".into())
             .spawn(move || {
                 let mut ctx = Context(0);
-                // SAFETY: lib initialised; cpath outlives the call; ctx is a valid out pointer.
+                // The SDK may keep the path (0.29 keys its context table by it): one small,
+                // deliberate leak per identity per process.
+                let cpath: &'static CStr = Box::leak(cpath.into_boxed_c_str());
+                // SAFETY: lib initialised; cpath lives forever; ctx is a valid out pointer.
                 let rc = unsafe { compat::load_context(cpath.as_ptr(), timeout_ms, &mut ctx) };
                 *lock(&slot2.result) = Some(if rc == 0 { Ok(ctx) } else { Err(rc) });
                 slot2.done.notify_all();
@@ -363,6 +366,54 @@ const EALREADY_RETRIES: usize = 5;
 /// # Safety
 /// `ctx` must be a loaded context; the library must be initialised.
 unsafe fn dial_blocking(ctx: Context, service: &CStr) -> Result<RawFd, i32> {
+    // Leave free fd numbers below this connection's fds: the kernel hands out the lowest free
+    // number, so while holes remain below the SDK's bridge fd, a file another thread opens during
+    // the SDK's double close of that fd (see `ZitiStream`) lands in a hole, not on the closed fd.
+    let holes = FdHoles::reserve(FD_HOLES);
+    let res = dial_blocking_inner(ctx, service);
+    drop(holes);
+    res
+}
+
+/// How many free fd numbers each dial leaves below its own (see [`dial_blocking`]).
+const FD_HOLES: usize = 16;
+
+/// Placeholder fds (dups of /dev/null) occupying the lowest free numbers until dropped.
+struct FdHoles(Vec<RawFd>);
+
+impl FdHoles {
+    fn reserve(n: usize) -> FdHoles {
+        let mut v = Vec::with_capacity(n);
+        // SAFETY: open/fcntl of fds we own; failures just mean fewer holes.
+        unsafe {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if null >= 0 {
+                v.push(null);
+                for _ in 1..n {
+                    let fd = libc::fcntl(null, libc::F_DUPFD_CLOEXEC, 0);
+                    if fd < 0 {
+                        break;
+                    }
+                    v.push(fd);
+                }
+            }
+        }
+        FdHoles(v)
+    }
+}
+
+impl Drop for FdHoles {
+    fn drop(&mut self) {
+        for fd in self.0.drain(..) {
+            // SAFETY: placeholders we opened and nobody else knows about.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// # Safety
+/// As [`dial_blocking`].
+unsafe fn dial_blocking_inner(ctx: Context, service: &CStr) -> Result<RawFd, i32> {
     let mut held = Vec::new();
     let mut res = Err(libc::EALREADY);
     for _ in 0..EALREADY_RETRIES {
