@@ -159,6 +159,9 @@ fn sdk_enrolled_by_the_agent_applies_and_heartbeats() {
     assert_eq!(v["ziti_sdk"], "0.29.3", "{v}");
     let detail = v["transport_detail"].as_str().unwrap_or_default();
     assert!(detail.contains("libziti 0.29.3"), "{v}");
+    let eps = v["endpoints"].as_array().cloned().unwrap_or_default();
+    assert_eq!(eps.len(), 2, "{v}");
+    assert!(eps.iter().all(|e| e["state"] == "dialable"), "{v}");
 }
 
 #[test]
@@ -193,6 +196,7 @@ fn sdk_service_the_identity_may_not_dial_exits_75_naming_it() {
     );
     s.give_bootstrap();
     let r = s.tick();
+    eprintln!("{r:?}"); // the operator-facing message, shown with --nocapture
     assert_eq!(r.code, 75, "{r:?}");
     assert!(
         r.stderr.contains(&z.tenancy) && r.stderr.contains("may not dial"),
@@ -227,6 +231,7 @@ fn sdk_corrupt_identity_exits_1_naming_the_file() {
     );
     s.give_bootstrap();
     let r = s.tick();
+    eprintln!("{r:?}"); // the operator-facing message, shown with --nocapture
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.contains(&id.display().to_string()), "{r:?}");
     assert!(s.tenancy.checkins().is_empty());
@@ -257,6 +262,7 @@ fn sdk_controller_stopped_exits_75_within_the_timeout() {
     let r = s.tick();
     let took = t0.elapsed();
     net.restart(); // leave it as found for the next run
+    eprintln!("{r:?}"); // the operator-facing message, shown with --nocapture
     assert_eq!(r.code, 75, "{r:?}");
     // timeout_s is 5 in the harness config; allow process start and teardown
     assert!(took < Duration::from_secs(5 + 5), "took {took:?}: {r:?}");
