@@ -29,4 +29,8 @@ if [ -x packaging/tests/run.sh ]; then
   step "packaging checks"
   bash packaging/tests/run.sh
 fi
+# the Ziti test networks the suites started (state kept for the next run)
+for d in target/ziti-net target/ziti-net-down; do
+  [ -d "$d" ] && bash scripts/ziti-net.sh stop "$d" >/dev/null 2>&1 || true
+done
 step "done"
