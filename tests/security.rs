@@ -5,6 +5,7 @@
 //! only) *and* what did not happen: no lease, no OpenBao secret read, nothing outside staging,
 //! no container. The 0.1.6 token scenarios assert on the number of leases tenancy issued.
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
@@ -13,21 +14,6 @@ use std::time::Duration;
 use base64::Engine;
 use common::*;
 use serde_json::{json, Value};
-
-macro_rules! both_composes {
-    ($name:ident) => {
-        mod $name {
-            #[test]
-            fn compose_v1() {
-                super::$name(super::Flavour::V1)
-            }
-            #[test]
-            fn compose_v2() {
-                super::$name(super::Flavour::V2)
-            }
-        }
-    };
-}
 
 // ---- helpers ------------------------------------------------------------------------------
 

@@ -1,26 +1,12 @@
 //! The tick end to end on real parts: real OpenBao, the test tenancy, a real dockerd with
 //! compose v1 (Debian `docker-compose`) and v2 (the `docker compose` plugin), the real binary.
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
 
 use common::*;
-
-macro_rules! both_composes {
-    ($name:ident) => {
-        mod $name {
-            #[test]
-            fn compose_v1() {
-                super::$name(super::Flavour::V1)
-            }
-            #[test]
-            fn compose_v2() {
-                super::$name(super::Flavour::V2)
-            }
-        }
-    };
-}
 
 /// First apply from the kit's bootstrap grant, then a heartbeat, then a new sha.
 fn apply_heartbeat_update(f: Flavour) {

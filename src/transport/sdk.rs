@@ -14,9 +14,8 @@
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{FromRawFd, IntoRawFd, RawFd};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, Once, OnceLock};
@@ -793,39 +792,8 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
         Some((0, rest)) => rest.to_vec(),
         _ => bytes,
     };
-    write_private(out, &bytes)
-        .map_err(|e| TransportError::Setup(format!("enroll: writing {}: {e}", out.display())))
-}
-
-/// Write `data` to `path` with mode 0600, atomically.
-fn write_private(path: &Path, data: &[u8]) -> io::Result<()> {
-    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(d) => d.to_path_buf(),
-        None => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let res = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        fs::File::open(&dir)?.sync_all()
-    })();
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res
+    crate::state::write_private(out, &bytes, 0o600)
+        .map_err(|e| TransportError::Setup(format!("enroll: {e}")))
 }
 
 #[cfg(test)]
@@ -867,7 +835,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("id.json");
-        write_private(&p, b"{}").unwrap();
+        crate::state::write_private(&p, b"{}", 0o600).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"{}");
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,

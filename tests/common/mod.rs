@@ -16,6 +16,23 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_monky-deployd");
 pub const IMAGE: &str = "127.0.0.1:5001/monky/busybox:1";
 pub const PRIVATE_IMAGE: &str = "127.0.0.1:5000/monky/private:1";
 
+/// One scenario function, two tests: under compose v1 (`docker-compose`) and v2 (`docker compose`).
+#[allow(unused_macros)] // not every suite has compose scenarios
+macro_rules! both_composes {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn compose_v1() {
+                super::$name(super::Flavour::V1)
+            }
+            #[test]
+            fn compose_v2() {
+                super::$name(super::Flavour::V2)
+            }
+        }
+    };
+}
+
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
