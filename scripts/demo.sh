@@ -31,6 +31,8 @@ target/debug/monky-deployd --config "$DIR/config.yaml" status
 echo "== the app: curl http://127.0.0.1:18080/"
 curl -fsS --max-time 5 http://127.0.0.1:18080/ && echo
 echo "== what tenancy recorded (last report)"
-tail -n 1 "$DIR/reports.jsonl" 2>/dev/null || true
+# the stack flushes its records to disk a moment after it answers
+for _ in $(seq 1 30); do [ -s "$DIR/reports.jsonl" ] && break; sleep 0.2; done
+tail -n 1 "$DIR/reports.jsonl" 2>/dev/null || echo "(no report recorded)"
 echo "(stack still running: tick again with the command above; stop it with: scripts/demo.sh down)"
 exit "$rc"
