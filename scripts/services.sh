@@ -4,7 +4,6 @@
 #   htpasswd on 127.0.0.1:5000 (user monky / pw from $RUN/registry.pw), and the busybox test
 #   image pushed to both as .../monky/busybox:1.
 set -euo pipefail
-CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
 RUN="${MONKY_RUN:-/run/monky-deployd-dev}"
 mkdir -p "$RUN"
 log() { printf '[services] %s\n' "$*" >&2; }

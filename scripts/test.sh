@@ -31,6 +31,6 @@ if [ -x packaging/tests/run.sh ]; then
 fi
 # the Ziti test networks the suites started (state kept for the next run)
 for d in target/ziti-net target/ziti-net-down; do
-  [ -d "$d" ] && bash scripts/ziti-net.sh stop "$d" >/dev/null 2>&1 || true
+  if [ -d "$d" ]; then bash scripts/ziti-net.sh stop "$d" >/dev/null 2>&1 || true; fi
 done
 step "done"
