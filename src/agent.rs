@@ -40,6 +40,8 @@ pub enum Exit {
 pub struct Failure {
     pub exit: Exit,
     pub msg: String,
+    /// Tenancy answered 429: the 0.1.6 rule lets an apply go on with a working token.
+    pub rate_limited: bool,
 }
 
 impl Failure {
@@ -47,6 +49,7 @@ impl Failure {
         Failure {
             exit,
             msg: msg.into(),
+            rate_limited: false,
         }
     }
     fn fail(msg: impl Into<String>) -> Self {
@@ -76,7 +79,11 @@ fn from_tenancy(e: TenancyError) -> Failure {
              bootstrap path and run `monky-deployd bootstrap --force`"
         )),
         TenancyError::EnvMismatch(_) => Failure::new(Exit::EnvMismatch, msg),
-        TenancyError::RateLimited { .. } | TenancyError::Unavailable(_) => Failure::new(Exit::TempFail, msg),
+        TenancyError::RateLimited { .. } => Failure {
+            rate_limited: true,
+            ..Failure::new(Exit::TempFail, msg)
+        },
+        TenancyError::Unavailable(_) => Failure::new(Exit::TempFail, msg),
         _ => Failure::fail(msg),
     }
 }
@@ -517,11 +524,7 @@ impl Agent {
         }
         match self.lease_login("apply").await {
             Ok(()) => Ok(self.token.clone().unwrap_or_default()),
-            Err(f)
-                if f.exit == Exit::TempFail
-                    && cur_ttl.is_some()
-                    && f.msg.contains("rate-limited") =>
-            {
+            Err(f) if f.rate_limited && cur_ttl.is_some() => {
                 warn!("{}; applying with the current token, swap deferred", f.msg);
                 self.state.lease_swap_due = true;
                 Ok(cur)

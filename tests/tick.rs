@@ -211,29 +211,20 @@ fn concurrent_tick_exits_zero_at_once() {
     );
     assert!(s.bootstrap_path().exists(), "and consumed nothing");
     drop(f);
-    // two real processes at once: both exit 0, exactly one checks in
-    let mut s = s;
-    s.set_extra("");
-    let a = std::process::Command::new(BIN)
-        .args([
-            "--config",
-            s.config_path().to_str().unwrap(),
-            "run",
-            "--once",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let b = std::process::Command::new(BIN)
-        .args([
-            "--config",
-            s.config_path().to_str().unwrap(),
-            "run",
-            "--once",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    // two real processes at once: both exit 0
+    let spawn = || {
+        std::process::Command::new(BIN)
+            .args([
+                "--config",
+                s.config_path().to_str().unwrap(),
+                "run",
+                "--once",
+            ])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
     let (ra, rb) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     assert!(ra.status.success() && rb.status.success());
     assert!(s.tenancy.checkins().len() <= 2);
