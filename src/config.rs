@@ -157,7 +157,15 @@ pub struct Config {
     pub compose_project: String,
     pub docker_bin: String,
     pub compose_cmd: ComposeCmd,
+    /// The standalone compose executable (`compose_cmd: standalone`); any compose line.
+    pub compose_bin: String,
     pub docker_host: String,
+    /// Host directories containers may bind writable besides their release directory.
+    pub bind_roots: Vec<PathBuf>,
+    /// Whether a bundle's `allow_privileged` takes effect on this box.
+    pub permit_privileged: bool,
+    /// Whether a bundle's `allow_rollback` takes effect on this box.
+    pub permit_rollback: bool,
     pub registry_host: String,
     pub keep_releases: usize,
     pub log_level: LogLevel,
@@ -184,7 +192,11 @@ impl Default for Config {
             compose_project: String::new(),
             docker_bin: "docker".into(),
             compose_cmd: ComposeCmd::Auto,
+            compose_bin: "docker-compose".into(),
             docker_host: "unix:///var/run/docker.sock".into(),
+            bind_roots: Vec::new(),
+            permit_privileged: false,
+            permit_rollback: true,
             registry_host: "harbor.tikali.net".into(),
             keep_releases: 5,
             log_level: LogLevel::Info,
@@ -306,8 +318,21 @@ impl Config {
         if self.compose_project.is_empty() {
             self.compose_project = format!("monky-{}", self.env_id);
         }
-        if self.docker_bin.is_empty() {
-            return Err("docker_bin must not be empty".into());
+        if self.docker_bin.is_empty() || self.compose_bin.is_empty() {
+            return Err("docker_bin and compose_bin must not be empty".into());
+        }
+        for r in &self.bind_roots {
+            let bad = !r.is_absolute()
+                || r.components().any(|c| matches!(c, std::path::Component::ParentDir))
+                || crate::policy::PRIVATE_TREES
+                    .iter()
+                    .any(|p| r.starts_with(p) || Path::new(p).starts_with(r));
+            if bad || r == Path::new("/") {
+                return Err(format!(
+                    "bind_roots entry {r:?} must be an absolute directory outside the system and \
+                     private trees (see docs/POLICY.md)"
+                ));
+            }
         }
         // last: a file on disk, after every check of the text itself
         for (name, scheme, ca) in [

@@ -234,7 +234,7 @@ impl Compose {
     /// `auto`: the `docker compose` plugin when it answers, else standalone `docker-compose`.
     pub async fn detect(cfg: &Config) -> Result<Compose, RuntimeError> {
         let plugin = vec![cfg.docker_bin.clone(), "compose".into()];
-        let standalone = vec!["docker-compose".to_string()];
+        let standalone = vec![cfg.compose_bin.clone()];
         let argv = match cfg.compose_cmd {
             ComposeCmd::Plugin => plugin,
             ComposeCmd::Standalone => standalone,
@@ -270,6 +270,12 @@ impl Compose {
             docker_host: cfg.docker_host.clone(),
             home: cfg.state_dir.clone(),
         })
+    }
+
+    /// Every later compose call talks to the engine through `host` (the agent's checking
+    /// socket, see `guard`).
+    pub fn set_docker_host(&mut self, host: String) {
+        self.docker_host = host;
     }
 
     /// Runs `compose -p <project> [-f dir/compose.yaml --project-directory dir] args…` with a

@@ -1,0 +1,367 @@
+//! The agent's checking socket: every compose call talks to the Docker engine through it
+//! (`DOCKER_HOST` for that child only), so the requests compose finally sends are what the
+//! host-boundary policy judges, whatever a compose release does with the file. Endpoints
+//! compose needs pass as streams (registry auth headers untouched); create bodies are checked
+//! by [`crate::policy`]; objects another project owns are never touched; everything else —
+//! build, exec, plugins, swarm, anything unlisted — is refused with a 403 whose message names
+//! the rule, and remembered so the report can say why.
+
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::{UnixListener, UnixStream};
+use tracing::{debug, warn};
+
+use crate::policy::{self, Boundary, Denied};
+
+/// Create bodies are small JSON documents; anything bigger is refused unread.
+const CREATE_BODY_MAX: usize = 1 << 20;
+const LABEL: &str = "com.docker.compose.project";
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+struct Shared {
+    upstream: PathBuf,
+    boundary: Boundary,
+    denied: Mutex<Vec<String>>,
+}
+
+/// A running checking socket; dropping it stops serving and removes the socket.
+pub struct Guard {
+    socket: PathBuf,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Guard {
+    /// Listens on `dir/engine.sock` (dir created 0700) and forwards to `upstream`.
+    pub fn start(upstream: &Path, dir: &Path, boundary: Boundary) -> std::io::Result<Guard> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        let socket = dir.join("engine.sock");
+        let _ = std::fs::remove_file(&socket);
+        let listener = UnixListener::bind(&socket)?;
+        let shared = Arc::new(Shared {
+            upstream: upstream.to_path_buf(),
+            boundary,
+            denied: Mutex::new(Vec::new()),
+        });
+        let sh = shared.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((s, _)) = listener.accept().await else {
+                    continue;
+                };
+                let sh = sh.clone();
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(move |req| {
+                        let sh = sh.clone();
+                        async move { Ok::<_, Infallible>(handle(&sh, req).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(s), svc)
+                        .await;
+                });
+            }
+        });
+        Ok(Guard {
+            socket,
+            shared,
+            task,
+        })
+    }
+
+    /// `DOCKER_HOST` for a compose child.
+    pub fn docker_host(&self) -> String {
+        format!("unix://{}", self.socket.display())
+    }
+
+    /// What was refused so far, in order (names and host paths only).
+    pub fn denied(&self) -> Vec<String> {
+        self.shared
+            .denied
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.task.abort();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// What a request is, once the API version prefix is gone.
+#[derive(Debug, PartialEq, Eq)]
+enum Route {
+    /// Read-only or lifecycle calls that touch nothing outside the project.
+    Pass,
+    /// A call on one container: it must belong to the project.
+    Container(String),
+    CreateContainer,
+    CreateVolume,
+    CreateNetwork,
+    /// Connecting a container to a network: both must be the project's.
+    Connect(String),
+    /// Removing a volume or network: only the project's own.
+    DeleteVolume(String),
+    DeleteNetwork(String),
+    Pull,
+    Refuse(String),
+}
+
+fn strip_version(path: &str) -> &str {
+    if let Some(rest) = path.strip_prefix("/v") {
+        if let Some(i) = rest.find('/') {
+            let v = &rest[..i];
+            if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                return &rest[i..];
+            }
+        }
+    }
+    path
+}
+
+fn route(method: &Method, path: &str, query: &str) -> Route {
+    let p = strip_version(path);
+    let seg: Vec<&str> = p.trim_start_matches('/').split('/').collect();
+    let m = method.as_str();
+    match (m, seg.as_slice()) {
+        ("GET" | "HEAD", ["_ping"]) | ("GET", ["version"]) | ("GET", ["info"]) => Route::Pass,
+        ("GET", ["events"]) => Route::Pass,
+        ("GET", ["containers", "json"]) => Route::Pass,
+        ("GET", ["images", "json"]) => Route::Pass,
+        ("GET", ["images", ..]) if seg.last() == Some(&"json") => Route::Pass,
+        ("GET", ["distribution", ..]) if seg.last() == Some(&"json") => Route::Pass,
+        ("GET", ["networks"]) | ("GET", ["networks", _]) => Route::Pass,
+        ("GET", ["volumes"]) | ("GET", ["volumes", _]) => Route::Pass,
+        ("POST", ["images", "create"]) => {
+            if query.contains("fromSrc=") || !query.contains("fromImage=") {
+                Route::Refuse("image import (only registry pulls are allowed)".into())
+            } else {
+                Route::Pull
+            }
+        }
+        ("POST", ["containers", "create"]) => Route::CreateContainer,
+        ("GET", ["containers", id, "json" | "logs"]) => Route::Container(id.to_string()),
+        ("POST", ["containers", id, "start" | "stop" | "kill" | "restart" | "wait" | "rename" | "pause" | "unpause"]) => {
+            Route::Container(id.to_string())
+        }
+        ("DELETE", ["containers", id]) => Route::Container(id.to_string()),
+        ("POST", ["volumes", "create"]) => Route::CreateVolume,
+        ("DELETE", ["volumes", name]) => Route::DeleteVolume(name.to_string()),
+        ("POST", ["networks", "create"]) => Route::CreateNetwork,
+        ("POST", ["networks", id, "connect" | "disconnect"]) => Route::Connect(id.to_string()),
+        ("DELETE", ["networks", id]) => Route::DeleteNetwork(id.to_string()),
+        _ => Route::Refuse(format!("{m} {p} is not an endpoint compose needs")),
+    }
+}
+
+fn refused(sh: &Shared, why: String) -> Response<Body> {
+    warn!("engine request refused: {why}");
+    if let Ok(mut d) = sh.denied.lock() {
+        if !d.contains(&why) {
+            d.push(why.clone());
+        }
+    }
+    let msg = serde_json::json!({"message": format!("refused by monky-deployd: {why}")});
+    Response::builder()
+        .status(StatusCode::FORBIDDEN)
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(full(Bytes::from(msg.to_string())))
+        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
+}
+
+fn full(b: Bytes) -> Body {
+    Full::new(b).map_err(|never| match never {}).boxed()
+}
+
+async fn handle(sh: &Shared, req: Request<Incoming>) -> Response<Body> {
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let r = route(req.method(), &path, &query);
+    debug!("engine {} {} → {:?}", req.method(), path, r);
+    let check = match &r {
+        Route::Pass | Route::Pull => Ok(()),
+        Route::Refuse(why) => Err(why.clone()),
+        Route::Container(id) => owned(sh, &format!("/containers/{id}/json"), "container", id).await,
+        Route::DeleteVolume(n) => owned(sh, &format!("/volumes/{n}"), "volume", n).await,
+        Route::DeleteNetwork(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
+        Route::Connect(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
+        Route::CreateContainer | Route::CreateVolume | Route::CreateNetwork => {
+            let (parts, body) = req.into_parts();
+            let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
+                Ok(b) => b.to_bytes(),
+                Err(_) => return refused(sh, format!("{path}: body over {CREATE_BODY_MAX} bytes")),
+            };
+            let v: Value = match serde_json::from_slice(&bytes) {
+                Ok(v) => v,
+                Err(e) => return refused(sh, format!("{path}: body is not JSON ({e})")),
+            };
+            let verdict = match r {
+                Route::CreateContainer => check_container(sh, &v).await,
+                Route::CreateVolume => policy::volume_create(&v, &sh.boundary).map_err(|d| d.0),
+                _ => policy::network_create(&v, &sh.boundary).map_err(|d| d.0),
+            };
+            if let Err(why) = verdict {
+                let what = match r {
+                    Route::CreateContainer => {
+                        let svc = v
+                            .pointer("/Labels/com.docker.compose.service")
+                            .and_then(|s| s.as_str())
+                            .unwrap_or("?");
+                        format!("container for service {svc}")
+                    }
+                    Route::CreateVolume => "volume create".into(),
+                    _ => "network create".into(),
+                };
+                return refused(sh, format!("{what}: {why}"));
+            }
+            return forward(sh, Request::from_parts(parts, full(bytes))).await;
+        }
+    };
+    if let Err(why) = check {
+        return refused(sh, why);
+    }
+    let (parts, body) = req.into_parts();
+    forward(sh, Request::from_parts(parts, body.boxed())).await
+}
+
+async fn check_container(sh: &Shared, v: &Value) -> Result<(), String> {
+    let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
+    for n in &refs.volumes {
+        owned(sh, &format!("/volumes/{n}"), "volume", n).await?;
+    }
+    for n in &refs.networks {
+        owned(sh, &format!("/networks/{n}"), "network", n).await?;
+    }
+    if !refs.binds.is_empty() && !sh.boundary.privileged {
+        let writable = writable_binds(sh).await?;
+        policy::inside_writable(&refs, &writable).map_err(|Denied(d)| d)?;
+    }
+    Ok(())
+}
+
+/// The object exists and carries the project's label (an `external` volume or network of
+/// another project, or one made by hand, is never joined or removed).
+async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), String> {
+    let (status, body) = upstream_get(sh, path)
+        .await
+        .map_err(|e| format!("{what} {name}: cannot inspect: {e}"))?;
+    if status == StatusCode::NOT_FOUND {
+        return Err(format!("{what} {name} does not exist (external objects are not joined)"));
+    }
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let labels = v.get("Labels").or_else(|| v.pointer("/Config/Labels"));
+    let p = labels.and_then(|l| l.get(LABEL)).and_then(|s| s.as_str());
+    if p != Some(sh.boundary.project.as_str()) {
+        return Err(format!(
+            "{what} {name} belongs to {}",
+            p.map(|p| format!("project {p}"))
+                .unwrap_or_else(|| "something else on this box".into())
+        ));
+    }
+    Ok(())
+}
+
+/// Host paths some container on the box may write (writable bind mounts).
+async fn writable_binds(sh: &Shared) -> Result<Vec<PathBuf>, String> {
+    let (_, body) = upstream_get(sh, "/containers/json?all=1")
+        .await
+        .map_err(|e| format!("cannot list containers: {e}"))?;
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    for c in v.as_array().into_iter().flatten() {
+        for m in c.get("Mounts").and_then(|m| m.as_array()).into_iter().flatten() {
+            let bind = m.get("Type").and_then(|t| t.as_str()) == Some("bind");
+            let rw = m.get("RW").and_then(|t| t.as_bool()).unwrap_or(true);
+            if let (true, true, Some(src)) = (bind, rw, m.get("Source").and_then(|s| s.as_str())) {
+                out.push(policy::resolve(Path::new(src)));
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn connect(sh: &Shared) -> std::io::Result<hyper::client::conn::http1::SendRequest<Body>> {
+    let s = UnixStream::connect(&sh.upstream).await?;
+    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
+        .await
+        .map_err(std::io::Error::other)?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(send)
+}
+
+async fn upstream_get(sh: &Shared, path: &str) -> std::io::Result<(StatusCode, Bytes)> {
+    let mut send = connect(sh).await?;
+    let req = Request::builder()
+        .uri(path)
+        .header(hyper::header::HOST, "docker")
+        .body(Empty::<Bytes>::new().map_err(|never| match never {}).boxed())
+        .map_err(std::io::Error::other)?;
+    let resp = send.send_request(req).await.map_err(std::io::Error::other)?;
+    let status = resp.status();
+    let body = Limited::new(resp.into_body(), 16 << 20)
+        .collect()
+        .await
+        .map_err(std::io::Error::other)?
+        .to_bytes();
+    Ok((status, body))
+}
+
+async fn forward(sh: &Shared, req: Request<Body>) -> Response<Body> {
+    let resp = match connect(sh).await {
+        Ok(mut send) => send.send_request(req).await.map_err(std::io::Error::other),
+        Err(e) => Err(e),
+    };
+    match resp {
+        Ok(r) => {
+            let (parts, body) = r.into_parts();
+            Response::from_parts(parts, body.boxed())
+        }
+        Err(e) => {
+            let msg = serde_json::json!({"message": format!("docker engine: {e}")});
+            Response::builder()
+                .status(StatusCode::BAD_GATEWAY)
+                .body(full(Bytes::from(msg.to_string())))
+                .unwrap_or_else(|_| Response::new(full(Bytes::new())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes() {
+        let r = |m: Method, p: &str, q: &str| route(&m, p, q);
+        assert_eq!(r(Method::GET, "/v1.43/_ping", ""), Route::Pass);
+        assert_eq!(r(Method::HEAD, "/_ping", ""), Route::Pass);
+        assert_eq!(r(Method::POST, "/v1.41/containers/create", "name=x"), Route::CreateContainer);
+        assert_eq!(r(Method::POST, "/v1.41/images/create", "fromImage=a&tag=1"), Route::Pull);
+        assert!(matches!(r(Method::POST, "/images/create", "fromSrc=-"), Route::Refuse(_)));
+        assert!(matches!(r(Method::POST, "/v1.41/build", ""), Route::Refuse(_)));
+        assert!(matches!(r(Method::POST, "/containers/abc/exec", ""), Route::Refuse(_)));
+        assert!(matches!(r(Method::POST, "/plugins/pull", ""), Route::Refuse(_)));
+        assert!(matches!(r(Method::POST, "/swarm/init", ""), Route::Refuse(_)));
+        assert!(matches!(r(Method::PUT, "/containers/abc/archive", ""), Route::Refuse(_)));
+        assert_eq!(r(Method::POST, "/v1.43/containers/abc/start", ""), Route::Container("abc".into()));
+        assert_eq!(r(Method::DELETE, "/volumes/v", ""), Route::DeleteVolume("v".into()));
+        assert_eq!(r(Method::GET, "/v1.43/images/127.0.0.1:5001/x:1/json", ""), Route::Pass);
+    }
+}
