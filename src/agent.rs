@@ -15,8 +15,8 @@ use crate::bundle::{self, Bundle, Refusal};
 use crate::compose_check;
 use crate::config::{Config, Transport, VolumesOnAbsent};
 use crate::guard::Guard;
-use crate::policy::{self, Boundary};
 use crate::http::HttpClient;
+use crate::policy::{self, Boundary};
 use crate::redact;
 use crate::registry;
 use crate::runtime::{self, Compose, Engine, RuntimeError};
@@ -858,7 +858,10 @@ impl Agent {
         let guard = self.guard(&mut compose, &release, privileged).await?;
         info!("compose pull ({})", compose.flavour);
         let pulled = compose.pull(&release).await;
-        if let Some(f) = self.engine_refused(sha, guard.as_ref()).await {
+        if let Some(f) = self
+            .engine_refused(sha, guard.as_ref(), pulled.is_err())
+            .await
+        {
             return Err(f);
         }
         if let Err(e) = pulled {
@@ -866,7 +869,7 @@ impl Agent {
         }
         info!("compose up -d --remove-orphans");
         let up = compose.up(&release).await;
-        if let Some(f) = self.engine_refused(sha, guard.as_ref()).await {
+        if let Some(f) = self.engine_refused(sha, guard.as_ref(), up.is_err()).await {
             return Err(f);
         }
         if let Err(e) = up {
@@ -952,7 +955,11 @@ impl Agent {
             .map_err(|e| Failure::fail(format!("DOCKER_UNAVAILABLE: {e}")))?;
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p));
         let mut agent_files = Vec::new();
-        for p in [&self.cfg.state_dir, &self.cfg.bootstrap_path, &self.cfg.path] {
+        for p in [
+            &self.cfg.state_dir,
+            &self.cfg.bootstrap_path,
+            &self.cfg.path,
+        ] {
             if !p.as_os_str().is_empty() {
                 agent_files.push(canon(p));
                 agent_files.push(policy::lexical(p));
@@ -964,7 +971,12 @@ impl Agent {
             release_dir: Some(canon(release)),
             bind_roots: self.cfg.bind_roots.iter().map(|p| canon(p)).collect(),
             agent_files,
-            private: vec![canon(&root), policy::lexical(&root), canon(&sock), policy::lexical(&sock)],
+            private: vec![
+                canon(&root),
+                policy::lexical(&root),
+                canon(&sock),
+                policy::lexical(&sock),
+            ],
             privileged,
         };
         let g = Guard::start(&sock, &self.cfg.state_dir.join("guard"), boundary)
@@ -973,11 +985,24 @@ impl Agent {
         Ok(Some(g))
     }
 
-    /// What the engine guard refused during a compose call: the report says so by name,
-    /// whatever compose made of the 403.
-    async fn engine_refused(&mut self, sha: &str, g: Option<&Guard>) -> Option<Failure> {
+    /// What the engine guard refused during a failed compose call: the report says so by
+    /// name, whatever compose made of the 403. A refusal compose shrugged off (v2's optional
+    /// `/grpc` session) is only logged.
+    async fn engine_refused(
+        &mut self,
+        sha: &str,
+        g: Option<&Guard>,
+        failed: bool,
+    ) -> Option<Failure> {
         let denied = g.map(|g| g.denied()).unwrap_or_default();
         if denied.is_empty() {
+            return None;
+        }
+        if !failed {
+            info!(
+                "engine guard refused, compose went on without: {}",
+                denied.join("; ")
+            );
             return None;
         }
         let r = Refusal::new("ENGINE_REFUSED", denied.join("; "));

@@ -323,7 +323,8 @@ impl Config {
         }
         for r in &self.bind_roots {
             let bad = !r.is_absolute()
-                || r.components().any(|c| matches!(c, std::path::Component::ParentDir))
+                || r.components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
                 || crate::policy::PRIVATE_TREES
                     .iter()
                     .any(|p| r.starts_with(p) || Path::new(p).starts_with(r));

@@ -119,6 +119,9 @@ enum Route {
     DeleteVolume(String),
     DeleteNetwork(String),
     Pull,
+    /// Optional side channels (BuildKit sessions) compose v2 opens and does without: refused
+    /// but not reported, so they never mask the real cause of a failure.
+    Quiet,
     Refuse(String),
 }
 
@@ -154,11 +157,13 @@ fn route(method: &Method, path: &str, query: &str) -> Route {
                 Route::Pull
             }
         }
+        ("POST", ["grpc" | "session"]) => Route::Quiet,
         ("POST", ["containers", "create"]) => Route::CreateContainer,
         ("GET", ["containers", id, "json" | "logs"]) => Route::Container(id.to_string()),
-        ("POST", ["containers", id, "start" | "stop" | "kill" | "restart" | "wait" | "rename" | "pause" | "unpause"]) => {
-            Route::Container(id.to_string())
-        }
+        (
+            "POST",
+            ["containers", id, "start" | "stop" | "kill" | "restart" | "wait" | "rename" | "pause" | "unpause"],
+        ) => Route::Container(id.to_string()),
         ("DELETE", ["containers", id]) => Route::Container(id.to_string()),
         ("POST", ["volumes", "create"]) => Route::CreateVolume,
         ("DELETE", ["volumes", name]) => Route::DeleteVolume(name.to_string()),
@@ -196,6 +201,14 @@ async fn handle(sh: &Shared, req: Request<Incoming>) -> Response<Body> {
     let check = match &r {
         Route::Pass | Route::Pull => Ok(()),
         Route::Refuse(why) => Err(why.clone()),
+        Route::Quiet => {
+            return Response::builder()
+                .status(StatusCode::FORBIDDEN)
+                .body(full(Bytes::from_static(
+                    b"{\"message\":\"refused by monky-deployd\"}",
+                )))
+                .unwrap_or_else(|_| Response::new(full(Bytes::new())));
+        }
         Route::Container(id) => owned(sh, &format!("/containers/{id}/json"), "container", id).await,
         Route::DeleteVolume(n) => owned(sh, &format!("/volumes/{n}"), "volume", n).await,
         Route::DeleteNetwork(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
@@ -261,7 +274,9 @@ async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), St
         .await
         .map_err(|e| format!("{what} {name}: cannot inspect: {e}"))?;
     if status == StatusCode::NOT_FOUND {
-        return Err(format!("{what} {name} does not exist (external objects are not joined)"));
+        return Err(format!(
+            "{what} {name} does not exist (external objects are not joined)"
+        ));
     }
     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let labels = v.get("Labels").or_else(|| v.pointer("/Config/Labels"));
@@ -284,7 +299,12 @@ async fn writable_binds(sh: &Shared) -> Result<Vec<PathBuf>, String> {
     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let mut out = Vec::new();
     for c in v.as_array().into_iter().flatten() {
-        for m in c.get("Mounts").and_then(|m| m.as_array()).into_iter().flatten() {
+        for m in c
+            .get("Mounts")
+            .and_then(|m| m.as_array())
+            .into_iter()
+            .flatten()
+        {
             let bind = m.get("Type").and_then(|t| t.as_str()) == Some("bind");
             let rw = m.get("RW").and_then(|t| t.as_bool()).unwrap_or(true);
             if let (true, true, Some(src)) = (bind, rw, m.get("Source").and_then(|s| s.as_str())) {
@@ -311,9 +331,16 @@ async fn upstream_get(sh: &Shared, path: &str) -> std::io::Result<(StatusCode, B
     let req = Request::builder()
         .uri(path)
         .header(hyper::header::HOST, "docker")
-        .body(Empty::<Bytes>::new().map_err(|never| match never {}).boxed())
+        .body(
+            Empty::<Bytes>::new()
+                .map_err(|never| match never {})
+                .boxed(),
+        )
         .map_err(std::io::Error::other)?;
-    let resp = send.send_request(req).await.map_err(std::io::Error::other)?;
+    let resp = send
+        .send_request(req)
+        .await
+        .map_err(std::io::Error::other)?;
     let status = resp.status();
     let body = Limited::new(resp.into_body(), 16 << 20)
         .collect()
@@ -352,16 +379,50 @@ mod tests {
         let r = |m: Method, p: &str, q: &str| route(&m, p, q);
         assert_eq!(r(Method::GET, "/v1.43/_ping", ""), Route::Pass);
         assert_eq!(r(Method::HEAD, "/_ping", ""), Route::Pass);
-        assert_eq!(r(Method::POST, "/v1.41/containers/create", "name=x"), Route::CreateContainer);
-        assert_eq!(r(Method::POST, "/v1.41/images/create", "fromImage=a&tag=1"), Route::Pull);
-        assert!(matches!(r(Method::POST, "/images/create", "fromSrc=-"), Route::Refuse(_)));
-        assert!(matches!(r(Method::POST, "/v1.41/build", ""), Route::Refuse(_)));
-        assert!(matches!(r(Method::POST, "/containers/abc/exec", ""), Route::Refuse(_)));
-        assert!(matches!(r(Method::POST, "/plugins/pull", ""), Route::Refuse(_)));
-        assert!(matches!(r(Method::POST, "/swarm/init", ""), Route::Refuse(_)));
-        assert!(matches!(r(Method::PUT, "/containers/abc/archive", ""), Route::Refuse(_)));
-        assert_eq!(r(Method::POST, "/v1.43/containers/abc/start", ""), Route::Container("abc".into()));
-        assert_eq!(r(Method::DELETE, "/volumes/v", ""), Route::DeleteVolume("v".into()));
-        assert_eq!(r(Method::GET, "/v1.43/images/127.0.0.1:5001/x:1/json", ""), Route::Pass);
+        assert_eq!(
+            r(Method::POST, "/v1.41/containers/create", "name=x"),
+            Route::CreateContainer
+        );
+        assert_eq!(
+            r(Method::POST, "/v1.41/images/create", "fromImage=a&tag=1"),
+            Route::Pull
+        );
+        assert!(matches!(
+            r(Method::POST, "/images/create", "fromSrc=-"),
+            Route::Refuse(_)
+        ));
+        assert!(matches!(
+            r(Method::POST, "/v1.41/build", ""),
+            Route::Refuse(_)
+        ));
+        assert_eq!(r(Method::POST, "/v1.43/grpc", ""), Route::Quiet);
+        assert!(matches!(
+            r(Method::POST, "/containers/abc/exec", ""),
+            Route::Refuse(_)
+        ));
+        assert!(matches!(
+            r(Method::POST, "/plugins/pull", ""),
+            Route::Refuse(_)
+        ));
+        assert!(matches!(
+            r(Method::POST, "/swarm/init", ""),
+            Route::Refuse(_)
+        ));
+        assert!(matches!(
+            r(Method::PUT, "/containers/abc/archive", ""),
+            Route::Refuse(_)
+        ));
+        assert_eq!(
+            r(Method::POST, "/v1.43/containers/abc/start", ""),
+            Route::Container("abc".into())
+        );
+        assert_eq!(
+            r(Method::DELETE, "/volumes/v", ""),
+            Route::DeleteVolume("v".into())
+        );
+        assert_eq!(
+            r(Method::GET, "/v1.43/images/127.0.0.1:5001/x:1/json", ""),
+            Route::Pass
+        );
     }
 }

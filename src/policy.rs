@@ -36,7 +36,10 @@ const CONTAINER_HARMLESS: &[(&str, &str)] = &[
     ("AttachStdin", "stream plumbing"),
     ("AttachStdout", "stream plumbing"),
     ("AttachStderr", "stream plumbing"),
-    ("ExposedPorts", "metadata; publishing is HostConfig.PortBindings"),
+    (
+        "ExposedPorts",
+        "metadata; publishing is HostConfig.PortBindings",
+    ),
     ("Tty", "stream plumbing"),
     ("OpenStdin", "stream plumbing"),
     ("StdinOnce", "stream plumbing"),
@@ -267,7 +270,8 @@ fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
         match k.as_str() {
             "Binds" => {
                 for s in v.as_array().into_iter().flatten() {
-                    bind_string(str_of(s), b, refs).map_err(|d| Denied(format!("{path}: {}", d.0)))?;
+                    bind_string(str_of(s), b, refs)
+                        .map_err(|d| Denied(format!("{path}: {}", d.0)))?;
                 }
             }
             "Mounts" => {
@@ -311,8 +315,17 @@ fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
                     // namespaced sysctls only: they change the container's own namespaces
                     let ns = name.starts_with("net.")
                         || name.starts_with("fs.mqueue.")
-                        || ["kernel.shmmax", "kernel.shmall", "kernel.shmmni", "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem", "kernel.shm_rmid_forced"]
-                            .contains(&name.as_str());
+                        || [
+                            "kernel.shmmax",
+                            "kernel.shmall",
+                            "kernel.shmmni",
+                            "kernel.msgmax",
+                            "kernel.msgmnb",
+                            "kernel.msgmni",
+                            "kernel.sem",
+                            "kernel.shm_rmid_forced",
+                        ]
+                        .contains(&name.as_str());
                     if !ns && !b.privileged {
                         return deny(format!("{path} {name}"));
                     }
@@ -332,7 +345,9 @@ fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
     // An empty MaskedPaths list is "zero" above but means "unmask everything".
     for k in ["MaskedPaths", "ReadonlyPaths"] {
         if matches!(hc.get(k), Some(Value::Array(a)) if a.is_empty()) && !b.privileged {
-            return deny(format!("HostConfig.{k} (empty list unmasks /proc and /sys)"));
+            return deny(format!(
+                "HostConfig.{k} (empty list unmasks /proc and /sys)"
+            ));
         }
     }
     Ok(())
@@ -401,7 +416,9 @@ fn mount(m: &Value, b: &Boundary, refs: &mut Refs) -> R {
                 for (k, v) in bo {
                     let ok = match k.as_str() {
                         "Propagation" => ["", "rprivate", "private"].contains(&str_of(v)),
-                        "CreateMountpoint" | "NonRecursive" | "ReadOnlyNonRecursive"
+                        "CreateMountpoint"
+                        | "NonRecursive"
+                        | "ReadOnlyNonRecursive"
                         | "ReadOnlyForceRecursive" => true,
                         _ => is_zero(v),
                     };
@@ -459,7 +476,10 @@ pub fn resolve(p: &Path) -> PathBuf {
             }
             return lexical(&out);
         }
-        match (existing.file_name().map(|f| f.to_owned()), existing.parent()) {
+        match (
+            existing.file_name().map(|f| f.to_owned()),
+            existing.parent(),
+        ) {
             (Some(f), Some(parent)) => {
                 rest.push(f);
                 existing = parent.to_path_buf();
@@ -518,10 +538,7 @@ pub fn bind_source(src: &Path, read_only: bool, b: &Boundary, refs: &mut Refs) -
         .bind_roots
         .iter()
         .any(|r| under(&real, r) && under(&lex, r));
-    let harmless_ro = read_only
-        && READ_ONLY_FILES
-            .iter()
-            .any(|f| under(&real, Path::new(f)));
+    let harmless_ro = read_only && READ_ONLY_FILES.iter().any(|f| under(&real, Path::new(f)));
     if !(in_release || in_root || harmless_ro || b.privileged) {
         return deny(format!(
             "{shown}: {} bind outside the release and the box's bind_roots",
@@ -568,7 +585,12 @@ pub fn volume_create(body: &Value, b: &Boundary) -> R {
             "Driver" if ["", "local"].contains(&str_of(v)) => {}
             "DriverOpts" if is_zero(v) || b.privileged => {}
             _ if is_zero(v) => {}
-            _ => return deny(format!("volume {}: {k}", o.get("Name").map(str_of).unwrap_or(""))),
+            _ => {
+                return deny(format!(
+                    "volume {}: {k}",
+                    o.get("Name").map(str_of).unwrap_or("")
+                ))
+            }
         }
     }
     Ok(())
@@ -624,13 +646,16 @@ mod tests {
     fn known_keys_pass_unknown_keys_are_named() {
         let d = tempfile::tempdir().unwrap();
         let b = boundary(d.path());
-        let ok = create(json!({"Memory": 100, "PortBindings": {"80/tcp": [{"HostPort": "8080"}]},
-            "NetworkMode": "monky-t_default", "Privileged": false, "CapAdd": ["NET_ADMIN"]}));
+        let ok = create(
+            json!({"Memory": 100, "PortBindings": {"80/tcp": [{"HostPort": "8080"}]},
+            "NetworkMode": "monky-t_default", "Privileged": false, "CapAdd": ["NET_ADMIN"]}),
+        );
         assert_eq!(
             container_create(&ok, &b).unwrap_err(),
             Denied("HostConfig.CapAdd NET_ADMIN".into())
         );
-        let ok = create(json!({"Memory": 100, "NetworkMode": "monky-t_default", "CapAdd": ["CHOWN"]}));
+        let ok =
+            create(json!({"Memory": 100, "NetworkMode": "monky-t_default", "CapAdd": ["CHOWN"]}));
         let r = container_create(&ok, &b).unwrap();
         assert!(r.networks.contains("monky-t_default"));
         let bad = create(json!({"FutureKnob": "x"}));
@@ -639,7 +664,10 @@ mod tests {
             Denied("HostConfig.FutureKnob x".into())
         );
         let top = json!({"Labels": {"com.docker.compose.project": "monky-t"}, "NewThing": 1});
-        assert_eq!(container_create(&top, &b).unwrap_err(), Denied("NewThing".into()));
+        assert_eq!(
+            container_create(&top, &b).unwrap_err(),
+            Denied("NewThing".into())
+        );
         let other = json!({"Labels": {"com.docker.compose.project": "someone-else"}});
         assert!(container_create(&other, &b).is_err());
     }
@@ -669,7 +697,9 @@ mod tests {
             assert!(container_create(&create(hc.clone()), &b).is_err(), "{hc}");
         }
         b.privileged = true;
-        assert!(container_create(&create(json!({"Privileged": true, "PidMode": "host"})), &b).is_ok());
+        assert!(
+            container_create(&create(json!({"Privileged": true, "PidMode": "host"})), &b).is_ok()
+        );
     }
 
     #[test]
@@ -689,7 +719,10 @@ mod tests {
         assert!(ok(Path::new("/etc/localtime"), true).is_ok());
         assert!(ok(Path::new("/etc/localtime"), false).is_err());
         assert!(ok(&rel.join("data/up"), true).is_err(), "symlink to /");
-        assert!(ok(&rel.join("st"), true).is_err(), "symlink to the state dir");
+        assert!(
+            ok(&rel.join("st"), true).is_err(),
+            "symlink to the state dir"
+        );
         assert!(ok(&rel.join("../abc/../../bao.token"), true).is_err());
         assert!(ok(Path::new("/var/run/docker.sock"), false).is_err());
         assert!(ok(Path::new("/"), true).is_err());
@@ -708,7 +741,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let b = boundary(d.path());
         let l = json!({"com.docker.compose.project": "monky-t"});
-        assert!(volume_create(&json!({"Name": "monky-t_data", "Driver": "local", "Labels": l}), &b).is_ok());
+        assert!(volume_create(
+            &json!({"Name": "monky-t_data", "Driver": "local", "Labels": l}),
+            &b
+        )
+        .is_ok());
         assert!(volume_create(
             &json!({"Name": "h", "Labels": l, "DriverOpts": {"type": "none", "o": "bind", "device": "/"}}),
             &b
@@ -716,8 +753,14 @@ mod tests {
         .is_err());
         assert!(volume_create(&json!({"Name": "h", "Driver": "rexray", "Labels": l}), &b).is_err());
         assert!(volume_create(&json!({"Name": "h"}), &b).is_err());
-        assert!(network_create(&json!({"Name": "monky-t_default", "Driver": "bridge", "Labels": l}), &b).is_ok());
-        assert!(network_create(&json!({"Name": "n", "Driver": "macvlan", "Labels": l}), &b).is_err());
+        assert!(network_create(
+            &json!({"Name": "monky-t_default", "Driver": "bridge", "Labels": l}),
+            &b
+        )
+        .is_ok());
+        assert!(
+            network_create(&json!({"Name": "n", "Driver": "macvlan", "Labels": l}), &b).is_err()
+        );
         assert!(network_create(
             &json!({"Name": "n", "Labels": l, "Options": {"com.docker.network.bridge.name": "docker0"}}),
             &b

@@ -97,7 +97,7 @@ fn apply_heartbeat_update(f: Flavour) {
         .contains(&"API_KEY=k3y-value-two".to_string()));
     assert_eq!(s.state()["applied_sha"], sha2.as_str());
 }
-both_composes!(apply_heartbeat_update);
+all_composes!(apply_heartbeat_update);
 
 fn down_purge_and_prod(f: Flavour) {
     require_docker();

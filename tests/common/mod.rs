@@ -33,19 +33,53 @@ macro_rules! both_composes {
     };
 }
 
+/// One scenario function, three tests: compose v1, v2 (2.22) and the current v5 line.
+#[allow(unused_macros)]
+macro_rules! all_composes {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn compose_v1() {
+                super::$name(super::Flavour::V1)
+            }
+            #[test]
+            fn compose_v2() {
+                super::$name(super::Flavour::V2)
+            }
+            #[test]
+            fn compose_v5() {
+                super::$name(super::Flavour::V5)
+            }
+        }
+    };
+}
+
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flavour {
     V1,
     V2,
+    /// The compose line Docker ships today, built by scripts/provision.sh.
+    V5,
 }
 
 impl Flavour {
-    pub fn compose_cmd(self) -> &'static str {
+    /// The config lines that select this compose.
+    pub fn config_lines(self) -> String {
         match self {
-            Flavour::V1 => "standalone",
-            Flavour::V2 => "plugin",
+            Flavour::V1 => "compose_cmd: standalone\n".into(),
+            Flavour::V2 => "compose_cmd: plugin\n".into(),
+            Flavour::V5 => {
+                let cache = std::env::var("MONKY_CACHE")
+                    .unwrap_or_else(|_| "/var/cache/monky-deployd-dev".into());
+                let bin = format!("{cache}/bin/docker-compose-v5");
+                assert!(
+                    std::path::Path::new(&bin).is_file(),
+                    "compose v5 missing at {bin}: run scripts/provision.sh (the README test command does)"
+                );
+                format!("compose_cmd: standalone\ncompose_bin: {bin}\n")
+            }
         }
     }
 }
@@ -140,14 +174,14 @@ impl Stack {
             "env_id: {env}\nsite: test\ntransport: system\n\
              tenancy:\n  host: 127.0.0.1\n  port: {tp}\n  scheme: http\n  timeout_s: 5\n\
              bao:\n  host: 127.0.0.1\n  port: {bp}\n  scheme: http\n  ca_file: \"\"\n  timeout_s: 5\n\
-             state_dir: {sd}\nbootstrap_path: {bp_path}\n{ht}compose_cmd: {cc}\n\
+             state_dir: {sd}\nbootstrap_path: {bp_path}\n{ht}{cc}\
              registry_host: 127.0.0.1:5000\nlog_level: debug\n{extra}",
             env = self.env,
             tp = self.tenancy.port(),
             bp = self.bao.port(),
             sd = self.state_dir().display(),
             bp_path = self.bootstrap_path().display(),
-            cc = self.flavour.compose_cmd(),
+            cc = self.flavour.config_lines(),
             ht = if self.extra.contains("healthy_timeout_s") { "" } else { "healthy_timeout_s: 30\n" },
             extra = self.extra,
         )
@@ -297,10 +331,15 @@ impl Drop for Stack {
 }
 
 pub fn run_bin(config: &Path, args: &[&str]) -> Run {
+    run_bin_env(config, args, &[])
+}
+
+pub fn run_bin_env(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut full = vec!["--config".to_string(), config.display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
     let o = Command::new(BIN)
         .args(&full)
+        .envs(env.iter().copied())
         .env_remove("MONKY_LOG")
         .output()
         .expect("run monky-deployd");

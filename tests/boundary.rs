@@ -1,0 +1,387 @@
+//! The host boundary on real dockerd and compose v1, v2 and v5: each attack is shown to work
+//! with the policy off (a debug-build switch), then refused by the engine guard alone (file
+//! analysis off), then refused by the full agent — with no container created for it. A benign
+//! multi-service corpus still applies on all three lines.
+
+#[macro_use]
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use serde_json::json;
+
+fn bootstrapped(name: &str, f: Flavour) -> Stack {
+    let s = Stack::new(name, f);
+    s.give_bootstrap();
+    let r = s.cmd(&["bootstrap"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    s
+}
+
+fn bundle(serial: u64, compose: String) -> Vec<(String, Vec<u8>)> {
+    BundleSpec {
+        serial,
+        compose,
+        env_template: String::new(),
+        manifest: json!({"entries": []}),
+        meta_extra: json!({}),
+    }
+    .files()
+}
+
+fn tick_with(s: &Stack, policy: &str) -> Run {
+    run_bin_env(
+        &s.config_path(),
+        &["run", "--once"],
+        &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
+    )
+}
+
+/// Container ids of one service of the stack's project.
+fn service_containers(s: &Stack, svc: &str) -> Vec<String> {
+    let o = Command::new("docker")
+        .args([
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=com.docker.compose.project={}", s.project()),
+            "--filter",
+            &format!("label=com.docker.compose.service={svc}"),
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn logs_of(id: &str) -> String {
+    let o = Command::new("docker").args(["logs", id]).output().unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+struct Attack {
+    what: &'static str,
+    /// The service block after `image:` / `command:` (indented four spaces), plus top-level
+    /// keys after the services.
+    service: String,
+    top: String,
+    /// Shell run inside the container; its output must contain `proof` when nothing stops it
+    /// (an `echo` follows: the engine logs only whole lines of a running container).
+    probe: String,
+    proof: String,
+}
+
+fn attacks(s: &Stack, marker_dir: &std::path::Path, marker: &str, foreign: &str) -> Vec<Attack> {
+    let md = marker_dir.display();
+    let mut v = vec![
+        Attack {
+            what: "engine socket bind",
+            service: "    volumes: [\"/var/run/docker.sock:/s\"]\n".into(),
+            top: String::new(),
+            probe: "test -S /s && echo PROOF-socket".into(),
+            proof: "PROOF-socket".into(),
+        },
+        Attack {
+            what: "host root, long syntax, read-only",
+            service: "    volumes:\n      - type: bind\n        source: /\n        target: /host\n        read_only: true\n".into(),
+            top: String::new(),
+            probe: format!("cat /host{md}/marker"),
+            proof: marker.into(),
+        },
+        Attack {
+            what: "the agent's own token",
+            service: format!(
+                "    volumes: [\"{}/bao.token:/t:ro\"]\n",
+                s.state_dir().display()
+            ),
+            top: String::new(),
+            probe: "cat /t".into(),
+            proof: s.token(),
+        },
+        Attack {
+            what: "volume driver_opts bind of a host dir",
+            // (a one-letter volume name reads as a Windows drive to compose v2)
+            service: "    volumes:\n      - hostdir:/h\n".into(),
+            top: format!("volumes:\n  hostdir:\n    driver_opts: {{type: none, o: bind, device: {md}}}\n"),
+            probe: "cat /h/marker".into(),
+            proof: marker.into(),
+        },
+        Attack {
+            what: "another project's volume (external)",
+            service: "    volumes:\n      - theirs:/x\n".into(),
+            top: format!("volumes:\n  theirs:\n    external: true\n    name: {foreign}\n"),
+            probe: "cat /x/marker".into(),
+            proof: marker.into(),
+        },
+        Attack {
+            what: "writable bind outside the release",
+            service: format!("    volumes: [\"{md}:/m\"]\n"),
+            top: String::new(),
+            probe: "echo planted > /m/planted && echo PROOF-write".into(),
+            proof: "PROOF-write".into(),
+        },
+        // (`privileged: true` cannot start at all on these sandboxed VMs — runc "unable to
+        // apply caps" — so the host's PID namespace stands in for "more than a container")
+        Attack {
+            what: "the host's PID namespace",
+            service: "    pid: host\n".into(),
+            top: String::new(),
+            probe: "echo PID1=$$(cat /proc/1/comm)".into(),
+            proof: format!(
+                "PID1={}",
+                std::fs::read_to_string("/proc/1/comm").unwrap_or_default().trim()
+            ),
+        },
+        Attack {
+            what: "/proc unmasked",
+            service: "    security_opt: [\"systempaths=unconfined\"]\n".into(),
+            top: String::new(),
+            probe: "grep -q \" /proc/kcore \" /proc/mounts || echo PROOF-unmasked".into(),
+            proof: "PROOF-unmasked".into(),
+        },
+    ];
+    if s.flavour == Flavour::V1 {
+        // compose v1 speaks an API version the engine refuses `systempaths` on
+        v.retain(|a| a.what != "/proc unmasked");
+    }
+    if s.flavour == Flavour::V5 {
+        // a key compose 2.22 does not know: the engine socket under another name
+        v.push(Attack {
+            what: "use_api_socket (compose 2.35+)",
+            service: "    use_api_socket: true\n".into(),
+            top: String::new(),
+            probe: "test -S /var/run/docker.sock && echo PROOF-api".into(),
+            proof: "PROOF-api".into(),
+        });
+    }
+    v
+}
+
+fn compose_for(svc: &str, a: &Attack) -> String {
+    format!(
+        "services:\n  {svc}:\n    image: {IMAGE}\n    init: true\n    \
+         command: [\"sh\", \"-c\", \"{}; echo; exec sleep 600\"]\n{}{}",
+        a.probe.replace('"', "\\\""),
+        a.service,
+        a.top
+    )
+}
+
+fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
+    require_docker();
+    let s = bootstrapped("attack", f);
+    let marker_dir = tempfile::Builder::new()
+        .prefix("monky-marker-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let marker = format!("marker-{}-{:?}", std::process::id(), f);
+    std::fs::write(marker_dir.path().join("marker"), &marker).unwrap();
+    // another project's data, made the way another app on the box would have made it
+    let foreign = format!("monky-foreign-{}-{:?}", std::process::id(), f).to_lowercase();
+    let mk = Command::new("docker")
+        .args([
+            "run",
+            "--rm",
+            "-v",
+            &format!("{foreign}:/x"),
+            IMAGE,
+            "sh",
+            "-c",
+        ])
+        .arg(format!("echo {marker} > /x/marker"))
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "{mk:?}");
+    let mut serial = 1;
+    let mut table = Vec::new();
+    for (i, a) in attacks(&s, marker_dir.path(), &marker, &foreign)
+        .iter()
+        .enumerate()
+    {
+        let svc = format!("c{i}");
+        let compose = compose_for(&svc, a);
+        // 1. the full agent: refused, nothing created for it
+        s.tenancy
+            .set_bundle(&s.env, bundle(serial, compose.clone()));
+        serial += 1;
+        let r = s.tick();
+        assert_eq!(r.code, 1, "{}: {r:?}", a.what);
+        let full = s.last_report()["detail"].as_str().unwrap_or("").to_string();
+        assert_eq!(s.last_report()["result"], "failed", "{}", a.what);
+        assert!(
+            service_containers(&s, &svc).is_empty(),
+            "{}: created",
+            a.what
+        );
+        // 2. the engine guard alone (file analysis off in this debug build)
+        s.tenancy
+            .set_bundle(&s.env, bundle(serial, compose.clone()));
+        serial += 1;
+        let r = tick_with(&s, "no-file");
+        assert_eq!(r.code, 1, "{}: {r:?}", a.what);
+        let rep = s.last_report();
+        let detail = rep["detail"].as_str().unwrap_or("").to_string();
+        assert_eq!(rep["result"], "failed", "{}", a.what);
+        assert!(
+            detail.starts_with("ENGINE_REFUSED:"),
+            "{}: the guard did not refuse: {detail}",
+            a.what
+        );
+        assert!(
+            service_containers(&s, &svc).is_empty(),
+            "{}: created",
+            a.what
+        );
+        assert!(!detail.contains(&s.token()), "token in the report");
+        // 3. no policy at all: the attack really works on this engine and compose
+        s.tenancy.set_bundle(&s.env, bundle(serial, compose));
+        serial += 1;
+        let r = tick_with(&s, "off");
+        let ids = service_containers(&s, &svc);
+        assert_eq!(ids.len(), 1, "{}: policy off should run it: {r:?}", a.what);
+        let mut seen = false;
+        for _ in 0..50 {
+            if logs_of(&ids[0]).contains(&a.proof) {
+                seen = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let insp = Command::new("docker")
+            .args(["inspect", &ids[0]])
+            .output()
+            .unwrap();
+        assert!(
+            seen,
+            "{}: no proof in the container's output: {} {}",
+            a.what,
+            logs_of(&ids[0]),
+            String::from_utf8_lossy(&insp.stdout)
+        );
+        table.push(format!(
+            "{:?} | {} | full: {full} | guard alone: {detail}",
+            f, a.what
+        ));
+        let _ = Command::new("docker").args(["rm", "-f", &ids[0]]).output();
+    }
+    let _ = Command::new("docker")
+        .args(["volume", "rm", "-f", &foreign])
+        .output();
+    for l in table {
+        eprintln!("{l}");
+    }
+}
+all_composes!(each_attack_proven_then_refused_by_each_layer);
+
+/// Realistic services: healthchecks, named volumes, ports on 127.0.0.1 and 0.0.0.0, env_file
+/// `.env`, resource limits, logging options, depends_on conditions, a read-only config bind
+/// and a writable bind under an operator's bind root.
+fn benign_corpus_applies(f: Flavour) {
+    require_docker();
+    let mut s = Stack::new("benign", f);
+    let root = tempfile::Builder::new()
+        .prefix("monky-bindroot-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    s.set_extra(&format!("bind_roots: [{}]\n", root.path().display()));
+    s.give_bootstrap();
+    let port = 18600
+        + match f {
+            Flavour::V1 => 0,
+            Flavour::V2 => 10,
+            Flavour::V5 => 20,
+        };
+    let compose = format!(
+        r#"services:
+  db:
+    image: {IMAGE}
+    init: true
+    command: ["sh", "-c", "touch /tmp/ready; exec sleep 600"]
+    healthcheck:
+      test: ["CMD", "test", "-f", "/tmp/ready"]
+      interval: 1s
+      timeout: 1s
+      retries: 5
+    volumes:
+      - dbdata:/var/lib/db
+      - {root}/uploads:/uploads
+    deploy:
+      resources:
+        limits:
+          cpus: "0.5"
+          memory: 64M
+    ulimits:
+      nofile: {{soft: 1024, hard: 2048}}
+    restart: unless-stopped
+    networks: [back]
+  web:
+    image: {IMAGE}
+    init: true
+    command: ["sh", "-c", "echo hi > /tmp/index.html; exec httpd -f -p 8080 -h /tmp"]
+    env_file: [.env]
+    environment:
+      MODE: production
+    ports:
+      - "127.0.0.1:{p1}:8080"
+      - "0.0.0.0:{p2}:8080"
+    depends_on:
+      db:
+        condition: service_healthy
+    volumes:
+      - ./config:/etc/app:ro
+      - cache:/cache
+    tmpfs: [/run/app]
+    read_only: false
+    cap_drop: [ALL]
+    cap_add: [NET_BIND_SERVICE, SETUID, SETGID]
+    security_opt: ["no-new-privileges:true"]
+    logging:
+      driver: json-file
+      options: {{max-size: "1m", max-file: "2"}}
+    labels:
+      app.tier: front
+    stop_grace_period: 5s
+    mem_limit: 128m
+    networks: [front, back]
+volumes:
+  dbdata: {{}}
+  cache: {{}}
+networks:
+  front: {{}}
+  back:
+    internal: true
+"#,
+        root = root.path().display(),
+        p1 = port,
+        p2 = port + 1,
+    );
+    let mut files = bundle(1, compose);
+    files.push(("config/app.conf".into(), b"listen 8080\n".to_vec()));
+    files.retain(|(n, _)| n != "env.template");
+    files.push(("env.template".into(), b"GREETING=hello\n".to_vec()));
+    s.tenancy.set_bundle(&s.env, files);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.last_report()["result"], "applied", "{r:?}");
+    let mut cs = s.containers();
+    cs.sort();
+    assert_eq!(
+        cs,
+        vec![
+            ("db".to_string(), "running".to_string()),
+            ("web".to_string(), "running".to_string())
+        ]
+    );
+    assert!(
+        root.path().join("uploads").is_dir(),
+        "bind root dir made by the engine"
+    );
+}
+all_composes!(benign_corpus_applies);
