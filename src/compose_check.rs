@@ -588,6 +588,11 @@ fn check_in(
             }
         }
     }
+    // last: the allow-list, so a known privileged shape keeps its PRIVILEGED_REFUSED name; a
+    // box that permits privileged bundles trusts their keys too
+    if !allow_privileged {
+        crate::compose_keys::check(root)?;
+    }
     Ok(names)
 }
 
@@ -719,6 +724,8 @@ mod tests {
             "    build:\n      context: .\n      additional_contexts:\n        st: /var/lib/monky-deployd\n",
             "    provider:\n      type: evil\n",
             "    post_start:\n      - command: id\n        privileged: true\n",
+            // hooks are exec calls, which the engine guard refuses; the key table says so first
+            "    post_start:\n      - command: id\n",
             "    security_opt: [\"seccomp=./allow-all.json\"]\n",
             "    security_opt: [\"apparmor=my-lax-profile\"]\n",
             "    security_opt: [\"label=type:spc_t\"]\n",
@@ -733,7 +740,6 @@ mod tests {
             "    env_file: [.env, ./conf/extra.env]\n",
             "    build: .\n",
             "    build:\n      context: ./app\n      additional_contexts:\n        r: https://github.com/x/y.git\n",
-            "    post_start:\n      - command: id\n",
             "    security_opt: [\"no-new-privileges:true\", \"apparmor=docker-default\", \"label=level:s0:c100,c200\"]\n",
         ] {
             assert!(run(&svc(extra)).is_ok(), "refused: {extra}");

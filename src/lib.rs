@@ -5,6 +5,7 @@ pub mod agent;
 pub mod bao;
 pub mod bundle;
 pub mod compose_check;
+pub mod compose_keys;
 pub mod config;
 pub mod guard;
 pub mod http;

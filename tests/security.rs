@@ -733,7 +733,7 @@ fn foreign_manifest_paths_are_refused_before_any_openbao_request() {
 #[test]
 fn privileged_settings_are_refused_end_to_end_unless_allowed() {
     require_docker();
-    let (s, _) = bootstrapped("priv", Flavour::V2);
+    let (mut s, _) = bootstrapped("priv", Flavour::V2);
     let e = entry(&s, "API_KEY", "api_key", "priv-secret-value");
     let cases = [
         ("privileged", "    privileged: true\n"),
@@ -773,7 +773,7 @@ fn privileged_settings_are_refused_end_to_end_unless_allowed() {
         let d = assert_refused_before_lease(&s, &r, "PRIVILEGED_REFUSED");
         assert!(d.contains("service app"), "{what}: {d}");
     }
-    // allow_privileged: the operator's explicit opt-in lets it through
+    // allow_privileged from tenancy alone is not enough: the box's own config must permit it
     let b = spec(
         50,
         quiet_service(IMAGE, "    cap_add: [SYS_ADMIN]\n"),
@@ -782,6 +782,11 @@ fn privileged_settings_are_refused_end_to_end_unless_allowed() {
         json!({"agent": {"allow_privileged": true}}),
     );
     s.tenancy.set_bundle(&s.env, b.files());
+    let r = s.tick();
+    let d = assert_refused_before_lease(&s, &r, "PRIVILEGED_REFUSED");
+    assert!(d.contains("permit_privileged is false"), "{d}");
+    // the box's opt-in (permit_privileged) together with the bundle's lets it through
+    s.set_extra("permit_privileged: true\n");
     let r = s.tick();
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(s.last_report()["result"], "applied");
