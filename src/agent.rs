@@ -180,8 +180,10 @@ fn truncate_head(s: &str, max: usize) -> String {
     s[..end].to_string()
 }
 
-/// The registry's own words from a failed pull, on one line (0.1.7).
+/// The registry's own words from a failed pull, on one line (0.1.7). Redacted whole before it
+/// is cut: a secret cut in half would no longer match.
 fn pull_diagnosis(output: &str) -> String {
+    let output = redact::redact(output);
     let lines: Vec<&str> = output
         .lines()
         .map(str::trim)
@@ -582,6 +584,7 @@ impl Agent {
 
     async fn report(&mut self, sha: Option<&str>, result: &str, detail: &str, log_tail: &str) {
         let containers = self.containers().await;
+        // redaction first, then the cut (as everywhere)
         let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
         let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);
         let token = self.token.clone().unwrap_or_default();
@@ -682,6 +685,8 @@ impl Agent {
         } else {
             None
         };
+        // compose reads that release's .env again: its values must be masked in what it prints
+        register_env_values(&cur.join(".env"));
         let guard = self.guard(&mut compose, &cur, false).await?;
         info!(
             "compose down --remove-orphans{}",
@@ -835,7 +840,7 @@ impl Agent {
                 if !warnings.trim().is_empty() {
                     warn!("compose config: {}", warnings.trim());
                 }
-                let ctx = self.normalised_ctx(&staging);
+                let ctx = self.normalised_ctx(&staging, privileged);
                 let check = compose_check::parse(normalised.as_bytes())
                     .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
                 if let Err(r) = check.map_err(|r| self.why_privileged(&b, r)) {
@@ -1020,7 +1025,7 @@ impl Agent {
 
     /// The second privilege pass's view: compose resolved relative paths against `project_dir`;
     /// the agent's own files (state dir, bootstrap grant, config) are never a bind source.
-    fn normalised_ctx(&self, project_dir: &Path) -> compose_check::Normalised {
+    fn normalised_ctx(&self, project_dir: &Path, privileged: bool) -> compose_check::Normalised {
         let mut private = Vec::new();
         for p in [
             &self.cfg.state_dir,
@@ -1038,6 +1043,13 @@ impl Agent {
         compose_check::Normalised {
             project_dir: project_dir.to_path_buf(),
             private,
+            bind_roots: (!privileged).then(|| {
+                self.cfg
+                    .bind_roots
+                    .iter()
+                    .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p)))
+                    .collect()
+            }),
         }
     }
 
@@ -1158,6 +1170,25 @@ impl Agent {
         match self.engine.prune_images().await {
             Ok(b) => info!("prune: dangling images removed, {} MiB reclaimed", b >> 20),
             Err(e) => warn!("prune: {e}"),
+        }
+    }
+}
+
+/// Registers every value of a rendered `.env` with the redactor (names stay readable).
+fn register_env_values(path: &Path) {
+    let Ok(text) = std::fs::read_to_string(path).map(Zeroizing::new) else {
+        return;
+    };
+    for line in text.lines() {
+        let Some((_, v)) = line.split_once('=') else {
+            continue;
+        };
+        let v = v.trim();
+        redact::register(v);
+        for q in ['\'', '"'] {
+            if let Some(inner) = v.strip_prefix(q).and_then(|x| x.strip_suffix(q)) {
+                redact::register(inner);
+            }
         }
     }
 }

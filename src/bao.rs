@@ -71,7 +71,13 @@ impl Bao {
         let msg = || {
             let m = serde_json::from_slice::<Errors>(&r.body)
                 .map(|e| e.errors.join("; "))
-                .unwrap_or_else(|_| String::from_utf8_lossy(&r.body).chars().take(200).collect());
+                .unwrap_or_else(|_| {
+                    // redacted whole, then cut: a cut secret no longer matches
+                    crate::redact::redact(&String::from_utf8_lossy(&r.body))
+                        .chars()
+                        .take(200)
+                        .collect()
+                });
             crate::redact::redact(m.trim())
         };
         match r.status {

@@ -99,7 +99,47 @@ pub fn parse(text: &[u8]) -> Result<Value, Refusal> {
     }
     deep_merge(&mut v)
         .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml merge keys: {e}")))?;
+    // what our parser and compose's could read differently is refused, not interpreted:
+    // tags (`!reset`, `!!binary`, …) and non-string keys; and the expanded size is bounded
+    let mut nodes = 0usize;
+    shape(&v, &mut nodes)?;
     Ok(v)
+}
+
+/// Nodes a parsed compose file may expand to (anchors and aliases included).
+pub const MAX_NODES: usize = 100_000;
+
+fn shape(v: &Value, nodes: &mut usize) -> Result<(), Refusal> {
+    *nodes += 1;
+    if *nodes > MAX_NODES {
+        return Err(Refusal::new(
+            "BUNDLE_INVALID",
+            format!("compose.yaml expands to more than {MAX_NODES} nodes"),
+        ));
+    }
+    match v {
+        Value::Tagged(t) => Err(Refusal::new(
+            "BUNDLE_INVALID",
+            format!(
+                "compose.yaml uses the YAML tag {} (tags are not accepted)",
+                t.tag
+            ),
+        )),
+        Value::Mapping(m) => {
+            for (k, x) in m {
+                if !matches!(k, Value::String(_)) {
+                    return Err(Refusal::new(
+                        "BUNDLE_INVALID",
+                        "compose.yaml has a non-string key",
+                    ));
+                }
+                shape(x, nodes)?;
+            }
+            Ok(())
+        }
+        Value::Sequence(s) => s.iter().try_for_each(|x| shape(x, nodes)),
+        _ => Ok(()),
+    }
 }
 
 fn untag(v: &Value) -> &Value {
@@ -174,6 +214,8 @@ fn host_path_forbidden(src: &str, read_only: bool) -> bool {
 pub struct Normalised {
     pub project_dir: PathBuf,
     pub private: Vec<PathBuf>,
+    /// The box's `bind_roots`; `None` when the box permits privileged bundles (no confinement).
+    pub bind_roots: Option<Vec<PathBuf>>,
 }
 
 fn under(p: &str, dir: &str) -> bool {
@@ -213,6 +255,25 @@ fn check_bind(
         if host_path_forbidden(s, read_only) {
             let how = if read_only { "" } else { " writable" };
             return Err(Refusal::new(CODE, format!("{who} bind-mounts {s}{how}")));
+        }
+        // the engine guard's bind rule, early and readable: outside the release only into the
+        // box's bind_roots (or a harmless system file, read-only)
+        if let Some(roots) = ctx.and_then(|c| c.bind_roots.as_ref()) {
+            let real = crate::policy::resolve(std::path::Path::new(s));
+            let lex = crate::policy::lexical(std::path::Path::new(s));
+            let in_root = roots
+                .iter()
+                .any(|r| real.starts_with(r) && lex.starts_with(r));
+            let harmless = read_only
+                && crate::policy::READ_ONLY_FILES
+                    .iter()
+                    .any(|f| real.starts_with(f));
+            if !in_root && !harmless {
+                return Err(Refusal::new(
+                    CODE,
+                    format!("{who} bind-mounts {s}: outside the release and the box's bind_roots"),
+                ));
+            }
         }
     } else if s.starts_with('~') || s.starts_with('$') {
         return Err(Refusal::new(
@@ -664,6 +725,35 @@ mod tests {
     }
 
     #[test]
+    fn second_pass_confines_binds_to_the_release_and_bind_roots() {
+        let ctx = Normalised {
+            project_dir: "/var/lib/monky-deployd/staging/abc".into(),
+            private: vec!["/var/lib/monky-deployd".into()],
+            bind_roots: Some(vec!["/srv/monky".into()]),
+        };
+        let doc = |src: &str| {
+            parse(format!("services:\n  a:\n    image: x\n    volumes: [\"{src}\"]\n").as_bytes())
+                .unwrap()
+        };
+        for ok in [
+            "/var/lib/monky-deployd/staging/abc/data:/d",
+            "/srv/monky/app:/d",
+            "/etc/localtime:/etc/localtime:ro",
+        ] {
+            assert!(check_normalised(&doc(ok), false, &ctx).is_ok(), "{ok}");
+        }
+        for bad in [
+            "/srv/other:/d",
+            "/opt/app:/d:ro",
+            "/var/log:/l",
+            "/etc/localtime:/x",
+        ] {
+            let e = check_normalised(&doc(bad), false, &ctx).unwrap_err();
+            assert_eq!(e.code, CODE, "{bad}");
+        }
+    }
+
+    #[test]
     fn second_pass_knows_the_project_dir_and_the_agents_files() {
         let ctx = Normalised {
             project_dir: "/var/lib/monky-deployd/staging/abc".into(),
@@ -671,6 +761,7 @@ mod tests {
                 "/var/lib/monky-deployd".into(),
                 "/etc/monky-deployd/bootstrap.jwt".into(),
             ],
+            bind_roots: None,
         };
         let doc = |src: &str| {
             parse(format!("services:\n  a:\n    image: x\n    volumes:\n      - type: bind\n        source: {src}\n        target: /t\n").as_bytes())
@@ -697,6 +788,7 @@ mod tests {
         let tmp = Normalised {
             project_dir: "/tmp/it/state/staging/abc".into(),
             private: vec!["/tmp/it/state".into()],
+            bind_roots: None,
         };
         for bad in ["/tmp/it/state/bao.token", "/tmp/it", "/tmp"] {
             assert!(
@@ -747,6 +839,7 @@ mod tests {
         let ctx = Normalised {
             project_dir: "/var/lib/monky-deployd/staging/abc".into(),
             private: vec!["/var/lib/monky-deployd".into()],
+            bind_roots: None,
         };
         let ok = parse(b"services:\n  a:\n    image: x\n    env_file: [/var/lib/monky-deployd/staging/abc/.env]\n    build:\n      context: /var/lib/monky-deployd/staging/abc/app\n").unwrap();
         assert!(check_normalised(&ok, false, &ctx).is_ok());

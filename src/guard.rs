@@ -8,7 +8,9 @@
 
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full, Limited};
@@ -31,6 +33,9 @@ struct Shared {
     upstream: PathBuf,
     boundary: Boundary,
     denied: Mutex<Vec<String>>,
+    /// Requests seen, and the time spent deciding them (the hop's own cost, logged on drop).
+    requests: AtomicU64,
+    check_us: AtomicU64,
 }
 
 /// A running checking socket; dropping it stops serving and removes the socket.
@@ -55,6 +60,8 @@ impl Guard {
             upstream: upstream.to_path_buf(),
             boundary,
             denied: Mutex::new(Vec::new()),
+            requests: AtomicU64::new(0),
+            check_us: AtomicU64::new(0),
         });
         let sh = shared.clone();
         let task = tokio::spawn(async move {
@@ -98,6 +105,12 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        debug!(
+            "engine guard: {} requests, {} refused, {} µs deciding",
+            self.shared.requests.load(Ordering::Relaxed),
+            self.denied().len(),
+            self.shared.check_us.load(Ordering::Relaxed)
+        );
         self.task.abort();
         let _ = std::fs::remove_file(&self.socket);
     }
@@ -194,6 +207,23 @@ fn full(b: Bytes) -> Body {
 }
 
 async fn handle(sh: &Shared, req: Request<Incoming>) -> Response<Body> {
+    sh.requests.fetch_add(1, Ordering::Relaxed);
+    let started = Instant::now();
+    let (req, verdict) = decide(sh, req).await;
+    sh.check_us
+        .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+    match (req, verdict) {
+        (Some(req), None) => forward(sh, req).await,
+        (_, Some(resp)) => resp,
+        (None, None) => refused(sh, "internal: nothing to forward".into()),
+    }
+}
+
+/// The request to forward, or the answer that replaces it.
+async fn decide(
+    sh: &Shared,
+    req: Request<Incoming>,
+) -> (Option<Request<Body>>, Option<Response<Body>>) {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
     let r = route(req.method(), &path, &query);
@@ -202,12 +232,13 @@ async fn handle(sh: &Shared, req: Request<Incoming>) -> Response<Body> {
         Route::Pass | Route::Pull => Ok(()),
         Route::Refuse(why) => Err(why.clone()),
         Route::Quiet => {
-            return Response::builder()
+            let r = Response::builder()
                 .status(StatusCode::FORBIDDEN)
                 .body(full(Bytes::from_static(
                     b"{\"message\":\"refused by monky-deployd\"}",
                 )))
                 .unwrap_or_else(|_| Response::new(full(Bytes::new())));
+            return (None, Some(r));
         }
         Route::Container(id) => owned(sh, &format!("/containers/{id}/json"), "container", id).await,
         Route::DeleteVolume(n) => owned(sh, &format!("/volumes/{n}"), "volume", n).await,
@@ -217,11 +248,19 @@ async fn handle(sh: &Shared, req: Request<Incoming>) -> Response<Body> {
             let (parts, body) = req.into_parts();
             let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
                 Ok(b) => b.to_bytes(),
-                Err(_) => return refused(sh, format!("{path}: body over {CREATE_BODY_MAX} bytes")),
+                Err(_) => {
+                    let r = refused(sh, format!("{path}: body over {CREATE_BODY_MAX} bytes"));
+                    return (None, Some(r));
+                }
             };
             let v: Value = match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
-                Err(e) => return refused(sh, format!("{path}: body is not JSON ({e})")),
+                Err(e) => {
+                    return (
+                        None,
+                        Some(refused(sh, format!("{path}: body is not JSON ({e})"))),
+                    )
+                }
             };
             let verdict = match r {
                 Route::CreateContainer => check_container(sh, &v).await,
@@ -240,16 +279,16 @@ async fn handle(sh: &Shared, req: Request<Incoming>) -> Response<Body> {
                     Route::CreateVolume => "volume create".into(),
                     _ => "network create".into(),
                 };
-                return refused(sh, format!("{what}: {why}"));
+                return (None, Some(refused(sh, format!("{what}: {why}"))));
             }
-            return forward(sh, Request::from_parts(parts, full(bytes))).await;
+            return (Some(Request::from_parts(parts, full(bytes))), None);
         }
     };
     if let Err(why) = check {
-        return refused(sh, why);
+        return (None, Some(refused(sh, why)));
     }
     let (parts, body) = req.into_parts();
-    forward(sh, Request::from_parts(parts, body.boxed())).await
+    (Some(Request::from_parts(parts, body.boxed())), None)
 }
 
 async fn check_container(sh: &Shared, v: &Value) -> Result<(), String> {

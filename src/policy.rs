@@ -249,7 +249,7 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
 fn network_name(name: &str, refs: &mut Refs) -> R {
     match name {
         "" | "default" | "bridge" | "none" => Ok(()),
-        n if n == "host" => deny("network host"),
+        "host" => deny("network host"),
         n if n.starts_with("container:") => deny(format!("network {n}")),
         n => {
             refs.networks.insert(n.to_string());

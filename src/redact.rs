@@ -48,8 +48,9 @@ pub fn register(value: &str) {
         // longest first, so a value that contains another is masked whole
         v.sort_by_key(|s| std::cmp::Reverse(s.len()));
     }
-    // also the shapes a value takes once it is JSON- or base64-encoded in a message
-    for derived in [json_escaped(value), base64(value)] {
+    // also the shapes a value takes once it is encoded in a message: JSON, base64 (padded,
+    // unpadded, URL-safe), hex, percent-encoding, compose's `$$` escaping
+    for derived in encodings(value) {
         if derived != value && derived.len() >= 4 && !v.iter().any(|x| x.as_str() == derived) {
             v.push(Zeroizing::new(derived));
             v.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -113,9 +114,30 @@ fn json_escaped(v: &str) -> String {
     s.trim_matches('"').to_string()
 }
 
-fn base64(v: &str) -> String {
+fn encodings(v: &str) -> Vec<String> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
     use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(v.as_bytes())
+    let b = v.as_bytes();
+    let mut pct = String::with_capacity(b.len() * 3);
+    for &c in b {
+        if c.is_ascii_alphanumeric() || b"-_.~".contains(&c) {
+            pct.push(c as char);
+        } else {
+            pct.push_str(&format!("%{c:02X}"));
+        }
+    }
+    vec![
+        json_escaped(v),
+        STANDARD.encode(b),
+        STANDARD_NO_PAD.encode(b),
+        URL_SAFE.encode(b),
+        URL_SAFE_NO_PAD.encode(b),
+        hex::encode(b),
+        hex::encode_upper(b),
+        pct.clone(),
+        pct.to_ascii_lowercase(),
+        v.replace('$', "$$"),
+    ]
 }
 
 #[cfg(test)]
@@ -151,6 +173,19 @@ mod tests {
         assert!(!redact(&format!("x {b} y")).contains(&b));
         register("ab");
         assert_eq!(redact("ab cd"), "ab cd");
+        let v = "p@ss/w?rd+$x>~";
+        register(v);
+        use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+        for shape in [
+            STANDARD_NO_PAD.encode(v),
+            URL_SAFE_NO_PAD.encode(v),
+            hex::encode(v),
+            "p%40ss%2Fw%3Frd%2B%24x%3E~".to_string(),
+            "p@ss/w?rd+$$x>~".to_string(),
+        ] {
+            let r = redact(&format!("<{shape}>"));
+            assert!(!r.contains(&shape), "{shape} leaked: {r}");
+        }
     }
 
     #[test]

@@ -145,7 +145,11 @@ impl Tenancy {
             Ok(b) => (b.error.code, b.error.message),
             Err(_) => (
                 String::new(),
-                String::from_utf8_lossy(&r.body).chars().take(200).collect(),
+                // redacted whole, then cut: a cut secret no longer matches
+                crate::redact::redact(&String::from_utf8_lossy(&r.body))
+                    .chars()
+                    .take(200)
+                    .collect(),
             ),
         };
         let message = crate::redact::redact(&message);

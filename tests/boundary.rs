@@ -220,6 +220,20 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
             "{}: created",
             a.what
         );
+        assert!(
+            [
+                "PRIVILEGED_REFUSED:",
+                "COMPOSE_KEY_REFUSED:",
+                "ENGINE_REFUSED:"
+            ]
+            .iter()
+            .any(|c| full.starts_with(c)),
+            "{}: {full}",
+            a.what
+        );
+        if a.what.starts_with("use_api_socket") {
+            assert_eq!(full, format!("COMPOSE_KEY_REFUSED: {svc}.use_api_socket"));
+        }
         // 2. the engine guard alone (file analysis off in this debug build)
         s.tenancy
             .set_bundle(&s.env, bundle(serial, compose.clone()));

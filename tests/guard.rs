@@ -1,0 +1,112 @@
+//! The engine guard on its own, against the real Docker engine: what compose needs is
+//! forwarded (with real answers), what it does not need is refused with a 403 naming the rule,
+//! and a refused create leaves nothing behind.
+
+#[macro_use]
+mod common;
+
+use std::path::Path;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request};
+use hyper_util::rt::TokioIo;
+use monky_deployd::guard::Guard;
+use monky_deployd::policy::Boundary;
+
+use common::*;
+
+async fn call(sock: &Path, method: Method, path: &str, body: &str) -> (u16, String) {
+    let s = tokio::net::UnixStream::connect(sock).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "docker")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let r = send.send_request(req).await.unwrap();
+    let status = r.status().as_u16();
+    let b = r.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&b).into_owned())
+}
+
+#[test]
+fn forwards_what_compose_needs_and_refuses_the_rest() {
+    require_docker();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let project = format!("guard-it-{}", std::process::id());
+        let g = Guard::start(
+            Path::new("/var/run/docker.sock"),
+            &d.path().join("guard"),
+            Boundary {
+                project: project.clone(),
+                release_dir: Some(d.path().to_path_buf()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let sock = d.path().join("guard/engine.sock");
+        let host = g.docker_host();
+        assert_eq!(host, format!("unix://{}", sock.display()));
+        // forwarded, with the engine's own answer
+        let (st, body) = call(&sock, Method::GET, "/v1.41/_ping", "").await;
+        assert_eq!((st, body.as_str()), (200, "OK"));
+        let (st, body) = call(&sock, Method::GET, "/v1.41/info", "").await;
+        assert_eq!(st, 200);
+        assert!(body.contains("DockerRootDir"), "{body}");
+        // refused endpoints
+        for (m, p) in [
+            (Method::POST, "/v1.41/build"),
+            (Method::POST, "/v1.41/plugins/pull?remote=x"),
+            (Method::POST, "/v1.41/swarm/init"),
+            (Method::POST, "/v1.41/images/create?fromSrc=-"),
+            (Method::POST, "/v1.41/containers/prune"),
+        ] {
+            let (st, body) = call(&sock, m.clone(), p, "{}").await;
+            assert_eq!(st, 403, "{m} {p}: {body}");
+            assert!(body.contains("refused by monky-deployd"), "{body}");
+        }
+        // a privileged create is refused and creates nothing
+        let labels = format!(r#"{{"com.docker.compose.project":"{project}","com.docker.compose.service":"x"}}"#);
+        let bad = format!(
+            r#"{{"Image":"{IMAGE}","Cmd":["true"],"Labels":{labels},"HostConfig":{{"Binds":["/var/run/docker.sock:/s"]}}}}"#
+        );
+        let (st, body) = call(&sock, Method::POST, "/v1.41/containers/create?name=guard-bad", &bad).await;
+        assert_eq!(st, 403, "{body}");
+        assert!(body.contains("/var/run/docker.sock"), "{body}");
+        let (st, _) = call(&sock, Method::GET, "/v1.41/containers/guard-bad/json", "").await;
+        assert_eq!(st, 403, "inspecting a container that does not exist is refused too");
+        let o = std::process::Command::new("docker")
+            .args(["inspect", "guard-bad"])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "the refused container exists");
+        // a container without the project's label is refused; one with it is created
+        let foreign = format!(r#"{{"Image":"{IMAGE}","Cmd":["true"]}}"#);
+        let (st, _) = call(&sock, Method::POST, "/v1.41/containers/create", &foreign).await;
+        assert_eq!(st, 403);
+        let good = format!(r#"{{"Image":"{IMAGE}","Cmd":["true"],"Labels":{labels},"HostConfig":{{"Memory":67108864}}}}"#);
+        let name = format!("guard-ok-{}", std::process::id());
+        let (st, body) = call(&sock, Method::POST, &format!("/v1.41/containers/create?name={name}"), &good).await;
+        assert_eq!(st, 201, "{body}");
+        let (st, _) = call(&sock, Method::POST, &format!("/v1.41/containers/{name}/exec"), "{}").await;
+        assert_eq!(st, 403, "exec is never forwarded");
+        let (st, _) = call(&sock, Method::DELETE, &format!("/v1.41/containers/{name}"), "").await;
+        assert_eq!(st, 204);
+        let denied = g.denied();
+        assert!(denied.iter().any(|d| d.contains("/v1.41/build") || d.contains("/build")), "{denied:?}");
+        assert!(denied.iter().any(|d| d.contains("container for service x")), "{denied:?}");
+        drop(g);
+        assert!(!sock.exists(), "socket left behind");
+    });
+}
