@@ -36,6 +36,14 @@ struct Shared {
     /// Requests seen, and the time spent deciding them (the hop's own cost, logged on drop).
     requests: AtomicU64,
     check_us: AtomicU64,
+    /// Bind sources allowed so far in this compose call.
+    seen: Mutex<Seen>,
+}
+
+#[derive(Default)]
+struct Seen {
+    writable: Vec<PathBuf>,
+    binds: Vec<PathBuf>,
 }
 
 /// A running checking socket; dropping it stops serving and removes the socket.
@@ -62,6 +70,7 @@ impl Guard {
             denied: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
             check_us: AtomicU64::new(0),
+            seen: Mutex::new(Seen::default()),
         });
         let sh = shared.clone();
         let task = tokio::spawn(async move {
@@ -299,9 +308,27 @@ async fn check_container(sh: &Shared, v: &Value) -> Result<(), String> {
     for n in &refs.networks {
         owned(sh, &format!("/networks/{n}"), "network", n).await?;
     }
+    for c in &refs.containers {
+        owned(sh, &format!("/containers/{c}/json"), "container", c).await?;
+    }
     if !refs.binds.is_empty() && !sh.boundary.privileged {
-        let writable = writable_binds(sh).await?;
+        // writable binds of every container on the box, and of those allowed in this call
+        // (compose may create services in parallel, before the engine lists them)
+        let mut writable = writable_binds(sh).await?;
+        let mut seen = sh
+            .seen
+            .lock()
+            .map_err(|_| "guard state poisoned".to_string())?;
+        writable.extend(seen.writable.iter().cloned());
         policy::inside_writable(&refs, &writable).map_err(|Denied(d)| d)?;
+        // and the other way round: a new writable bind may not contain an earlier bind source
+        let earlier = policy::Refs {
+            binds: seen.binds.clone(),
+            ..Default::default()
+        };
+        policy::inside_writable(&earlier, &refs.writable).map_err(|Denied(d)| d)?;
+        seen.writable.extend(refs.writable.iter().cloned());
+        seen.binds.extend(refs.binds.iter().cloned());
     }
     Ok(())
 }

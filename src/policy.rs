@@ -208,6 +208,9 @@ fn labels_ok(b: &Map<String, Value>, what: &str, project: &str) -> R {
 pub struct Refs {
     pub volumes: BTreeSet<String>,
     pub networks: BTreeSet<String>,
+    /// Containers whose namespaces or volumes this one shares (`network_mode: service:x`,
+    /// `volumes_from`): they must be the project's own.
+    pub containers: BTreeSet<String>,
     /// Host paths this container may write (for the "no bind inside a writable mount" rule).
     pub writable: Vec<PathBuf>,
     /// Every bind source (resolved).
@@ -250,7 +253,10 @@ fn network_name(name: &str, refs: &mut Refs) -> R {
     match name {
         "" | "default" | "bridge" | "none" => Ok(()),
         "host" => deny("network host"),
-        n if n.starts_with("container:") => deny(format!("network {n}")),
+        n if n.starts_with("container:") => {
+            refs.containers.insert(n["container:".len()..].to_string());
+            Ok(())
+        }
         n => {
             refs.networks.insert(n.to_string());
             Ok(())
@@ -280,6 +286,18 @@ fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
                 }
             }
             "NetworkMode" => network_name(str_of(v), refs)?,
+            // another container of the project: its mounts were judged when it was created
+            "VolumesFrom" => {
+                for c in v.as_array().into_iter().flatten() {
+                    let c = str_of(c);
+                    let id = c.split(':').next().unwrap_or("");
+                    refs.containers.insert(id.to_string());
+                }
+            }
+            "IpcMode" | "PidMode" if str_of(v).starts_with("container:") => {
+                refs.containers
+                    .insert(str_of(v)["container:".len()..].to_string());
+            }
             "LogConfig" => {
                 let drv = v.get("Type").map(str_of).unwrap_or("");
                 if !["", "json-file", "local", "journald", "none"].contains(&drv) {
@@ -561,7 +579,8 @@ fn is_agent_file(p: &Path, b: &Boundary) -> bool {
 /// bind sources of every other container on the box.
 pub fn inside_writable(refs: &Refs, writable: &[PathBuf]) -> R {
     for s in &refs.binds {
-        if let Some(w) = writable.iter().find(|w| under(s, w)) {
+        // strictly inside: the mount point itself cannot be swapped from within a container
+        if let Some(w) = writable.iter().find(|w| under(s, w) && s != *w) {
             return deny(format!(
                 "{}: inside {}, which another container may write",
                 s.display(),
@@ -683,7 +702,6 @@ mod tests {
             json!({"UsernsMode": "host"}),
             json!({"UTSMode": "host"}),
             json!({"NetworkMode": "host"}),
-            json!({"NetworkMode": "container:abc"}),
             json!({"Devices": [{"PathOnHost": "/dev/mem"}]}),
             json!({"SecurityOpt": ["seccomp=unconfined"]}),
             json!({"SecurityOpt": ["apparmor=unconfined"]}),
@@ -692,7 +710,6 @@ mod tests {
             json!({"Runtime": "nvidia"}),
             json!({"CgroupParent": "/"}),
             json!({"LogConfig": {"Type": "syslog"}}),
-            json!({"VolumesFrom": ["c"]}),
         ] {
             assert!(container_create(&create(hc.clone()), &b).is_err(), "{hc}");
         }
@@ -734,6 +751,8 @@ mod tests {
         let mut other = Refs::default();
         bind_source(&rel.join("data/conf"), true, &b, &mut other).unwrap();
         assert!(inside_writable(&other, &refs.writable).is_err());
+        // the same directory shared by two services is fine
+        assert!(inside_writable(&refs, &refs.writable.clone()).is_ok());
     }
 
     #[test]

@@ -66,6 +66,20 @@ fn logs_of(id: &str) -> String {
     )
 }
 
+/// Another app's container and volume, removed even when the test fails.
+struct Foreign(String);
+
+impl Drop for Foreign {
+    fn drop(&mut self) {
+        let _ = Command::new("docker")
+            .args(["rm", "-f", &format!("{}-web", self.0)])
+            .output();
+        let _ = Command::new("docker")
+            .args(["volume", "rm", "-f", &self.0])
+            .output();
+    }
+}
+
 struct Attack {
     what: &'static str,
     /// The service block after `image:` / `command:` (indented four spaces), plus top-level
@@ -118,6 +132,13 @@ fn attacks(s: &Stack, marker_dir: &std::path::Path, marker: &str, foreign: &str)
             service: "    volumes:\n      - theirs:/x\n".into(),
             top: format!("volumes:\n  theirs:\n    external: true\n    name: {foreign}\n"),
             probe: "cat /x/marker".into(),
+            proof: marker.into(),
+        },
+        Attack {
+            what: "another app's network namespace",
+            service: format!("    network_mode: \"container:{foreign}-web\"\n"),
+            top: String::new(),
+            probe: "wget -qO- http://127.0.0.1:9999/".into(),
             proof: marker.into(),
         },
         Attack {
@@ -185,6 +206,7 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
     std::fs::write(marker_dir.path().join("marker"), &marker).unwrap();
     // another project's data, made the way another app on the box would have made it
     let foreign = format!("monky-foreign-{}-{:?}", std::process::id(), f).to_lowercase();
+    let _cleanup = Foreign(foreign.clone());
     let mk = Command::new("docker")
         .args([
             "run",
@@ -199,6 +221,23 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
         .output()
         .unwrap();
     assert!(mk.status.success(), "{mk:?}");
+    // and another app's private web service, reachable only inside its network namespace
+    let web = Command::new("docker")
+        .args([
+            "run",
+            "-d",
+            "--name",
+            &format!("{foreign}-web"),
+            IMAGE,
+            "sh",
+            "-c",
+        ])
+        .arg(format!(
+            "echo {marker} > /tmp/index.html; exec httpd -f -p 127.0.0.1:9999 -h /tmp"
+        ))
+        .output()
+        .unwrap();
+    assert!(web.status.success(), "{web:?}");
     let mut serial = 1;
     let mut table = Vec::new();
     for (i, a) in attacks(&s, marker_dir.path(), &marker, &foreign)
@@ -285,9 +324,7 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
         ));
         let _ = Command::new("docker").args(["rm", "-f", &ids[0]]).output();
     }
-    let _ = Command::new("docker")
-        .args(["volume", "rm", "-f", &foreign])
-        .output();
+
     for l in table {
         eprintln!("{l}");
     }
@@ -295,8 +332,9 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
 all_composes!(each_attack_proven_then_refused_by_each_layer);
 
 /// Realistic services: healthchecks, named volumes, ports on 127.0.0.1 and 0.0.0.0, env_file
-/// `.env`, resource limits, logging options, depends_on conditions, a read-only config bind
-/// and a writable bind under an operator's bind root.
+/// `.env`, resource limits, logging options, depends_on conditions, a read-only config bind,
+/// a writable bind under an operator's bind root, a directory two services share, and a
+/// sidecar in another service's network namespace with its volumes.
 fn benign_corpus_applies(f: Flavour) {
     require_docker();
     let mut s = Stack::new("benign", f);
@@ -326,6 +364,7 @@ fn benign_corpus_applies(f: Flavour) {
     volumes:
       - dbdata:/var/lib/db
       - {root}/uploads:/uploads
+      - ./shared:/shared
     deploy:
       resources:
         limits:
@@ -364,6 +403,14 @@ fn benign_corpus_applies(f: Flavour) {
     stop_grace_period: 5s
     mem_limit: 128m
     networks: [front, back]
+  sidecar:
+    image: {IMAGE}
+    init: true
+    command: ["sh", "-c", "exec sleep 600"]
+    network_mode: service:web
+    volumes_from: ["web:ro"]
+    volumes:
+      - ./shared:/shared
 volumes:
   dbdata: {{}}
   cache: {{}}
@@ -390,6 +437,7 @@ networks:
         cs,
         vec![
             ("db".to_string(), "running".to_string()),
+            ("sidecar".to_string(), "running".to_string()),
             ("web".to_string(), "running".to_string())
         ]
     );

@@ -324,6 +324,15 @@ impl Drop for Stack {
                 .args(["volume", "rm", "-f", &v])
                 .output();
         }
+        // every network of the project (a leak exhausts the engine's address pools)
+        if let Ok(o) = Command::new("docker")
+            .args(["network", "ls", "-q", "--filter", &p])
+            .output()
+        {
+            for id in String::from_utf8_lossy(&o.stdout).lines() {
+                let _ = Command::new("docker").args(["network", "rm", id]).output();
+            }
+        }
         let _ = Command::new("docker")
             .args(["network", "rm", &format!("{}_default", self.project())])
             .output();
