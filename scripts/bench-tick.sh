@@ -27,8 +27,11 @@ sed -i 's#127.0.0.1:18080:8080#127.0.0.1:18081:8080#' "$DIR/bundle/compose.yaml"
 target/debug/monky-test-stack --dir "$DIR" --bundle "$DIR/bundle" --env bench-01 >"$DIR/stack.log" 2>&1 &
 echo $! >"$DIR/pid"
 for _ in $(seq 1 100); do grep -q "monky-test-stack ready" "$DIR/stack.log" && break; sleep 0.2; done
-tick() { MONKY_LOG=monky_deployd=debug "$BIN" --config "$DIR/config.yaml" run --once 2>&1 | grep 'tick cost' | sed -E 's/.*wall ([0-9]+) ms, of which docker\/compose ([0-9]+) ms; agent cpu ([0-9]+) ms; max rss ([0-9]+) KiB/\1 \2 \3 \4/'; }
+tick() { MONKY_LOG=monky_deployd=debug "$BIN" --config "$DIR/config.yaml" run --once 2>&1 | tee -a "$DIR/ticks.log" | grep 'tick cost' | sed -E 's/.*wall ([0-9]+) ms, of which docker\/compose ([0-9]+) ms; agent cpu ([0-9]+) ms; max rss ([0-9]+) KiB/\1 \2 \3 \4/'; }
 apply=$(tick)
+# the engine guard's own cost in that apply: requests it judged and time spent deciding them
+read -r greq gus <<<"$(grep -o 'engine guard: [0-9]* requests, [0-9]* refused, [0-9]* µs' "$DIR/ticks.log" \
+  | awk '{r += $3; u += $7} END {printf "%d %d", r, u}')"
 hb=()
 for _ in $(seq 1 "$N"); do hb+=("$(tick)"); done
 stats() { # column index → "median max"
@@ -46,5 +49,9 @@ mkdir -p docs/bench
   echo "| apply (first, from bootstrap grant) | ${aw} ms | ${ad} ms | $((aw - ad)) ms | ${ac} ms | ${ar} KiB |"
   read -r wm wx <<<"$(stats 1)"; read -r cm cx <<<"$(stats 3)"; read -r rm rx <<<"$(stats 4)"
   echo "| heartbeat, median of $N (max) | ${wm} ms (${wx}) | 0 ms | ${wm} ms | ${cm} ms (${cx}) | ${rm} KiB (${rx}) |"
+  echo
+  echo "Engine guard during the apply (every compose call goes through it): ${greq} requests judged,"
+  echo "$((gus / 1000)) ms spent deciding them (policy checks and the ownership look-ups they need),"
+  echo "inside the agent's own wall time above. The heartbeat starts no compose, so no guard."
 } >docs/bench/tick.md
 cat docs/bench/tick.md
