@@ -9,6 +9,14 @@ use serde_yaml_ng::{Mapping, Value};
 use crate::bundle::Refusal;
 
 const CODE: &str = "PRIVILEGED_REFUSED";
+/// A host path a bind, volume device, secret/config file or build context may not use
+/// (`<service> <path> (<reason>)`, PROTOCOL 0.3).
+pub const BIND_CODE: &str = "BIND_SOURCE_REFUSED";
+
+fn bind_refused(who: &str, src: &str, reason: &str) -> Refusal {
+    let who = who.strip_prefix("service ").unwrap_or(who);
+    Refusal::new(BIND_CODE, format!("{who} {src} ({reason})"))
+}
 
 /// Capabilities that amount to root on the host.
 const DANGEROUS_CAPS: &[&str] = &[
@@ -245,16 +253,17 @@ fn check_bind(
             for p in &ctx.private {
                 let p = normalise(&p.to_string_lossy());
                 if under(&n, &p) || under(&p, &n) {
-                    return Err(Refusal::new(
-                        CODE,
-                        format!("{who} bind-mounts {s} (the agent's own files)"),
-                    ));
+                    return Err(bind_refused(who, s, "the agent's own files"));
                 }
             }
         }
         if host_path_forbidden(s, read_only) {
-            let how = if read_only { "" } else { " writable" };
-            return Err(Refusal::new(CODE, format!("{who} bind-mounts {s}{how}")));
+            let how = if read_only { "" } else { ", writable" };
+            return Err(bind_refused(
+                who,
+                s,
+                &format!("a private or system path{how}"),
+            ));
         }
         // the engine guard's bind rule, early and readable: outside the release only into the
         // box's bind_roots (or a harmless system file, read-only)
@@ -269,22 +278,17 @@ fn check_bind(
                     .iter()
                     .any(|f| real.starts_with(f));
             if !in_root && !harmless {
-                return Err(Refusal::new(
-                    CODE,
-                    format!("{who} bind-mounts {s}: outside the release and the box's bind_roots"),
+                return Err(bind_refused(
+                    who,
+                    s,
+                    "outside the release and the box's bind_roots",
                 ));
             }
         }
     } else if s.starts_with('~') || s.starts_with('$') {
-        return Err(Refusal::new(
-            CODE,
-            format!("{who} bind-mounts {s:?} (not a path inside the release)"),
-        ));
+        return Err(bind_refused(who, s, "not a path inside the release"));
     } else if s.split('/').any(|c| c == "..") {
-        return Err(Refusal::new(
-            CODE,
-            format!("{who} bind-mounts {s:?} outside the release"),
-        ));
+        return Err(bind_refused(who, s, "outside the release"));
     }
     Ok(())
 }
@@ -749,7 +753,7 @@ mod tests {
             "/etc/localtime:/x",
         ] {
             let e = check_normalised(&doc(bad), false, &ctx).unwrap_err();
-            assert_eq!(e.code, CODE, "{bad}");
+            assert_eq!(e.code, BIND_CODE, "{bad}");
         }
     }
 

@@ -346,7 +346,7 @@ proptest! {
     fn compose_analysis_never_panics(text in yamlish(), allow in any::<bool>()) {
         if let Ok(doc) = compose_check::parse(text.as_bytes()) {
             if let Err(r) = compose_check::check(&doc, allow) {
-                prop_assert!(["PRIVILEGED_REFUSED", "BUNDLE_INVALID"].contains(&r.code));
+                prop_assert!(["PRIVILEGED_REFUSED", "BIND_SOURCE_REFUSED", "BUNDLE_INVALID"].contains(&r.code));
             }
         }
     }
@@ -381,7 +381,7 @@ proptest! {
             Err(r) => { prop_assume!(!r.detail.contains("duplicate")); return Err(TestCaseError::fail(format!("{r}\n{y}"))); }
         };
         let r = compose_check::check(&doc, false);
-        prop_assert!(matches!(&r, Err(r) if r.code == "PRIVILEGED_REFUSED"), "not refused:\n{}\n{:?}", y, r);
+        prop_assert!(matches!(&r, Err(r) if r.code == "PRIVILEGED_REFUSED" || r.code == "BIND_SOURCE_REFUSED"), "not refused:\n{}\n{:?}", y, r);
         let allowed = compose_check::check(&doc, true);
         prop_assert!(allowed.is_ok(), "allow_privileged still refused:\n{}\n{:?}", y, allowed);
     }

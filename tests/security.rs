@@ -770,8 +770,14 @@ fn privileged_settings_are_refused_end_to_end_unless_allowed() {
         );
         s.tenancy.set_bundle(&s.env, b.files());
         let r = s.tick();
-        let d = assert_refused_before_lease(&s, &r, "PRIVILEGED_REFUSED");
-        assert!(d.contains("service app"), "{what}: {d}");
+        // host paths have their own code (PROTOCOL 0.3): `<service> <path> (<reason>)`
+        let (code, who) = if matches!(*what, "docker socket" | "root bind") {
+            ("BIND_SOURCE_REFUSED", "app /")
+        } else {
+            ("PRIVILEGED_REFUSED", "service app")
+        };
+        let d = assert_refused_before_lease(&s, &r, code);
+        assert!(d.contains(who), "{what}: {d}");
     }
     // allow_privileged from tenancy alone is not enough: the box's own config must permit it
     let b = spec(
@@ -875,7 +881,21 @@ fn host_files_and_other_containers_are_refused_end_to_end() {
         );
         s.tenancy.set_bundle(&s.env, b.files());
         let r = s.tick();
-        let d = assert_refused_before_lease(&s, &r, "PRIVILEGED_REFUSED");
+        let bind = [
+            "secret from the docker socket",
+            "config from the state dir",
+            "build context of the state dir",
+            "named volume binding /",
+            "writable cron dir",
+            "root's ssh keys",
+            "writable binaries",
+        ];
+        let code = if bind.contains(what) {
+            "BIND_SOURCE_REFUSED"
+        } else {
+            "PRIVILEGED_REFUSED"
+        };
+        let d = assert_refused_before_lease(&s, &r, code);
         assert!(!d.contains("hostfiles-secret"), "{what}: {d}");
     }
 }
@@ -1016,7 +1036,10 @@ fn interpolation_cannot_smuggle_privilege(f: Flavour) {
         let rep = s.last_report();
         assert_eq!(rep["sha"], sha.as_str());
         let d = rep["detail"].as_str().unwrap();
-        assert!(d.starts_with("PRIVILEGED_REFUSED:"), "{what}: {d}");
+        assert!(
+            d.starts_with("PRIVILEGED_REFUSED:") || d.starts_with("BIND_SOURCE_REFUSED:"),
+            "{what}: {d}"
+        );
         assert!(!d.contains("smuggle-secret"), "{d}");
         assert_nothing_written(&s);
     }
@@ -1215,10 +1238,11 @@ fn registry_credential_only_for_bundles_that_pass() {
     s.tenancy.set_bundle(&s.env, b.files());
     let r = s.tick();
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(s.last_report()["detail"]
-        .as_str()
-        .unwrap()
-        .starts_with("PRIVILEGED_REFUSED:"));
+    let d = s.last_report()["detail"].as_str().unwrap().to_string();
+    assert!(
+        d.starts_with("PRIVILEGED_REFUSED:") || d.starts_with("BIND_SOURCE_REFUSED:"),
+        "{d}"
+    );
     assert!(
         !s.state_dir().join("docker/config.json").exists(),
         "credential written for a refused bundle"
