@@ -262,6 +262,7 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
         assert!(
             [
                 "PRIVILEGED_REFUSED:",
+                "BIND_SOURCE_REFUSED:",
                 "COMPOSE_KEY_REFUSED:",
                 "ENGINE_REFUSED:"
             ]
