@@ -216,6 +216,7 @@ pub struct Agent {
     token: Option<Zeroizing<String>>,
     prune: bool,
     host: String,
+    keys: crate::signing::Keys,
 }
 
 impl Agent {
@@ -223,7 +224,9 @@ impl Agent {
         let conn = connector(&cfg).map_err(from_transport)?;
         let c = clients(&cfg, conn)?;
         let engine = Engine::new(cfg.docker_socket());
+        let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
         Ok(Agent {
+            keys,
             cfg,
             c,
             engine,
@@ -720,7 +723,7 @@ impl Agent {
 
     async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
         let token = self.token.clone().unwrap_or_default();
-        let (wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
+        let (mut wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
             Ok(x) => x,
             Err(TenancyError::BundleTooLarge(n)) => {
                 return Err(self
@@ -733,10 +736,17 @@ impl Agent {
             }
             Err(e) => return Err(from_tenancy(e)),
         };
+        let signatures = std::mem::take(&mut wire.signatures);
         let b = match Bundle::decode(wire, &self.cfg.env_id, sha) {
             Ok(b) => b,
             Err(r) => return Err(self.refuse(sha, r, "").await),
         };
+        // the release pipeline's signature, over the sha computed here, before anything else
+        match self.keys.verify(&b.sha, &signatures) {
+            Ok(Some(id)) => info!("bundle {} signed by {id}", short(Some(&b.sha))),
+            Ok(None) => {}
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        }
         if let Some(h) = hdr {
             if h != b.sha {
                 warn!(

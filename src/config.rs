@@ -166,6 +166,8 @@ pub struct Config {
     pub permit_privileged: bool,
     /// Whether a bundle's `allow_rollback` takes effect on this box.
     pub permit_rollback: bool,
+    /// Release keys (id → base64 Ed25519 public key); non-empty = signed bundles only.
+    pub bundle_signing_keys: std::collections::BTreeMap<String, String>,
     pub registry_host: String,
     pub keep_releases: usize,
     pub log_level: LogLevel,
@@ -197,6 +199,7 @@ impl Default for Config {
             bind_roots: Vec::new(),
             permit_privileged: false,
             permit_rollback: true,
+            bundle_signing_keys: Default::default(),
             registry_host: "harbor.tikali.net".into(),
             keep_releases: 5,
             log_level: LogLevel::Info,
@@ -321,6 +324,7 @@ impl Config {
         if self.docker_bin.is_empty() || self.compose_bin.is_empty() {
             return Err("docker_bin and compose_bin must not be empty".into());
         }
+        crate::signing::Keys::parse(&self.bundle_signing_keys)?;
         for r in &self.bind_roots {
             let bad = !r.is_absolute()
                 || r.components()

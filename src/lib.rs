@@ -13,6 +13,7 @@ pub mod policy;
 pub mod redact;
 pub mod registry;
 pub mod runtime;
+pub mod signing;
 pub mod state;
 pub mod tenancy;
 pub mod transport;

@@ -333,6 +333,19 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
     };
     let sdk = transport::sdk::sdk_version();
     let cs = containers.as_ref().ok().cloned().unwrap_or_default();
+    let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
+    let signatures = if signing_keys.is_empty() {
+        "unsigned accepted (no bundle_signing_keys)".to_string()
+    } else {
+        format!(
+            "required, by one of: {}",
+            signing_keys
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     let v = serde_json::json!({
         "env_id": cfg.env_id,
         "agent_version": agent::VERSION,
@@ -354,6 +367,7 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
         "last_error": st.last_error,
         "containers": cs,
         "docker": containers.as_ref().err().map(|e| e.to_string()),
+        "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -398,6 +412,7 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
                 ""
             }
         );
+        println!("signatures     {signatures}");
         println!("last checkin   {}", ts(st.last_checkin));
         println!(
             "last report    {} {}",

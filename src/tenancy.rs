@@ -78,6 +78,17 @@ pub struct BundleWire {
     pub env_id: String,
     pub sha: String,
     pub files: Vec<BundleFileWire>,
+    /// Release-pipeline signatures over the bundle sha (PROTOCOL 0.3); judged by `signing`.
+    #[serde(default)]
+    pub signatures: Vec<SignatureWire>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SignatureWire {
+    pub key_id: String,
+    pub alg: String,
+    pub sig: String,
 }
 
 pub struct Lease {

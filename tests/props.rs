@@ -38,6 +38,7 @@ fn wire(files: &[(String, Vec<u8>)], sha: &str) -> BundleWire {
                 content_b64: b64(c),
             })
             .collect(),
+        signatures: Vec::new(),
     }
 }
 

@@ -24,4 +24,7 @@ pub use bao::{Bao, BaoError, BaoRoleOpts};
 pub use sha::{bundle_sha, read_bundle_dir};
 pub use signer::{Grant, Signer, GRANT_AUDIENCE, GRANT_ISSUER, GRANT_KIND};
 pub use stack::{write_private, AgentFiles, SeededSecret, Stack};
-pub use tenancy::{agent_call, AgentResponse, BundleFetch, RequestRecord, Tenancy, TenancyOpts};
+pub use tenancy::{
+    agent_call, release_public_key, release_sign, AgentResponse, BundleFetch, RequestRecord,
+    Tenancy, TenancyOpts,
+};

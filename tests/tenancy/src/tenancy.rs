@@ -82,6 +82,10 @@ struct State {
     lease_override: Option<Value>,
     tamper_content: bool,
     tamper_header: bool,
+    /// The release pipeline's keys: every bundle served is signed by each (PROTOCOL 0.3).
+    release_keys: Vec<(String, [u8; 32])>,
+    /// Served verbatim as `signatures` instead (malformed or foreign signatures on purpose).
+    raw_signatures: Option<Value>,
     checkins: Vec<Value>,
     leases: Vec<Value>,
     reports: Vec<Value>,
@@ -142,6 +146,8 @@ impl Tenancy {
                 lease_override: None,
                 tamper_content: false,
                 tamper_header: false,
+                release_keys: Vec::new(),
+                raw_signatures: None,
                 checkins: Vec::new(),
                 leases: Vec::new(),
                 reports: Vec::new(),
@@ -337,6 +343,17 @@ impl Tenancy {
     /// claim the URL sha): the agent must refuse with `BUNDLE_SHA_MISMATCH`.
     pub fn tamper_bundle(&self, on: bool) {
         self.st().tamper_content = on;
+    }
+
+    /// Sign every bundle served with these release keys (key id, Ed25519 seed), as a release
+    /// pipeline would; empty = unsigned.
+    pub fn sign_bundles_with(&self, keys: &[(&str, [u8; 32])]) {
+        self.st().release_keys = keys.iter().map(|(i, k)| (i.to_string(), *k)).collect();
+    }
+
+    /// Serve `sigs` verbatim as the bundle's `signatures` (`None`: back to signing).
+    pub fn set_raw_signatures(&self, sigs: Option<Value>) {
+        self.st().raw_signatures = sigs;
     }
 
     /// Serve a wrong `X-Bundle-Sha256` header with correct content (only a warning for the agent).
@@ -742,8 +759,21 @@ fn bundle(inner: &Inner, token_env: &str, env: &str, sha: &str) -> Reply {
                 } else {
                     sha.to_string()
                 };
-                Reply::json(200, &json!({"env_id": env, "sha": sha, "files": out}))
-                    .header("x-bundle-sha256", header_sha)
+                let mut body = json!({"env_id": env, "sha": sha, "files": out});
+                let sigs = st.raw_signatures.clone().unwrap_or_else(|| {
+                    Value::Array(
+                        st.release_keys
+                            .iter()
+                            .map(|(id, seed)| {
+                                json!({"key_id": id, "alg": "ed25519", "sig": release_sign(seed, sha)})
+                            })
+                            .collect(),
+                    )
+                });
+                if sigs.as_array().map(|a| !a.is_empty()).unwrap_or(true) {
+                    body["signatures"] = sigs;
+                }
+                Reply::json(200, &body).header("x-bundle-sha256", header_sha)
             }
         }
     };
@@ -944,4 +974,21 @@ mod tests {
         assert!(report_rules(&mk("applied", "")).is_ok());
         assert!(report_rules(&mk("applied", &"x".repeat(901))).is_err());
     }
+}
+
+/// The release pipeline's signature over a bundle sha: Ed25519 over its 64 lowercase hex ASCII
+/// bytes, base64 (PROTOCOL 0.3).
+pub fn release_sign(seed: &[u8; 32], sha: &str) -> String {
+    use ed25519_dalek::Signer;
+    let k = ed25519_dalek::SigningKey::from_bytes(seed);
+    B64.encode(k.sign(sha.to_ascii_lowercase().as_bytes()).to_bytes())
+}
+
+/// The public half of a release key, as a box's `bundle_signing_keys` holds it (base64).
+pub fn release_public_key(seed: &[u8; 32]) -> String {
+    B64.encode(
+        ed25519_dalek::SigningKey::from_bytes(seed)
+            .verifying_key()
+            .as_bytes(),
+    )
 }

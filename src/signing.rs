@@ -1,0 +1,173 @@
+//! Bundle signatures from the release pipeline (PROTOCOL 0.3): Ed25519 over the 64 ASCII bytes
+//! of the lowercase hex bundle sha the agent computed itself. Which keys count is the box's own
+//! config (`bundle_signing_keys`), never tenancy's; with no keys configured, unsigned bundles
+//! are accepted (and `status` says so).
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use ed25519_dalek::{Signature, VerifyingKey};
+
+use crate::bundle::Refusal;
+use crate::tenancy::SignatureWire;
+
+pub const CODE: &str = "BUNDLE_SIGNATURE_INVALID";
+
+/// The box's trusted release keys, by key id.
+#[derive(Debug, Clone, Default)]
+pub struct Keys(BTreeMap<String, VerifyingKey>);
+
+impl Keys {
+    /// Parses `bundle_signing_keys` (key id → base64 of the 32-byte public key); an error
+    /// names the key id.
+    pub fn parse(cfg: &BTreeMap<String, String>) -> Result<Keys, String> {
+        let mut out = BTreeMap::new();
+        for (id, b64) in cfg {
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(b64.trim())
+                .map_err(|e| format!("bundle_signing_keys.{id}: not base64 ({e})"))?;
+            let arr: [u8; 32] = raw.as_slice().try_into().map_err(|_| {
+                format!(
+                    "bundle_signing_keys.{id}: {} bytes, an Ed25519 public key is 32",
+                    raw.len()
+                )
+            })?;
+            let k = VerifyingKey::from_bytes(&arr)
+                .map_err(|_| format!("bundle_signing_keys.{id}: not an Ed25519 public key"))?;
+            out.insert(id.clone(), k);
+        }
+        Ok(Keys(out))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn ids(&self) -> Vec<String> {
+        self.0.keys().cloned().collect()
+    }
+
+    /// At least one signature by a configured key must verify over `sha`; otherwise the
+    /// refusal names the key ids the bundle carried (never signature bytes).
+    pub fn verify(&self, sha: &str, sigs: &[SignatureWire]) -> Result<Option<String>, Refusal> {
+        if self.0.is_empty() {
+            return Ok(None);
+        }
+        let msg = sha.to_ascii_lowercase();
+        for s in sigs {
+            let Some(key) = self.0.get(&s.key_id) else {
+                continue;
+            };
+            if s.alg != "ed25519" {
+                continue;
+            }
+            let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(s.sig.trim()) else {
+                continue;
+            };
+            let Ok(sig) = Signature::from_slice(&raw) else {
+                continue;
+            };
+            // verify_strict: no malleable or small-order signatures
+            if key.verify_strict(msg.as_bytes(), &sig).is_ok() {
+                return Ok(Some(s.key_id.clone()));
+            }
+        }
+        let seen: Vec<String> = sigs
+            .iter()
+            .map(|s| {
+                let id: String = s
+                    .key_id
+                    .chars()
+                    .filter(|c| c.is_ascii_graphic())
+                    .take(64)
+                    .collect();
+                if self.0.contains_key(&s.key_id) {
+                    id
+                } else {
+                    format!("{id} (not trusted here)")
+                }
+            })
+            .take(8)
+            .collect();
+        Err(Refusal::new(
+            CODE,
+            if seen.is_empty() {
+                "no signature; this box requires one by a configured key".to_string()
+            } else {
+                format!(
+                    "no valid signature by a configured key; seen: {}",
+                    seen.join(", ")
+                )
+            },
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ed25519_dalek::{Signer, SigningKey};
+
+    fn key(n: u8) -> (SigningKey, String) {
+        let k = SigningKey::from_bytes(&[n; 32]);
+        let p = base64::engine::general_purpose::STANDARD.encode(k.verifying_key().as_bytes());
+        (k, p)
+    }
+
+    fn sig(id: &str, k: &SigningKey, msg: &str) -> SignatureWire {
+        SignatureWire {
+            key_id: id.into(),
+            alg: "ed25519".into(),
+            sig: base64::engine::general_purpose::STANDARD
+                .encode(k.sign(msg.as_bytes()).to_bytes()),
+        }
+    }
+
+    #[test]
+    fn verifies_by_configured_keys_only() {
+        let sha = "ab".repeat(32);
+        let (k1, p1) = key(1);
+        let (k2, p2) = key(2);
+        let keys = Keys::parse(&BTreeMap::from([("r1".into(), p1), ("r2".into(), p2)])).unwrap();
+        assert_eq!(
+            keys.verify(&sha, &[sig("r2", &k2, &sha)]).unwrap(),
+            Some("r2".into())
+        );
+        assert!(keys
+            .verify(&sha, &[])
+            .unwrap_err()
+            .detail
+            .contains("no signature"));
+        assert!(
+            keys.verify(&sha, &[sig("r1", &k2, &sha)]).is_err(),
+            "wrong key"
+        );
+        assert!(
+            keys.verify(&sha, &[sig("r1", &k1, &"cd".repeat(32))])
+                .is_err(),
+            "other sha"
+        );
+        let (k3, _) = key(3);
+        let e = keys.verify(&sha, &[sig("r3", &k3, &sha)]).unwrap_err();
+        assert!(e.detail.contains("r3 (not trusted here)"), "{}", e.detail);
+        let mut bad = sig("r1", &k1, &sha);
+        bad.sig = "!!!".into();
+        assert!(keys.verify(&sha, &[bad]).is_err());
+        // an upper-case sha in the wire is the same bundle: the message is the lowercase hex
+        assert!(keys
+            .verify(&sha.to_uppercase(), &[sig("r1", &k1, &sha)])
+            .is_ok());
+        assert!(Keys::default().verify(&sha, &[]).unwrap().is_none());
+    }
+
+    #[test]
+    fn bad_keys_are_named() {
+        let e = Keys::parse(&BTreeMap::from([("k".into(), "AAAA".into())])).unwrap_err();
+        assert!(
+            e.contains("bundle_signing_keys.k") && e.contains("32"),
+            "{e}"
+        );
+        let e = Keys::parse(&BTreeMap::from([("k".into(), "%%".into())])).unwrap_err();
+        assert!(e.contains("not base64"), "{e}");
+    }
+}
