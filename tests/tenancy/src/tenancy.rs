@@ -941,6 +941,23 @@ fn report_rules(v: &Value) -> Result<(), Reply> {
     Ok(())
 }
 
+/// The release pipeline's signature over a bundle sha: Ed25519 over its 64 lowercase hex ASCII
+/// bytes, base64 (PROTOCOL 0.3).
+pub fn release_sign(seed: &[u8; 32], sha: &str) -> String {
+    use ed25519_dalek::Signer;
+    let k = ed25519_dalek::SigningKey::from_bytes(seed);
+    B64.encode(k.sign(sha.to_ascii_lowercase().as_bytes()).to_bytes())
+}
+
+/// The public half of a release key, as a box's `bundle_signing_keys` holds it (base64).
+pub fn release_public_key(seed: &[u8; 32]) -> String {
+    B64.encode(
+        ed25519_dalek::SigningKey::from_bytes(seed)
+            .verifying_key()
+            .as_bytes(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -974,21 +991,4 @@ mod tests {
         assert!(report_rules(&mk("applied", "")).is_ok());
         assert!(report_rules(&mk("applied", &"x".repeat(901))).is_err());
     }
-}
-
-/// The release pipeline's signature over a bundle sha: Ed25519 over its 64 lowercase hex ASCII
-/// bytes, base64 (PROTOCOL 0.3).
-pub fn release_sign(seed: &[u8; 32], sha: &str) -> String {
-    use ed25519_dalek::Signer;
-    let k = ed25519_dalek::SigningKey::from_bytes(seed);
-    B64.encode(k.sign(sha.to_ascii_lowercase().as_bytes()).to_bytes())
-}
-
-/// The public half of a release key, as a box's `bundle_signing_keys` holds it (base64).
-pub fn release_public_key(seed: &[u8; 32]) -> String {
-    B64.encode(
-        ed25519_dalek::SigningKey::from_bytes(seed)
-            .verifying_key()
-            .as_bytes(),
-    )
 }
