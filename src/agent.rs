@@ -260,6 +260,8 @@ impl Agent {
         if self.state.env_id.is_empty() {
             self.state.env_id = self.cfg.env_id.clone();
         }
+        let started = std::time::Instant::now();
+        let applied_before = self.state.applied_sha.clone();
         let res = self.tick_locked().await;
         let res = match res {
             Err(f) if f.exit == Exit::TempFail && self.cfg.laptop_mode => {
@@ -284,8 +286,68 @@ impl Agent {
         if let Err(f) = &res {
             self.state.last_error = Some(redact::redact(&f.msg));
         }
+        self.count(&res, applied_before.as_deref());
         self.state.save(&self.cfg.state_path())?;
+        if !self.cfg.metrics_textfile.is_empty() {
+            self.write_metrics(&res, started.elapsed().as_secs_f64())
+                .await;
+        }
         res
+    }
+
+    /// The counters the metrics file reports, kept in state.json across ticks.
+    fn count(&mut self, res: &Result<Exit, Failure>, applied_before: Option<&str>) {
+        let c = &mut self.state.counters;
+        let exit = match res {
+            Ok(e) => *e,
+            Err(f) => f.exit,
+        };
+        *c.ticks.entry((exit as i32).to_string()).or_default() += 1;
+        match res {
+            Ok(Exit::Ok) => {
+                c.last_success = Some(state::now());
+                let applied = self.state.applied_sha.as_deref();
+                if applied.is_some() && applied != applied_before {
+                    c.applies += 1;
+                }
+            }
+            Err(f) if f.exit == Exit::Fail => {
+                if let Some(code) = crate::metrics::failure_code(&f.msg) {
+                    *c.failures.entry(code.to_string()).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    async fn write_metrics(&self, res: &Result<Exit, Failure>, duration_s: f64) {
+        let containers = self
+            .engine
+            .containers(&self.cfg.compose_project)
+            .await
+            .unwrap_or_default();
+        let now = state::now();
+        let st = &self.state;
+        let text = crate::metrics::render(&crate::metrics::Snapshot {
+            version: VERSION,
+            transport: self.cfg.transport.as_str(),
+            ziti_sdk: &transport::sdk::sdk_version().unwrap_or_else(|| "none".into()),
+            duration_s,
+            end_time: now,
+            exit_code: match res {
+                Ok(e) => *e as i32,
+                Err(f) => f.exit as i32,
+            },
+            counters: &st.counters,
+            applied_serial: st.applied_serial,
+            in_sync: st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
+            token_ttl_s: st.token.as_ref().map(|t| t.expires_at as i64 - now as i64),
+            containers: &containers,
+        });
+        let path = Path::new(&self.cfg.metrics_textfile);
+        if let Err(e) = crate::metrics::write(path, &text) {
+            warn!("metrics file {}: {e}", path.display());
+        }
     }
 
     async fn tick_locked(&mut self) -> Result<Exit, Failure> {

@@ -168,6 +168,8 @@ pub struct Config {
     pub permit_rollback: bool,
     /// Release keys (id → base64 Ed25519 public key); non-empty = signed bundles only.
     pub bundle_signing_keys: std::collections::BTreeMap<String, String>,
+    /// node_exporter textfile to write after every tick ("" = off).
+    pub metrics_textfile: String,
     pub registry_host: String,
     pub keep_releases: usize,
     pub log_level: LogLevel,
@@ -200,6 +202,7 @@ impl Default for Config {
             permit_privileged: false,
             permit_rollback: true,
             bundle_signing_keys: Default::default(),
+            metrics_textfile: String::new(),
             registry_host: "harbor.tikali.net".into(),
             keep_releases: 5,
             log_level: LogLevel::Info,
@@ -325,6 +328,15 @@ impl Config {
             return Err("docker_bin and compose_bin must not be empty".into());
         }
         crate::signing::Keys::parse(&self.bundle_signing_keys)?;
+        if !self.metrics_textfile.is_empty()
+            && (!Path::new(&self.metrics_textfile).is_absolute()
+                || !self.metrics_textfile.ends_with(".prom"))
+        {
+            return Err(format!(
+                "metrics_textfile {:?} must be an absolute path ending in .prom (node_exporter reads only those)",
+                self.metrics_textfile
+            ));
+        }
         for r in &self.bind_roots {
             let bad = !r.is_absolute()
                 || r.components()

@@ -9,6 +9,7 @@ pub mod compose_keys;
 pub mod config;
 pub mod guard;
 pub mod http;
+pub mod metrics;
 pub mod policy;
 pub mod redact;
 pub mod registry;

@@ -368,6 +368,10 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
         "containers": cs,
         "docker": containers.as_ref().err().map(|e| e.to_string()),
         "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
+        "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
+        "counters": st.counters,
+        "last_success": st.counters.last_success,
+        "applied_serial": st.applied_serial,
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());

@@ -61,6 +61,8 @@ pub struct State {
     pub token: Option<TokenMeta>,
     /// A lease was rate-limited while an older token still worked: swap on a later tick (0.1.6).
     pub lease_swap_due: bool,
+    /// What the metrics file counts across ticks.
+    pub counters: crate::metrics::Counters,
 }
 
 impl State {

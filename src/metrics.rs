@@ -1,0 +1,265 @@
+//! A Prometheus text-format file for node_exporter's textfile collector (box config
+//! `metrics_textfile`), written atomically after every tick. Counters persist in `state.json`
+//! so they survive the one-process-per-tick model and restarts.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::tenancy::Container;
+
+/// What the metrics remember between ticks (in `state.json`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Counters {
+    /// Ticks by exit code ("0", "1", "75", "78").
+    pub ticks: BTreeMap<String, u64>,
+    /// Applies that ended with the new release running and healthy.
+    pub applies: u64,
+    /// Refused or failed applies by their code (`PRIVILEGED_REFUSED`, `UNHEALTHY`, …).
+    pub failures: BTreeMap<String, u64>,
+    pub last_success: Option<u64>,
+}
+
+/// One tick's facts, as the file reports them.
+pub struct Snapshot<'a> {
+    pub version: &'a str,
+    pub transport: &'a str,
+    pub ziti_sdk: &'a str,
+    pub duration_s: f64,
+    pub end_time: u64,
+    pub exit_code: i32,
+    pub counters: &'a Counters,
+    pub applied_serial: Option<u64>,
+    pub in_sync: bool,
+    pub token_ttl_s: Option<i64>,
+    pub containers: &'a [Container],
+}
+
+/// The code a failure message starts with (`CODE: detail`), if it has one.
+pub fn failure_code(msg: &str) -> Option<&str> {
+    let (code, _) = msg.split_once(':')?;
+    let ok = !code.is_empty()
+        && code.len() <= 40
+        && code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+    ok.then_some(code)
+}
+
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn head(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+pub fn render(s: &Snapshot) -> String {
+    let mut o = String::new();
+    head(
+        &mut o,
+        "monky_deployd_info",
+        "gauge",
+        "Agent build and transport (always 1).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_info{{version=\"{}\",transport=\"{}\",ziti_sdk=\"{}\"}} 1",
+        label(s.version),
+        label(s.transport),
+        label(s.ziti_sdk)
+    );
+    head(
+        &mut o,
+        "monky_deployd_tick_duration_seconds",
+        "gauge",
+        "Wall time of the last tick.",
+    );
+    let _ = writeln!(o, "monky_deployd_tick_duration_seconds {:.3}", s.duration_s);
+    head(
+        &mut o,
+        "monky_deployd_last_tick_timestamp_seconds",
+        "gauge",
+        "When the last tick ended (Unix time).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_last_tick_timestamp_seconds {}",
+        s.end_time
+    );
+    head(
+        &mut o,
+        "monky_deployd_last_success_timestamp_seconds",
+        "gauge",
+        "When a tick last exited 0 (Unix time; 0 = never).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_last_success_timestamp_seconds {}",
+        s.counters.last_success.unwrap_or(0)
+    );
+    head(
+        &mut o,
+        "monky_deployd_last_exit_code",
+        "gauge",
+        "Exit code of the last tick (0, 1, 75, 78).",
+    );
+    let _ = writeln!(o, "monky_deployd_last_exit_code {}", s.exit_code);
+    head(
+        &mut o,
+        "monky_deployd_ticks_total",
+        "counter",
+        "Ticks by exit code.",
+    );
+    for (code, n) in &s.counters.ticks {
+        let _ = writeln!(
+            o,
+            "monky_deployd_ticks_total{{exit_code=\"{}\"}} {n}",
+            label(code)
+        );
+    }
+    head(
+        &mut o,
+        "monky_deployd_applies_total",
+        "counter",
+        "Applies that ended healthy.",
+    );
+    let _ = writeln!(o, "monky_deployd_applies_total {}", s.counters.applies);
+    head(
+        &mut o,
+        "monky_deployd_apply_failures_total",
+        "counter",
+        "Refused or failed applies by code.",
+    );
+    for (code, n) in &s.counters.failures {
+        let _ = writeln!(
+            o,
+            "monky_deployd_apply_failures_total{{code=\"{}\"}} {n}",
+            label(code)
+        );
+    }
+    head(
+        &mut o,
+        "monky_deployd_applied_serial",
+        "gauge",
+        "Serial of the applied bundle (-1 = none).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_applied_serial {}",
+        s.applied_serial.map(|x| x as i64).unwrap_or(-1)
+    );
+    head(
+        &mut o,
+        "monky_deployd_in_sync",
+        "gauge",
+        "1 when the applied sha is the desired one.",
+    );
+    let _ = writeln!(o, "monky_deployd_in_sync {}", u8::from(s.in_sync));
+    head(
+        &mut o,
+        "monky_deployd_token_ttl_seconds",
+        "gauge",
+        "Seconds left on the OpenBao token (-1 = unknown).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_token_ttl_seconds {}",
+        s.token_ttl_s.unwrap_or(-1)
+    );
+    head(
+        &mut o,
+        "monky_deployd_containers",
+        "gauge",
+        "The project's containers by state and health.",
+    );
+    let mut by: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for c in s.containers {
+        let h = if c.health.is_empty() {
+            "none"
+        } else {
+            c.health.as_str()
+        };
+        *by.entry((c.state.clone(), h.to_string())).or_default() += 1;
+    }
+    for ((st, h), n) in by {
+        let _ = writeln!(
+            o,
+            "monky_deployd_containers{{state=\"{}\",health=\"{}\"}} {n}",
+            label(&st),
+            label(&h)
+        );
+    }
+    o
+}
+
+/// Writes `text` to `path` so a reader never sees a partial file (tmp + rename in the same
+/// directory), readable by node_exporter (0644).
+pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .open(&tmp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_render() {
+        assert_eq!(
+            failure_code("PRIVILEGED_REFUSED: service a"),
+            Some("PRIVILEGED_REFUSED")
+        );
+        assert_eq!(failure_code("tenancy unreachable: x"), None);
+        let mut c = Counters::default();
+        c.ticks.insert("0".into(), 3);
+        c.failures.insert("UNHEALTHY".into(), 1);
+        let cs = vec![Container {
+            service: "web".into(),
+            state: "running".into(),
+            health: "healthy".into(),
+        }];
+        let t = render(&Snapshot {
+            version: "0.3.0",
+            transport: "system",
+            ziti_sdk: "none",
+            duration_s: 0.5,
+            end_time: 1,
+            exit_code: 0,
+            counters: &c,
+            applied_serial: Some(4),
+            in_sync: true,
+            token_ttl_s: Some(100),
+            containers: &cs,
+        });
+        assert!(
+            t.contains("monky_deployd_ticks_total{exit_code=\"0\"} 3\n"),
+            "{t}"
+        );
+        assert!(t.contains("monky_deployd_apply_failures_total{code=\"UNHEALTHY\"} 1\n"));
+        assert!(t.contains("monky_deployd_containers{state=\"running\",health=\"healthy\"} 1\n"));
+        assert!(t.contains("monky_deployd_applied_serial 4\n"));
+    }
+}
