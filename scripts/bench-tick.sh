@@ -14,7 +14,8 @@ bash scripts/provision.sh >/dev/null
 bash scripts/services.sh >/dev/null
 cargo build -q --release --bin monky-deployd
 cargo build -q -p monky-test-tenancy --bin monky-test-stack
-BIN=target/release/monky-deployd
+T="${CARGO_TARGET_DIR:-target}"
+BIN="$T/release/monky-deployd"
 # a release binary finds libziti only at its packaged path: point it at the build's copy
 export LD_LIBRARY_PATH="$ZITI_SDK_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 DIR=$(mktemp -d /tmp/monky-bench.XXXXXX)
@@ -24,7 +25,7 @@ sed 's#monky/data/demo-01/#monky/data/bench-01/#' docs/demo-bundle/secrets.manif
 mkdir -p "$DIR/bundle"; cp docs/demo-bundle/* "$DIR/bundle/"
 sed -i 's#monky/data/demo-01/#monky/data/bench-01/#; ' "$DIR/bundle/secrets.manifest.json"
 sed -i 's#127.0.0.1:18080:8080#127.0.0.1:18081:8080#' "$DIR/bundle/compose.yaml"
-target/debug/monky-test-stack --dir "$DIR" --bundle "$DIR/bundle" --env bench-01 >"$DIR/stack.log" 2>&1 &
+"$T/debug/monky-test-stack" --dir "$DIR" --bundle "$DIR/bundle" --env bench-01 >"$DIR/stack.log" 2>&1 &
 echo $! >"$DIR/pid"
 for _ in $(seq 1 100); do grep -q "monky-test-stack ready" "$DIR/stack.log" && break; sleep 0.2; done
 tick() { MONKY_LOG=monky_deployd=debug "$BIN" --config "$DIR/config.yaml" run --once 2>&1 | tee -a "$DIR/ticks.log" | grep 'tick cost' | sed -E 's/.*wall ([0-9]+) ms, of which docker\/compose ([0-9]+) ms; agent cpu ([0-9]+) ms; max rss ([0-9]+) KiB/\1 \2 \3 \4/'; }
