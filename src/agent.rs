@@ -964,13 +964,26 @@ impl Agent {
             self.report(Some(sha), "applied", "", "").await;
             Ok(Exit::Ok)
         } else {
-            // container output may hold secrets in clear: scrubbed on drop
-            let logs = Zeroizing::new(
+            // why, not just that: the engine's view of each bad container (exit code, OOM, the
+            // last health probes with their output), then the compose log tail. Container
+            // output may hold secrets in clear: scrubbed on drop, redacted before the cut.
+            let mut why = String::new();
+            for c in cs
+                .iter()
+                .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
+            {
+                why.push_str(&self.engine.diagnose(c).await);
+                why.push('\n');
+            }
+            // (the diagnosis goes last: the report keeps the tail when it must cut)
+            let logs = Zeroizing::new(format!(
+                "{}\n--- why (engine) ---\n{why}",
                 compose
                     .logs(&release, 200)
                     .await
-                    .unwrap_or_else(|e| e.to_string()),
-            );
+                    .unwrap_or_else(|e| e.to_string())
+                    .trim_end()
+            ));
             let bad: Vec<String> = cs
                 .iter()
                 .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))

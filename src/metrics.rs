@@ -240,6 +240,7 @@ mod tests {
             service: "web".into(),
             state: "running".into(),
             health: "healthy".into(),
+            id: String::new(),
         }];
         let t = render(&Snapshot {
             version: "0.3.0",

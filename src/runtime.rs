@@ -61,6 +61,8 @@ pub struct Engine {
 
 #[derive(Deserialize)]
 struct ApiContainer {
+    #[serde(rename = "Id", default)]
+    id: String,
     #[serde(rename = "Labels", default)]
     labels: std::collections::HashMap<String, String>,
     #[serde(rename = "State", default)]
@@ -142,10 +144,72 @@ impl Engine {
                     .unwrap_or_default(),
                 health: health_of(&c.status).into(),
                 state: c.state,
+                id: c.id,
             })
             .collect();
         out.sort_by(|a, b| a.service.cmp(&b.service));
         Ok(out)
+    }
+
+    /// Why a container is not healthy, in the engine's own words: its exit code and OOM flag
+    /// when it stopped, and its last health probes (exit code and output) — a quiet server
+    /// whose health check fails prints nothing to its log, so this is often the only clue.
+    pub async fn diagnose(&self, c: &Container) -> String {
+        let body = match self
+            .call(hyper::Method::GET, &format!("/containers/{}/json", c.id))
+            .await
+        {
+            Ok(b) => b,
+            Err(e) => return format!("{}: cannot inspect: {e}", c.service),
+        };
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let st = &v["State"];
+        let mut out = format!("{}: {}", c.service, st["Status"].as_str().unwrap_or("?"));
+        if st["Status"] != "running" {
+            out.push_str(&format!(
+                ", exit code {}{}",
+                st["ExitCode"].as_i64().unwrap_or(-1),
+                if st["OOMKilled"] == true {
+                    ", OOM killed"
+                } else {
+                    ""
+                }
+            ));
+            if let Some(e) = st["Error"].as_str().filter(|e| !e.is_empty()) {
+                out.push_str(&format!(", error: {e}"));
+            }
+        }
+        if let Some(h) = st["Health"].as_object() {
+            out.push_str(&format!(
+                "; health {} ({} failing in a row)",
+                h.get("Status").and_then(|s| s.as_str()).unwrap_or("?"),
+                h.get("FailingStreak").and_then(|s| s.as_i64()).unwrap_or(0)
+            ));
+            let log = h
+                .get("Log")
+                .and_then(|l| l.as_array())
+                .cloned()
+                .unwrap_or_default();
+            for p in log.iter().rev().take(3).rev() {
+                let output: String = p["Output"]
+                    .as_str()
+                    .unwrap_or("")
+                    .trim()
+                    .chars()
+                    .take(400)
+                    .collect();
+                out.push_str(&format!(
+                    "\n  probe exit {}: {}",
+                    p["ExitCode"].as_i64().unwrap_or(-1),
+                    if output.is_empty() {
+                        "(no output)"
+                    } else {
+                        &output
+                    }
+                ));
+            }
+        }
+        out
     }
 
     pub async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
@@ -444,6 +508,7 @@ mod tests {
             service: s.into(),
             state: st.into(),
             health: h.into(),
+            id: String::new(),
         };
         let exp = vec!["web".to_string(), "api".to_string()];
         assert!(converged(

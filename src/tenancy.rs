@@ -45,6 +45,9 @@ pub struct Container {
     pub service: String,
     pub state: String,
     pub health: String,
+    /// The engine's id, for diagnosis; not part of the check-in.
+    #[serde(skip)]
+    pub id: String,
 }
 
 #[derive(Debug, Serialize)]

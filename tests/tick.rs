@@ -440,3 +440,46 @@ fn prune_keeps_the_configured_releases() {
         rels.join(&shas[2])
     );
 }
+
+/// A quiet server whose health check fails prints nothing to its log: the report says why
+/// from the engine — the probe's exit code and output, a stopped container's exit code —
+/// redacted like everything else.
+#[test]
+fn unhealthy_report_carries_the_probe_output_and_exit_codes() {
+    require_docker();
+    let mut s = Stack::new("why", Flavour::V2);
+    s.set_extra("healthy_timeout_s: 20\n");
+    s.give_bootstrap();
+    let compose = format!(
+        "services:\n  quiet:\n    image: {IMAGE}\n    init: true\n    \
+         command: [\"sh\", \"-c\", \"exec sleep 600\"]\n    \
+         environment:\n      TOKEN: ${{TOKEN}}\n    \
+         healthcheck:\n      test: [\"CMD\", \"sh\", \"-c\", \"echo probe-said-no token=$$TOKEN; exit 3\"]\n      interval: 1s\n      timeout: 2s\n      retries: 1\n  \
+         crash:\n    image: {IMAGE}\n    command: [\"sh\", \"-c\", \"exit 42\"]\n"
+    );
+    let v = s
+        .bao
+        .put_secret(&s.env, "token", &[("value", "probe-secret-value")]);
+    let spec = BundleSpec {
+        serial: 1,
+        compose,
+        env_template: "TOKEN=${TOKEN}\n".into(),
+        manifest: serde_json::json!({"entries": [{"var": "TOKEN", "path": format!("monky/data/{}/see/token", s.env), "version": v}]}),
+        meta_extra: serde_json::json!({}),
+    };
+    s.tenancy.set_bundle(&s.env, spec.files());
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    let rep = s.last_report();
+    assert!(
+        rep["detail"].as_str().unwrap().starts_with("UNHEALTHY:"),
+        "{rep}"
+    );
+    let tail = rep["log_tail"].as_str().unwrap();
+    assert!(
+        tail.contains("probe exit 3: probe-said-no token=***"),
+        "{tail}"
+    );
+    assert!(tail.contains("crash: exited, exit code 42"), "{tail}");
+    assert!(!tail.contains("probe-secret-value"), "{tail}");
+}
