@@ -1197,16 +1197,27 @@ impl Agent {
     /// staging/<sha> → releases/<sha>, then `current` → it (atomic symlink swap).
     fn promote(&self, staging: &Path, sha: &str) -> Result<PathBuf, Failure> {
         let rel = self.cfg.releases_dir().join(sha);
-        if let Ok(m) = rel.symlink_metadata() {
-            if m.file_type().is_dir() {
-                std::fs::remove_dir_all(&rel)
-            } else {
-                std::fs::remove_file(&rel)
+        match rel.symlink_metadata() {
+            // already there (a retry of the same sha, or a crash after promote): its containers
+            // may bind into it and may have written files there (root-owned ones the agent
+            // cannot delete), so it is never removed; the bundle's own files are replaced
+            Ok(m) if m.file_type().is_dir() => {
+                overlay(staging, &rel)
+                    .map_err(|e| Failure::fail(format!("cannot refresh {}: {e}", rel.display())))?;
+                let _ = std::fs::remove_dir_all(staging);
             }
-            .map_err(|e| Failure::fail(format!("cannot replace {}: {e}", rel.display())))?;
+            other => {
+                if other.is_ok() {
+                    // a symlink or a file planted where the release goes: never followed
+                    std::fs::remove_file(&rel).map_err(|e| {
+                        Failure::fail(format!("cannot replace {}: {e}", rel.display()))
+                    })?;
+                }
+                std::fs::rename(staging, &rel).map_err(|e| {
+                    Failure::fail(format!("cannot promote to {}: {e}", rel.display()))
+                })?;
+            }
         }
-        std::fs::rename(staging, &rel)
-            .map_err(|e| Failure::fail(format!("cannot promote to {}: {e}", rel.display())))?;
         state::swap_symlink(&rel, &self.cfg.current_link())?;
         Ok(rel)
     }
@@ -1257,6 +1268,36 @@ impl Agent {
             Err(e) => warn!("prune: {e}"),
         }
     }
+}
+
+/// Moves every file of `from` into the existing directory `to`, replacing what is there. A
+/// symlink or file found where a directory goes is removed first (containers may write into a
+/// release directory; nothing of theirs is followed).
+fn overlay(from: &Path, to: &Path) -> std::io::Result<()> {
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let dst = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            match dst.symlink_metadata() {
+                Ok(m) if m.file_type().is_dir() => {}
+                Ok(_) => {
+                    std::fs::remove_file(&dst)?;
+                    state::ensure_dir(&dst, 0o700).map_err(std::io::Error::other)?;
+                }
+                Err(_) => state::ensure_dir(&dst, 0o700).map_err(std::io::Error::other)?,
+            }
+            overlay(&e.path(), &dst)?;
+        } else {
+            if let Ok(m) = dst.symlink_metadata() {
+                if m.file_type().is_dir() {
+                    std::fs::remove_dir_all(&dst)?;
+                }
+            }
+            // rename replaces a file or a symlink itself, never what a symlink points to
+            std::fs::rename(e.path(), &dst)?;
+        }
+    }
+    Ok(())
 }
 
 /// Registers every value of a rendered `.env` with the redactor (names stay readable).

@@ -483,3 +483,53 @@ fn unhealthy_report_carries_the_probe_output_and_exit_codes() {
     assert!(tail.contains("crash: exited, exit code 42"), "{tail}");
     assert!(!tail.contains("probe-secret-value"), "{tail}");
 }
+
+/// Re-applying the sha that failed (tenancy retries after UNHEALTHY) keeps the release
+/// directory its containers bind into, with what they wrote there, and runs `up` again.
+#[test]
+fn re_applying_the_same_sha_keeps_the_live_release_directory() {
+    require_docker();
+    let mut s = Stack::new("reapply", Flavour::V2);
+    s.set_extra("healthy_timeout_s: 5\n");
+    s.give_bootstrap();
+    let compose = format!(
+        "services:\n  w:\n    image: {IMAGE}\n    init: true\n    \
+         command: [\"sh\", \"-c\", \"date >> /data/written-by-container; exec sleep 600\"]\n    \
+         volumes: [\"./data:/data\"]\n    \
+         healthcheck:\n      test: [\"CMD\", \"false\"]\n      interval: 1s\n      retries: 1\n"
+    );
+    let spec = BundleSpec {
+        serial: 1,
+        compose,
+        env_template: String::new(),
+        manifest: serde_json::json!({"entries": []}),
+        meta_extra: serde_json::json!({}),
+    };
+    let sha = s.tenancy.set_bundle(&s.env, spec.files());
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    let rel = s.state_dir().join("releases").join(&sha);
+    let written = rel.join("data/written-by-container");
+    wait_for("the container's write", || written.exists());
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(&rel).unwrap().ino();
+    let reports = s.tenancy.reports().len();
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(s.tenancy.reports().len(), reports + 1, "the retry reported");
+    assert!(s.last_report()["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("UNHEALTHY:"));
+    assert_eq!(
+        std::fs::metadata(&rel).unwrap().ino(),
+        ino,
+        "release dir replaced"
+    );
+    assert!(written.exists(), "the container's data was deleted");
+    assert!(rel.join("compose.yaml").is_file());
+    assert!(std::fs::read_dir(s.state_dir().join("staging"))
+        .unwrap()
+        .next()
+        .is_none());
+}
