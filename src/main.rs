@@ -188,9 +188,26 @@ async fn run(cfg: Config, once: bool, prune: bool) -> ExitCode {
         }
     };
     let interval = cfg.interval_s;
-    let mut agent = match Agent::new(cfg, prune) {
-        Ok(a) => a,
-        Err(f) => return report_failure(&f),
+    let laptop = cfg.laptop_mode;
+    // a transport that cannot start yet (sdk: controller unreachable at boot) is temporary:
+    // `--once` follows the laptop-mode rule, the loop tries again after the interval
+    let mut agent = loop {
+        match Agent::new(cfg.clone(), prune) {
+            Ok(a) => break a,
+            Err(f) if f.exit == Exit::TempFail && laptop && once => {
+                info!("offline (laptop mode): {}", redact::redact(&f.msg));
+                return ExitCode::SUCCESS;
+            }
+            Err(f) if f.exit == Exit::TempFail && !once => {
+                report_failure(&f);
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(interval)) => {}
+                    _ = term.recv() => { info!("SIGTERM: stopping"); return ExitCode::SUCCESS; }
+                    _ = tokio::signal::ctrl_c() => { info!("SIGINT: stopping"); return ExitCode::SUCCESS; }
+                }
+            }
+            Err(f) => return report_failure(&f),
+        }
     };
     loop {
         let started = std::time::Instant::now();

@@ -261,7 +261,14 @@ fn sdk_controller_stopped_exits_75_within_the_timeout() {
     let t0 = Instant::now();
     let r = s.tick();
     let took = t0.elapsed();
+    // the same box in laptop mode: offline at start-up is quiet, exit 0 (the laptop-mode rule)
+    let cfg = std::fs::read_to_string(s.config_path()).unwrap();
+    write(&s, &format!("{cfg}laptop_mode: true\n"));
+    let laptop = s.tick();
+    write(&s, &cfg);
     net.restart(); // leave it as found for the next run
+    assert_eq!(laptop.code, 0, "{laptop:?}");
+    assert!(laptop.stderr.contains("offline (laptop mode)"), "{laptop:?}");
     eprintln!("{r:?}"); // the operator-facing message, shown with --nocapture
     assert_eq!(r.code, 75, "{r:?}");
     // timeout_s is 5 in the harness config; allow process start and teardown
