@@ -217,6 +217,9 @@ pub struct Agent {
     prune: bool,
     host: String,
     keys: crate::signing::Keys,
+    /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
+    /// `INTERRUPTED` and saves state.
+    interrupt: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Agent {
@@ -234,7 +237,16 @@ impl Agent {
             token: None,
             prune,
             host: hostname(),
+            interrupt: None,
         })
+    }
+
+    pub fn set_interrupt(&mut self, rx: tokio::sync::watch::Receiver<bool>) {
+        self.interrupt = Some(rx);
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|r| *r.borrow())
     }
 
     fn prepare_dirs(&self) -> Result<(), Failure> {
@@ -889,6 +901,7 @@ impl Agent {
         let mut compose = Compose::detect(&self.cfg)
             .await
             .map_err(|e| Failure::fail(e.to_string()))?;
+        compose.set_interrupt(self.interrupt.clone());
         let privileged = self.privileged(&b);
         let guard = self.guard(&mut compose, &staging, privileged).await?;
         // second pass: what compose itself will run, after interpolation from .env
@@ -953,6 +966,9 @@ impl Agent {
             return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
         }
         let (ok, cs) = self.wait_healthy(&services).await;
+        if !ok && self.interrupted() {
+            return Err(self.interrupted_during(sha, "waiting for health").await);
+        }
         if ok {
             self.state.applied_sha = Some(sha.to_string());
             self.state.applied_serial = Some(b.meta.serial);
@@ -1012,6 +1028,14 @@ impl Agent {
             self.report(Some(sha), "failed", &detail, &logs).await;
             Err(Failure::fail(detail))
         }
+    }
+
+    /// SIGTERM during an apply: reported, then exit 75 (the next tick converges).
+    async fn interrupted_during(&mut self, sha: &str, step: &str) -> Failure {
+        let msg = format!("INTERRUPTED: {step} (SIGTERM)");
+        warn!("{msg}");
+        self.report(Some(sha), "failed", &msg, "").await;
+        Failure::new(Exit::TempFail, msg)
     }
 
     /// The bundle's `allow_privileged`, if the box's own config permits it.
@@ -1100,6 +1124,9 @@ impl Agent {
     }
 
     async fn compose_failed(&mut self, sha: &str, code: &'static str, e: &RuntimeError) -> Failure {
+        if let RuntimeError::Interrupted(step) = e {
+            return self.interrupted_during(sha, step).await;
+        }
         let diag = match e {
             RuntimeError::Compose { .. } => pull_diagnosis(e.output()),
             other => other.to_string(),
@@ -1242,10 +1269,18 @@ impl Agent {
                 .iter()
                 .any(|c| c.health == "unhealthy" || c.state == "exited" || c.state == "dead");
             bad_streak = if hopeless { bad_streak + 1 } else { 0 };
-            if bad_streak >= 3 || tokio::time::Instant::now() >= deadline {
+            if bad_streak >= 3 || tokio::time::Instant::now() >= deadline || self.interrupted() {
                 return (false, cs);
             }
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            match self.interrupt.clone() {
+                Some(mut rx) => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                        _ = rx.wait_for(|stop| *stop) => return (false, cs),
+                    }
+                }
+                None => tokio::time::sleep(Duration::from_millis(500)).await,
+            }
         }
     }
 

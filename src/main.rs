@@ -209,7 +209,39 @@ async fn run(cfg: Config, once: bool, prune: bool) -> ExitCode {
             Err(f) => return report_failure(&f),
         }
     };
+    if once {
+        // `--once` under systemd: SIGTERM (stop, or TimeoutStartSec) must not lose the tick —
+        // the running compose step stops, the tick reports INTERRUPTED, saves state, exits 75
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        agent.set_interrupt(rx);
+        tokio::spawn(async move {
+            if term.recv().await.is_some() {
+                info!("SIGTERM: stopping the current step");
+                let _ = tx.send(true);
+            }
+        });
+        return finish_tick(&mut agent).await.0;
+    }
     loop {
+        let code = finish_tick(&mut agent).await.1;
+        if code == Exit::EnvMismatch {
+            error!("AGENT_ENV_MISMATCH is not retried: loop stops");
+            return exit(code);
+        }
+        // ±10 % jitter so a fleet does not check in in lock-step
+        let jitter = (interval as f64 * 0.1 * (fastrand::f64() * 2.0 - 1.0)) as i64;
+        let wait = Duration::from_secs((interval as i64 + jitter).max(1) as u64);
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = term.recv() => { info!("SIGTERM: stopping"); return ExitCode::SUCCESS; }
+            _ = tokio::signal::ctrl_c() => { info!("SIGINT: stopping"); return ExitCode::SUCCESS; }
+        }
+    }
+}
+
+/// One tick with its cost logged; the process exit code and the agent's.
+async fn finish_tick(agent: &mut Agent) -> (ExitCode, Exit) {
+    {
         let started = std::time::Instant::now();
         let docker_before = runtime::docker_wait_ms();
         let res = agent.tick().await;
@@ -230,21 +262,7 @@ async fn run(cfg: Config, once: bool, prune: bool) -> ExitCode {
                 f.exit
             }
         };
-        if once {
-            return exit(code);
-        }
-        if code == Exit::EnvMismatch {
-            error!("AGENT_ENV_MISMATCH is not retried: loop stops");
-            return exit(code);
-        }
-        // ±10 % jitter so a fleet does not check in in lock-step
-        let jitter = (interval as f64 * 0.1 * (fastrand::f64() * 2.0 - 1.0)) as i64;
-        let wait = Duration::from_secs((interval as i64 + jitter).max(1) as u64);
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = term.recv() => { info!("SIGTERM: stopping"); return ExitCode::SUCCESS; }
-            _ = tokio::signal::ctrl_c() => { info!("SIGINT: stopping"); return ExitCode::SUCCESS; }
-        }
+        (exit(code), code)
     }
 }
 

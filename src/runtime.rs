@@ -30,6 +30,9 @@ pub enum RuntimeError {
     },
     #[error("{0}")]
     Spawn(String),
+    /// SIGTERM arrived during this compose step (`--once`): the child was killed.
+    #[error("interrupted during {0}")]
+    Interrupted(String),
 }
 
 impl RuntimeError {
@@ -292,6 +295,8 @@ pub struct Compose {
     docker_config: PathBuf,
     docker_host: String,
     home: PathBuf,
+    /// Becomes true when the agent must stop (SIGTERM in `--once`): a running step is killed.
+    interrupt: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Compose {
@@ -333,6 +338,7 @@ impl Compose {
             docker_config: cfg.docker_config_dir(),
             docker_host: cfg.docker_host.clone(),
             home: cfg.state_dir.clone(),
+            interrupt: None,
         })
     }
 
@@ -340,6 +346,10 @@ impl Compose {
     /// socket, see `guard`).
     pub fn set_docker_host(&mut self, host: String) {
         self.docker_host = host;
+    }
+
+    pub fn set_interrupt(&mut self, rx: Option<tokio::sync::watch::Receiver<bool>>) {
+        self.interrupt = rx;
     }
 
     /// Runs `compose -p <project> [-f dir/compose.yaml --project-directory dir] args…` with a
@@ -398,7 +408,18 @@ impl Compose {
             .spawn()
             .map_err(|e| RuntimeError::Spawn(format!("{what}: cannot start: {e}")))?;
         let started = Instant::now();
-        let waited = tokio::time::timeout(timeout, child.wait_with_output()).await;
+        let wait = tokio::time::timeout(timeout, child.wait_with_output());
+        let waited = match self.interrupt.clone() {
+            Some(mut rx) => tokio::select! {
+                w = wait => w,
+                // dropping the wait kills the child (kill_on_drop)
+                _ = rx.wait_for(|stop| *stop) => {
+                    add_docker_wait(started);
+                    return Err(RuntimeError::Interrupted(what));
+                }
+            },
+            None => wait.await,
+        };
         add_docker_wait(started);
         let out = match waited {
             Ok(Ok(o)) => o,

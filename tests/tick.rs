@@ -533,3 +533,65 @@ fn re_applying_the_same_sha_keeps_the_live_release_directory() {
         .next()
         .is_none());
 }
+
+/// systemd stopping a `--once` tick mid-apply (stop, or TimeoutStartSec): the health wait ends,
+/// the tick reports INTERRUPTED, saves state and exits 75 at once.
+#[test]
+fn sigterm_in_once_mode_reports_interrupted_and_exits_75() {
+    require_docker();
+    let mut s = Stack::new("sigterm", Flavour::V2);
+    s.set_extra("healthy_timeout_s: 120\n");
+    s.give_bootstrap();
+    let compose = format!(
+        "services:\n  slow:\n    image: {IMAGE}\n    init: true\n    \
+         command: [\"sh\", \"-c\", \"exec sleep 600\"]\n    \
+         healthcheck:\n      test: [\"CMD\", \"test\", \"-f\", \"/never\"]\n      interval: 30s\n      start_period: 60s\n"
+    );
+    let spec = BundleSpec {
+        serial: 1,
+        compose,
+        env_template: String::new(),
+        manifest: serde_json::json!({"entries": []}),
+        meta_extra: serde_json::json!({}),
+    };
+    let sha = s.tenancy.set_bundle(&s.env, spec.files());
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "--config",
+            s.config_path().to_str().unwrap(),
+            "run",
+            "--once",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the container", || !s.containers().is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let t0 = std::time::Instant::now();
+    unsafe_kill(child.id() as i32, 15);
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(75), "{st:?}");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t0.elapsed()
+    );
+    let rep = s.last_report();
+    assert_eq!(rep["result"], "failed");
+    assert_eq!(rep["sha"], sha.as_str());
+    assert_eq!(
+        rep["detail"].as_str().unwrap(),
+        "INTERRUPTED: waiting for health (SIGTERM)"
+    );
+    assert!(
+        s.state()["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("INTERRUPTED"),
+        "state saved"
+    );
+    assert!(std::fs::read_dir(s.state_dir().join("staging"))
+        .unwrap()
+        .next()
+        .is_none());
+}

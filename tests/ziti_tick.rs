@@ -268,7 +268,10 @@ fn sdk_controller_stopped_exits_75_within_the_timeout() {
     write(&s, &cfg);
     net.restart(); // leave it as found for the next run
     assert_eq!(laptop.code, 0, "{laptop:?}");
-    assert!(laptop.stderr.contains("offline (laptop mode)"), "{laptop:?}");
+    assert!(
+        laptop.stderr.contains("offline (laptop mode)"),
+        "{laptop:?}"
+    );
     eprintln!("{r:?}"); // the operator-facing message, shown with --nocapture
     assert_eq!(r.code, 75, "{r:?}");
     // timeout_s is 5 in the harness config; allow process start and teardown
