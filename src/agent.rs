@@ -520,7 +520,7 @@ impl Agent {
     ) -> Result<(), Failure> {
         state::write_private(&self.cfg.token_path(), login.token.as_bytes(), 0o600)?;
         let now = state::now();
-        self.state.token = Some(TokenMeta {
+        let mut meta = TokenMeta {
             source,
             obtained_at: now,
             expires_at: now + login.lease_duration,
@@ -531,7 +531,11 @@ impl Agent {
             } else {
                 login.env_id.clone()
             },
-        });
+            expires_boot: 0,
+            boot_id: String::new(),
+        };
+        meta.set_ttl(login.lease_duration);
+        self.state.token = Some(meta);
         self.token = Some(login.token.clone());
         Ok(())
     }
@@ -623,9 +627,11 @@ impl Agent {
         let Some(tok) = self.token.clone() else {
             return Ok(());
         };
-        let now = state::now();
         let below = self.cfg.bao.renew_below_s;
-        if meta.expires_at > now + below && !self.state.lease_swap_due {
+        // the boot clock decides, not the wall clock: a backward step of the wall clock must
+        // not let the token run out unrenewed (no boot clock reading → ask OpenBao)
+        let left = meta.remaining();
+        if left.is_some_and(|l| l > below) && !self.state.lease_swap_due {
             return Ok(());
         }
         if self.state.lease_swap_due {
@@ -634,7 +640,7 @@ impl Agent {
         let ttl = self.c.bao.lookup_self(&tok).await.map_err(from_bao)?.ttl;
         if ttl > below {
             if let Some(m) = self.state.token.as_mut() {
-                m.expires_at = now + ttl;
+                m.set_ttl(ttl);
             }
             return Ok(());
         }
@@ -646,7 +652,7 @@ impl Agent {
                 .await
                 .map_err(from_bao)?;
             if let Some(m) = self.state.token.as_mut() {
-                m.expires_at = now + got;
+                m.set_ttl(got);
             }
             if got > below {
                 info!("token renewed: ttl {got}s");

@@ -44,6 +44,47 @@ pub struct TokenMeta {
     pub renewable: bool,
     pub grant_jti: String,
     pub env_id: String,
+    /// The same expiry on CLOCK_BOOTTIME (seconds), with the boot it belongs to: immune to
+    /// wall-clock steps, and counting suspended time as OpenBao does.
+    #[serde(default)]
+    pub expires_boot: u64,
+    #[serde(default)]
+    pub boot_id: String,
+}
+
+impl TokenMeta {
+    /// Records an expiry `ttl` seconds from now on both clocks.
+    pub fn set_ttl(&mut self, ttl: u64) {
+        self.expires_at = now().saturating_add(ttl);
+        self.expires_boot = boottime().saturating_add(ttl);
+        self.boot_id = boot_id();
+    }
+
+    /// Seconds left by the boot clock; `None` after a reboot or for state written before 0.3
+    /// (the caller then asks OpenBao).
+    pub fn remaining(&self) -> Option<u64> {
+        if self.expires_boot == 0 || self.boot_id.is_empty() || self.boot_id != boot_id() {
+            return None;
+        }
+        Some(self.expires_boot.saturating_sub(boottime()))
+    }
+}
+
+/// Seconds on CLOCK_BOOTTIME (monotonic across processes of one boot, suspend included).
+pub fn boottime() -> u64 {
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: ts is a properly sized out-parameter.
+    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64
+}
+
+/// This boot's id (a reboot resets CLOCK_BOOTTIME).
+pub fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

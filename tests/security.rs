@@ -356,6 +356,32 @@ fn renew_self_with_an_explicit_increment_when_the_ttl_runs_low() {
         .any(|(_, p)| p == "auth/token/renew-self"));
 }
 
+/// The wall clock stepping backwards (NTP, a laptop's RTC) makes the cached wall-clock expiry
+/// look far away; renewal follows the boot clock, so the token is still renewed in time.
+#[test]
+fn a_wall_clock_step_backwards_cannot_strand_the_token() {
+    require_docker();
+    let s = lifecycle_stack("clock", 90, 600, 60);
+    s.give_bootstrap();
+    s.tenancy
+        .set_bundle(&s.env, web_bundle(&s, 1, "c", "clock-secret").files());
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    let t1 = s.token();
+    // what a backward step of about eleven days does to the cached view
+    let path = s.state_dir().join("state.json");
+    let mut st: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let far = st["token"]["expires_at"].as_u64().unwrap() + 1_000_000;
+    st["token"]["expires_at"] = json!(far);
+    std::fs::write(&path, serde_json::to_vec(&st).unwrap()).unwrap();
+    wait_ttl_at_most(&s, &t1, 58);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("token renewed"), "{r:?}");
+    let ttl = s.bao.lookup(&t1).unwrap()["ttl"].as_u64().unwrap();
+    assert!(ttl > 120, "renewed: ttl {ttl}");
+}
+
 #[test]
 fn re_lease_before_the_max_ttl_and_revoke_the_replaced_token() {
     require_docker();
