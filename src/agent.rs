@@ -220,6 +220,8 @@ pub struct Agent {
     /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
     /// `INTERRUPTED` and saves state.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
+    /// When this tick's budget (`tick_budget_s`) runs out.
+    deadline: tokio::time::Instant,
 }
 
 impl Agent {
@@ -238,6 +240,7 @@ impl Agent {
             prune,
             host: hostname(),
             interrupt: None,
+            deadline: tokio::time::Instant::now(),
         })
     }
 
@@ -273,6 +276,7 @@ impl Agent {
             self.state.env_id = self.cfg.env_id.clone();
         }
         let started = std::time::Instant::now();
+        self.deadline = tokio::time::Instant::now() + Duration::from_secs(self.cfg.tick_budget_s);
         let applied_before = self.state.applied_sha.clone();
         let res = self.tick_locked().await;
         let res = match res {
@@ -908,6 +912,7 @@ impl Agent {
             .await
             .map_err(|e| Failure::fail(e.to_string()))?;
         compose.set_interrupt(self.interrupt.clone());
+        compose.set_deadline(Some(self.deadline));
         let privileged = self.privileged(&b);
         let guard = self.guard(&mut compose, &staging, privileged).await?;
         // second pass: what compose itself will run, after interpolation from .env
@@ -1263,8 +1268,9 @@ impl Agent {
     }
 
     async fn wait_healthy_inner(&self, services: &[String]) -> (bool, Vec<Container>) {
-        let deadline =
-            tokio::time::Instant::now() + Duration::from_secs(self.cfg.healthy_timeout_s);
+        let deadline = (tokio::time::Instant::now()
+            + Duration::from_secs(self.cfg.healthy_timeout_s))
+        .min(self.deadline);
         let mut bad_streak = 0;
         loop {
             let cs = self.containers().await;

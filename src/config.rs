@@ -8,6 +8,11 @@ use serde::Deserialize;
 
 pub const DEFAULT_CONFIG_PATH: &str = "/etc/monky-deployd/config.yaml";
 
+/// 18 min: the timer unit's TimeoutStartSec (20 min) less 2 min for the report and the save.
+pub const DEFAULT_TICK_BUDGET_S: u64 = 1080;
+/// What a tick needs after its budget ran out: report, token upkeep, state save.
+pub const TICK_MARGIN_S: u64 = 120;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("config {path}: cannot read: {err}")]
@@ -154,6 +159,9 @@ pub struct Config {
     pub prod: Option<bool>,
     pub volumes_on_absent: VolumesOnAbsent,
     pub healthy_timeout_s: u64,
+    /// Wall-time budget of one tick: every compose step and the health wait stop within it, so
+    /// the tick reports and saves state before the unit's TimeoutStartSec (20 min) strikes.
+    pub tick_budget_s: u64,
     pub compose_project: String,
     pub docker_bin: String,
     pub compose_cmd: ComposeCmd,
@@ -193,6 +201,7 @@ impl Default for Config {
             prod: None,
             volumes_on_absent: VolumesOnAbsent::Keep,
             healthy_timeout_s: 300,
+            tick_budget_s: DEFAULT_TICK_BUDGET_S,
             compose_project: String::new(),
             docker_bin: "docker".into(),
             compose_cmd: ComposeCmd::Auto,
@@ -312,6 +321,11 @@ impl Config {
         if self.healthy_timeout_s == 0 || self.healthy_timeout_s > 3600 {
             return Err("healthy_timeout_s must be 1-3600".into());
         }
+        if !(60..=86400).contains(&self.tick_budget_s) {
+            return Err(
+                "tick_budget_s must be 60-86400 (and fit the unit's TimeoutStartSec)".into(),
+            );
+        }
         if self.keep_releases == 0 {
             return Err("keep_releases must be at least 1".into());
         }
@@ -412,6 +426,21 @@ mod tests {
         assert_eq!(c.compose_project, "monky-env-qa-02");
         assert_eq!(c.tenancy.proxy_port, 18443);
         assert_eq!(c.bao.renew_below_s, 900);
+    }
+
+    /// The default tick budget plus the margin fits the timer unit's TimeoutStartSec.
+    #[test]
+    fn tick_budget_fits_the_units_timeout() {
+        let unit = include_str!("../packaging/systemd/monky-deployd.service");
+        let line = unit
+            .lines()
+            .find_map(|l| l.strip_prefix("TimeoutStartSec="))
+            .expect("TimeoutStartSec in the unit");
+        let secs = humantime::parse_duration(line.trim()).unwrap().as_secs();
+        assert!(
+            DEFAULT_TICK_BUDGET_S + TICK_MARGIN_S <= secs,
+            "budget {DEFAULT_TICK_BUDGET_S}s + margin {TICK_MARGIN_S}s > TimeoutStartSec {secs}s"
+        );
     }
 
     #[test]

@@ -297,6 +297,9 @@ pub struct Compose {
     home: PathBuf,
     /// Becomes true when the agent must stop (SIGTERM in `--once`): a running step is killed.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The tick's budget: no step may run past it (the unit's TimeoutStartSec must never be
+    /// what stops a tick, or nothing is reported and nothing saved).
+    deadline: Option<tokio::time::Instant>,
 }
 
 impl Compose {
@@ -308,17 +311,20 @@ impl Compose {
             ComposeCmd::Plugin => plugin,
             ComposeCmd::Standalone => standalone,
             ComposeCmd::Auto => {
-                let ok = tokio::process::Command::new(&cfg.docker_bin)
+                let probe = tokio::process::Command::new(&cfg.docker_bin)
                     .args(["compose", "version"])
                     .env_clear()
                     .env("PATH", path_env())
                     .env("DOCKER_CONFIG", cfg.docker_config_dir())
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
-                    .status()
-                    .await
-                    .map(|s| s.success())
-                    .unwrap_or(false);
+                    .kill_on_drop(true)
+                    .status();
+                // a hung CLI must not hold the tick: 15 s, then the standalone binary
+                let ok = matches!(
+                    tokio::time::timeout(Duration::from_secs(15), probe).await,
+                    Ok(Ok(s)) if s.success()
+                );
                 if ok {
                     plugin
                 } else {
@@ -339,6 +345,7 @@ impl Compose {
             docker_host: cfg.docker_host.clone(),
             home: cfg.state_dir.clone(),
             interrupt: None,
+            deadline: None,
         })
     }
 
@@ -350,6 +357,10 @@ impl Compose {
 
     pub fn set_interrupt(&mut self, rx: Option<tokio::sync::watch::Receiver<bool>>) {
         self.interrupt = rx;
+    }
+
+    pub fn set_deadline(&mut self, deadline: Option<tokio::time::Instant>) {
+        self.deadline = deadline;
     }
 
     /// Runs `compose -p <project> [-f dir/compose.yaml --project-directory dir] args…` with a
@@ -408,6 +419,10 @@ impl Compose {
             .spawn()
             .map_err(|e| RuntimeError::Spawn(format!("{what}: cannot start: {e}")))?;
         let started = Instant::now();
+        let timeout = match self.deadline {
+            Some(d) => timeout.min(d.saturating_duration_since(tokio::time::Instant::now())),
+            None => timeout,
+        };
         let wait = tokio::time::timeout(timeout, child.wait_with_output());
         let waited = match self.interrupt.clone() {
             Some(mut rx) => tokio::select! {
