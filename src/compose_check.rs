@@ -37,29 +37,9 @@ const DANGEROUS_CAPS: &[&str] = &[
 ];
 
 /// Host paths a container must not bind, read-only or not: these, anything below them, and
-/// anything above them (a bind of `/var` exposes `/var/lib/docker`).
-const FORBIDDEN_DEEP: &[&str] = &[
-    "/proc",
-    "/sys",
-    "/dev",
-    "/boot",
-    "/root",
-    "/home",
-    "/run",
-    "/var/run",
-    "/var/lib/docker",
-    "/var/lib/containerd",
-    "/var/lib/kubelet",
-    "/etc/monky-deployd",
-    "/var/lib/monky-deployd",
-    "/opt/openziti",
-    "/etc/ssh",
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/sudoers",
-    "/etc/sudoers.d",
-    "/var/spool/cron",
-];
+/// anything above them (a bind of `/var` exposes `/var/lib/docker`). One list for the file
+/// passes and the engine guard.
+const FORBIDDEN_DEEP: &[&str] = crate::policy::PRIVATE_TREES;
 
 /// System trees a container may bind read-only (time zone, CA certificates, …) but never
 /// writable: a writable bind is root on the host (cron, sudoers, systemd units, binaries,

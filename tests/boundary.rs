@@ -9,7 +9,6 @@ mod common;
 use std::process::Command;
 
 use common::*;
-use serde_json::json;
 
 fn bootstrapped(name: &str, f: Flavour) -> Stack {
     let s = Stack::new(name, f);
@@ -20,14 +19,7 @@ fn bootstrapped(name: &str, f: Flavour) -> Stack {
 }
 
 fn bundle(serial: u64, compose: String) -> Vec<(String, Vec<u8>)> {
-    BundleSpec {
-        serial,
-        compose,
-        env_template: String::new(),
-        manifest: json!({"entries": []}),
-        meta_extra: json!({}),
-    }
-    .files()
+    plain_bundle(serial, compose).files()
 }
 
 fn tick_with(s: &Stack, policy: &str) -> Run {

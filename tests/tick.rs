@@ -454,8 +454,7 @@ fn unhealthy_report_carries_the_probe_output_and_exit_codes() {
         "services:\n  quiet:\n    image: {IMAGE}\n    init: true\n    \
          command: [\"sh\", \"-c\", \"exec sleep 600\"]\n    \
          environment:\n      TOKEN: ${{TOKEN}}\n    \
-         healthcheck:\n      test: [\"CMD\", \"sh\", \"-c\", \"echo probe-said-no token=$$TOKEN; exit 3\"]\n      interval: 1s\n      timeout: 2s\n      retries: 1\n  \
-         crash:\n    image: {IMAGE}\n    command: [\"sh\", \"-c\", \"exit 42\"]\n"
+         healthcheck:\n      test: [\"CMD\", \"sh\", \"-c\", \"echo probe-said-no token=$$TOKEN; exit 3\"]\n      interval: 1s\n      timeout: 2s\n      retries: 1\n"
     );
     let v = s
         .bao
@@ -480,8 +479,19 @@ fn unhealthy_report_carries_the_probe_output_and_exit_codes() {
         tail.contains("probe exit 3: probe-said-no token=***"),
         "{tail}"
     );
-    assert!(tail.contains("crash: exited, exit code 42"), "{tail}");
     assert!(!tail.contains("probe-secret-value"), "{tail}");
+    // a service that stopped: its exit code (a separate bundle, so the agent's early give-up
+    // on a stopped container cannot race the other service's first probe)
+    // (with a health check, so a container caught running before it exits is not "healthy")
+    let crash = format!(
+        "services:\n  crash:\n    image: {IMAGE}\n    command: [\"sh\", \"-c\", \"sleep 2; exit 42\"]\n    \
+         healthcheck:\n      test: [\"CMD\", \"true\"]\n      interval: 30s\n      start_period: 30s\n"
+    );
+    s.tenancy.set_bundle(&s.env, plain_bundle(2, crash).files());
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    let tail = s.last_report()["log_tail"].as_str().unwrap().to_string();
+    assert!(tail.contains("crash: exited, exit code 42"), "{tail}");
 }
 
 /// Re-applying the sha that failed (tenancy retries after UNHEALTHY) keeps the release
@@ -498,13 +508,7 @@ fn re_applying_the_same_sha_keeps_the_live_release_directory() {
          volumes: [\"./data:/data\"]\n    \
          healthcheck:\n      test: [\"CMD\", \"false\"]\n      interval: 1s\n      retries: 1\n"
     );
-    let spec = BundleSpec {
-        serial: 1,
-        compose,
-        env_template: String::new(),
-        manifest: serde_json::json!({"entries": []}),
-        meta_extra: serde_json::json!({}),
-    };
+    let spec = plain_bundle(1, compose);
     let sha = s.tenancy.set_bundle(&s.env, spec.files());
     let r = s.tick();
     assert_eq!(r.code, 1, "{r:?}");
@@ -547,13 +551,7 @@ fn sigterm_in_once_mode_reports_interrupted_and_exits_75() {
          command: [\"sh\", \"-c\", \"exec sleep 600\"]\n    \
          healthcheck:\n      test: [\"CMD\", \"test\", \"-f\", \"/never\"]\n      interval: 30s\n      start_period: 60s\n"
     );
-    let spec = BundleSpec {
-        serial: 1,
-        compose,
-        env_template: String::new(),
-        manifest: serde_json::json!({"entries": []}),
-        meta_extra: serde_json::json!({}),
-    };
+    let spec = plain_bundle(1, compose);
     let sha = s.tenancy.set_bundle(&s.env, spec.files());
     let mut child = std::process::Command::new(BIN)
         .args([

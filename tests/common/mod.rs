@@ -399,6 +399,17 @@ impl BundleSpec {
     }
 }
 
+/// A bundle with no secrets and an empty env template.
+pub fn plain_bundle(serial: u64, compose: String) -> BundleSpec {
+    BundleSpec {
+        serial,
+        compose,
+        env_template: String::new(),
+        manifest: serde_json::json!({"entries": []}),
+        meta_extra: serde_json::json!({}),
+    }
+}
+
 /// A healthy one-service web app that gets API_KEY from `.env`; `variant` changes the config
 /// hash so a new sha really recreates the container.
 pub fn web_compose(variant: &str) -> String {
