@@ -12,6 +12,14 @@ export CARGO_TERM_COLOR=never
 # fresh machine builds from scratch. Override with CARGO_TARGET_DIR.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$MONKY_CACHE/target}"
 t0=$(date +%s)
+# the Ziti test networks the suites started are stopped however the run ends (state kept for
+# the next run): a failed run must not leave a controller on the ports the next one needs
+stop_ziti() {
+  for d in target/ziti-net target/ziti-net-down; do
+    if [ -d "$d" ]; then bash scripts/ziti-net.sh stop "$d" >/dev/null 2>&1 || true; fi
+  done
+}
+trap stop_ziti EXIT
 step() { printf '\n== %s (+%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
 
 step provision
@@ -29,8 +37,4 @@ if [ -x packaging/tests/run.sh ]; then
   step "packaging checks"
   bash packaging/tests/run.sh
 fi
-# the Ziti test networks the suites started (state kept for the next run)
-for d in target/ziti-net target/ziti-net-down; do
-  if [ -d "$d" ]; then bash scripts/ziti-net.sh stop "$d" >/dev/null 2>&1 || true; fi
-done
 step "done"

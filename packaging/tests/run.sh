@@ -230,10 +230,14 @@ check "agent unit: oneshot tick as monky-deployd + docker, 75 is success, umask 
   unit_has monky-deployd.service 'Type=oneshot' 'ExecStart=/usr/bin/monky-deployd run --once' \
   'SuccessExitStatus=75' 'User=monky-deployd' 'SupplementaryGroups=docker' 'UMask=0077' \
   'ProtectSystem=strict' 'ReadWritePaths=/etc/monky-deployd' 'StateDirectory=monky-deployd' 'CapabilityBoundingSet=' \
-  'MemoryDenyWriteExecute=yes'
-check "laptop unit: runs the loop, never restarts on 78" \
+  'MemoryDenyWriteExecute=yes' 'MemoryMax=256M' 'TasksMax=64'
+check "laptop unit: runs the loop, restarts on failure, never on 78" \
   unit_has monky-deployd-laptop.service 'ExecStart=/usr/bin/monky-deployd run' 'RestartPreventExitStatus=78' \
-  'SuccessExitStatus=75' 'User=monky-deployd' 'Conflicts=monky-deployd.timer monky-deployd.service'
+  'Restart=on-failure' 'User=monky-deployd' 'Conflicts=monky-deployd.timer monky-deployd.service' \
+  'MemoryMax=256M' 'TasksMax=64'
+# the loop exits 75 only when it could not start: that must restart it, not count as success
+check "laptop unit: 75 is not a success (the unit comes back)" \
+  bash -c "! grep -qx 'SuccessExitStatus=75' '$REPO/packaging/systemd/monky-deployd-laptop.service'"
 # shellcheck disable=SC2016 # the unit's own ${...} syntax, not a shell expansion
 check "proxy unit: ziti tunnel proxy as user ziti on the two loopback ports" \
   unit_has monky-deployd-proxy.service 'User=ziti' \
