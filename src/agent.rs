@@ -222,6 +222,7 @@ pub struct Agent {
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
     /// When this tick's budget (`tick_budget_s`) runs out.
     deadline: tokio::time::Instant,
+    windows: crate::windows::Windows,
 }
 
 impl Agent {
@@ -230,6 +231,8 @@ impl Agent {
         let c = clients(&cfg, conn)?;
         let engine = Engine::new(cfg.docker_socket());
         let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
+        let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+            .map_err(Failure::fail)?;
         Ok(Agent {
             keys,
             cfg,
@@ -241,6 +244,7 @@ impl Agent {
             host: hostname(),
             interrupt: None,
             deadline: tokio::time::Instant::now(),
+            windows,
         })
     }
 
@@ -403,7 +407,12 @@ impl Agent {
         let result = match resp.action.as_str() {
             "apply" => {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
-                self.apply(&sha).await
+                match self.windows.wait(&self.windows.now()) {
+                    Some((window, next)) if !resp.urgent => {
+                        self.deferred(&sha, &window, &next, containers).await
+                    }
+                    _ => self.apply(&sha).await,
+                }
             }
             "down" => self.down(resp.prod, resp.purge_volumes).await,
             _ => self.heartbeat(containers).await,
@@ -703,6 +712,37 @@ impl Agent {
     }
 
     // ---- actions ------------------------------------------------------------------------
+
+    /// Outside every maintenance window: the running release is reported with why the desired
+    /// one waits; exit 0. Nothing is fetched, leased or touched.
+    async fn deferred(
+        &mut self,
+        sha: &str,
+        window: &str,
+        next: &jiff::Zoned,
+        containers: Vec<Container>,
+    ) -> Result<Exit, Failure> {
+        let detail = format!(
+            "DEFERRED: {} waits for {window} (next {})",
+            sha.get(..12).unwrap_or(sha),
+            next.strftime("%Y-%m-%dT%H:%M:%S%:z")
+        );
+        info!("{detail}");
+        let Some(applied) = self.state.applied_sha.clone() else {
+            return Ok(Exit::Ok);
+        };
+        if containers.is_empty()
+            || !runtime::converged(
+                &self.expected_services(&self.cfg.current_link()),
+                &containers,
+            )
+        {
+            // the running release is not healthy either: the heartbeat says so
+            return self.heartbeat(containers).await;
+        }
+        self.report(Some(&applied), "applied", &detail, "").await;
+        Ok(Exit::Ok)
+    }
 
     async fn heartbeat(&mut self, containers: Vec<Container>) -> Result<Exit, Failure> {
         let Some(sha) = self.state.applied_sha.clone() else {

@@ -178,6 +178,10 @@ pub struct Config {
     pub bundle_signing_keys: std::collections::BTreeMap<String, String>,
     /// node_exporter textfile to write after every tick ("" = off).
     pub metrics_textfile: String,
+    /// When an apply may run (`Sat 02:00-05:00`, `daily 03:00-03:30`); empty = always.
+    pub apply_windows: Vec<String>,
+    /// Their time zone (IANA name); "" = the box's local zone.
+    pub apply_windows_tz: String,
     pub registry_host: String,
     pub keep_releases: usize,
     pub log_level: LogLevel,
@@ -212,6 +216,8 @@ impl Default for Config {
             permit_rollback: true,
             bundle_signing_keys: Default::default(),
             metrics_textfile: String::new(),
+            apply_windows: Vec::new(),
+            apply_windows_tz: String::new(),
             registry_host: "harbor.tikali.net".into(),
             keep_releases: 5,
             log_level: LogLevel::Info,
@@ -342,6 +348,7 @@ impl Config {
             return Err("docker_bin and compose_bin must not be empty".into());
         }
         crate::signing::Keys::parse(&self.bundle_signing_keys)?;
+        crate::windows::Windows::parse(&self.apply_windows, &self.apply_windows_tz)?;
         if !self.metrics_textfile.is_empty()
             && (!Path::new(&self.metrics_textfile).is_absolute()
                 || !self.metrics_textfile.ends_with(".prom"))

@@ -18,3 +18,4 @@ pub mod signing;
 pub mod state;
 pub mod tenancy;
 pub mod transport;
+pub mod windows;

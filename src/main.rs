@@ -368,6 +368,19 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
     };
     let sdk = transport::sdk::sdk_version();
     let cs = containers.as_ref().ok().cloned().unwrap_or_default();
+    let windows = monky_deployd::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+        .ok()
+        .filter(|w| !w.list.is_empty());
+    let (window_open, window_next) = match &windows {
+        None => (true, None),
+        Some(w) => match w.wait(&w.now()) {
+            None => (true, None),
+            Some((name, at)) => (
+                false,
+                Some(format!("{name} at {}", at.strftime("%Y-%m-%dT%H:%M:%S%:z"))),
+            ),
+        },
+    };
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
     let signatures = if signing_keys.is_empty() {
         "unsigned accepted (no bundle_signing_keys)".to_string()
@@ -404,6 +417,7 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
         "docker": containers.as_ref().err().map(|e| e.to_string()),
         "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
         "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
+        "apply_windows": {"entries": cfg.apply_windows, "open_now": window_open, "next": window_next},
         "counters": st.counters,
         "last_success": st.counters.last_success,
         "applied_serial": st.applied_serial,
@@ -452,6 +466,16 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
             }
         );
         println!("signatures     {signatures}");
+        if windows.is_some() {
+            println!(
+                "apply windows  {} ({})",
+                cfg.apply_windows.join(", "),
+                match &window_next {
+                    None => "open now".to_string(),
+                    Some(n) => format!("closed; next {n}"),
+                }
+            );
+        }
         println!("last checkin   {}", ts(st.last_checkin));
         println!(
             "last report    {} {}",

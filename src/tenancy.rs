@@ -68,6 +68,9 @@ pub struct CheckinResponse {
     pub prod: bool,
     #[serde(default)]
     pub purge_volumes: bool,
+    /// Apply now, whatever the box's maintenance windows say (PROTOCOL 0.3).
+    #[serde(default)]
+    pub urgent: bool,
 }
 
 #[derive(Deserialize)]

@@ -59,6 +59,8 @@ struct EnvState {
     /// `Some(purge_volumes)` when the test asked for `down`.
     down: Option<bool>,
     prod: bool,
+    /// Check-in answers carry `"urgent": true` (PROTOCOL 0.3): maintenance windows are bypassed.
+    urgent: bool,
     /// Every grant jti issued for the env (kit + leases), in order.
     issued: Vec<String>,
     /// Issue times of leases inside the sliding hour.
@@ -256,6 +258,11 @@ impl Tenancy {
     /// The `prod` flag of check-in answers for `env` (default false).
     pub fn set_prod(&self, env: &str, prod: bool) {
         self.st().envs.entry(env.to_string()).or_default().prod = prod;
+    }
+
+    /// The `urgent` flag of check-in answers for `env` (default false).
+    pub fn set_urgent(&self, env: &str, urgent: bool) {
+        self.st().envs.entry(env.to_string()).or_default().urgent = urgent;
     }
 
     /// The install kit's one-time grant for `env` (TTL as leases, default 1 h). Its jti is
@@ -711,6 +718,7 @@ fn checkin(inner: &Inner, v: Value) -> Reply {
     st.checkins.push(v);
     let e = st.envs.get(&env);
     let prod = e.map(|e| e.prod).unwrap_or(false);
+    let urgent = e.map(|e| e.urgent).unwrap_or(false);
     let desired = e.and_then(|e| e.desired.clone());
     let answer = match e.and_then(|e| e.down) {
         Some(purge) => {
@@ -721,7 +729,11 @@ fn checkin(inner: &Inner, v: Value) -> Reply {
                 Some(d) if applied.as_deref() != Some(d.as_str()) => "apply",
                 _ => "none",
             };
-            json!({"action": action, "desired_sha": desired, "prod": prod, "purge_volumes": false})
+            let mut a = json!({"action": action, "desired_sha": desired, "prod": prod, "purge_volumes": false});
+            if urgent {
+                a["urgent"] = json!(true);
+            }
+            a
         }
     };
     Reply::json(200, &answer)
