@@ -1,4 +1,5 @@
-// Build metadata only: the git revision for `version`. The C SDK is ziti-sys's business.
+// Build metadata only: the git revision for `version`. The C SDK is ziti-sys's business (it is
+// linked statically, so the binary needs no run-time search path).
 use std::process::Command;
 
 fn main() {
@@ -10,11 +11,9 @@ fn main() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=MONKY_GIT_REV={rev}");
-    // ziti-sys links a prebuilt shared libziti: find it at run time from the build location
-    // and from the packaged location (/usr/lib/monky-deployd, next to /usr/bin).
+    // a prebuilt shared libziti (ZITI_SDK_DIR with lib/libziti.so): found next to the binary's
+    // package layout, or at the build location in debug builds
     if let Ok(dir) = std::env::var("DEP_ZITI_LIBDIR") {
-        // packaged location first; the build host's copy only in debug builds (tests, demo),
-        // so a release binary never looks in a build-host path
         println!("cargo:rustc-link-arg=-Wl,-rpath,$ORIGIN/../lib/monky-deployd");
         if std::env::var("PROFILE").as_deref() == Ok("debug") {
             println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");

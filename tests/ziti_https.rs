@@ -182,8 +182,11 @@ async fn https_over_sdk_checks_the_configured_server_name() {
     require_sdk();
     let f = fixture();
     let t0 = Instant::now();
-    let conn: Arc<dyn Connector> =
-        Arc::new(SdkConnector::new(&f.identity, Duration::from_secs(20)).expect("load"));
+    let conn: Arc<dyn Connector> = Arc::new(
+        SdkConnector::load(&f.identity, Duration::from_secs(20))
+            .await
+            .expect("load"),
+    );
     let load = t0.elapsed();
     let body = https_get(conn.clone(), endpoint(&f.service, 1, 1), &f.pki.ca())
         .await

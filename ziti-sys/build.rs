@@ -1,166 +1,96 @@
-//! Decides which OpenZiti C SDK (if any) this build links, and generates the FFI for it.
+//! Which OpenZiti C SDK this build links, decided explicitly (first that applies wins):
 //!
-//! Order (first that applies wins):
-//! 1. `vendor/ziti-sdk-c` (next to this crate) holds a source tree → CMake builds the static
-//!    `ziti` target; bindgen runs over its `includes/ziti/zitilib.h`.
-//! 2. `ZITI_SDK_DIR` points at a prebuilt SDK (`lib/libziti.so` or `lib/libziti.a`, optional
-//!    `include/ziti/zitilib.h`) → link it; bindgen over its header, or over this crate's own
-//!    header declaring exactly the subset used (`include/zitilib_0_29.h` / `include/zitilib_1x.h`).
-//!    A shared library is found at run time through the rpath that dependents add from
-//!    `DEP_ZITI_LIBDIR` (cargo does not pass link args of a dependency on), or `LD_LIBRARY_PATH`.
-//! 3. Neither → no SDK: the crate builds, `LINKED` is false and the `sdk` transport refuses to
-//!    start with a message saying how to get one.
+//! 1. `ZITI_SDK_DIR=<prefix>` (distribution packagers; `ZITI_NO_VENDOR=1` insists on it): a
+//!    prebuilt 1.x SDK, `<prefix>/include/ziti/zitilib.h` and `<prefix>/lib/libziti.a` (linked
+//!    statically, with `ZITI_LINK_LIBS` after it) or `<prefix>/lib/libziti.so`.
+//! 2. feature `vendored` (default): the pinned trees under `../vendor/` (libuv, llhttp, STC, tlsuv,
+//!    ziti-sdk-c; see `vendor/README.md`) are built into `OUT_DIR` with CMake (`cc` for STC) and
+//!    linked statically together with the static archives of Debian's libsodium, json-c,
+//!    protobuf-c, OpenSSL and zlib, so the binary needs nothing but the C library at run time.
+//! 3. feature off and no `ZITI_SDK_DIR`: no SDK (the `sdk` transport refuses to start); a
+//!    `cargo:warning` says so.
 //!
-//! The zitilib API differs by SDK line; the line is detected from the header text or, without a
-//! header, from the library's symbol names, and can be forced with `ZITI_SDK_API=pointer|handle`:
-//! * `pointer` (0.29 … 1.7): `ziti_context Ziti_load_context(const char *)`, NULL on failure.
-//! * `handle` (1.8+): `int Ziti_load_context(ziti_handle_t *, const char *)`.
-//! * `Ziti_load_context_with_timeout` (1.9+) and `Ziti_close` (0.30.7+) are used when present.
-//!
-//! Emitted: `cfg(ziti_sdk)`, `cfg(ziti_api_handle)`, `cfg(ziti_has_load_timeout)`,
-//! `cfg(ziti_has_close)`; metadata `DEP_ZITI_SOURCE`, `DEP_ZITI_API`, `DEP_ZITI_LIBDIR`.
+//! bindgen always runs over the `zitilib.h` of the SDK that is linked. Emits `cfg(ziti_sdk)` and
+//! the generated `sdk_info.rs` (`SOURCE`).
 
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Api {
-    Pointer,
-    Handle,
-}
+/// Debian packages whose static archives the vendored build links, by pkg-config module.
+const SYSTEM_DEPS: &[(&str, &str, &str)] = &[
+    // (pkg-config module, archive name, Debian package)
+    ("libsodium", "sodium", "libsodium-dev"),
+    ("json-c", "json-c", "libjson-c-dev"),
+    ("libprotobuf-c", "protobuf-c", "libprotobuf-c-dev"),
+    ("libssl", "ssl", "libssl-dev"),
+    ("libcrypto", "crypto", "libssl-dev"),
+    ("zlib", "z", "zlib1g-dev"),
+];
 
-struct Features {
-    api: Api,
-    load_timeout: bool,
-    close: bool,
-}
+/// The vendored trees, in build order.
+const TREES: &[&str] = &["libuv", "llhttp", "stc", "tlsuv", "ziti-sdk-c"];
 
 fn main() {
-    for cfg in [
-        "ziti_sdk",
-        "ziti_api_handle",
-        "ziti_has_load_timeout",
-        "ziti_has_close",
+    println!("cargo:rustc-check-cfg=cfg(ziti_sdk)");
+    for v in [
+        "ZITI_SDK_DIR",
+        "ZITI_NO_VENDOR",
+        "ZITI_LINK_LIBS",
+        "ZITI_CMAKE_ARGS",
     ] {
-        println!("cargo:rustc-check-cfg=cfg({cfg})");
+        println!("cargo:rerun-if-env-changed={v}");
     }
-    println!("cargo:rerun-if-env-changed=ZITI_SDK_DIR");
-    println!("cargo:rerun-if-env-changed=ZITI_SDK_API");
-    println!("cargo:rerun-if-env-changed=ZITI_CMAKE_ARGS");
-    println!("cargo:rerun-if-env-changed=ZITI_LINK_LIBS");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=include");
 
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
-    let vendor = manifest.join("../vendor/ziti-sdk-c");
-    // The parent always exists (vendor/README.md); watching a missing path would rerun every build.
-    println!(
-        "cargo:rerun-if-changed={}",
-        manifest.join("../vendor").display()
-    );
+    let sdk_dir = env::var_os("ZITI_SDK_DIR").filter(|d| !d.is_empty());
+    let no_vendor = env::var("ZITI_NO_VENDOR").is_ok_and(|v| v == "1");
 
-    if vendor.join("CMakeLists.txt").is_file() {
-        vendored(&manifest, &vendor, &out);
-    } else if let Some(dir) = env::var_os("ZITI_SDK_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) = sdk_dir {
         prebuilt(&manifest, Path::new(&dir), &out);
+    } else if no_vendor {
+        fail(
+            "ZITI_NO_VENDOR=1 but ZITI_SDK_DIR is not set: point ZITI_SDK_DIR at a prebuilt \
+              OpenZiti C SDK 1.x (include/ziti/zitilib.h and lib/libziti.a or lib/libziti.so)",
+        );
+    } else if env::var_os("CARGO_FEATURE_VENDORED").is_some() {
+        vendored(&manifest, &out);
     } else {
-        println!("cargo:source=none");
-        println!("cargo:api=none");
-        fs::write(out.join("sdk_info.rs"), info_rs("none", "none", "")).expect("write sdk_info.rs");
+        println!(
+            "cargo:warning=ziti-sys: building WITHOUT an OpenZiti SDK (feature `vendored` off, \
+             no ZITI_SDK_DIR): `transport: sdk` and `enroll` will refuse to run"
+        );
+        write_info(&out, "none", "");
     }
 }
 
-fn info_rs(source: &str, api: &str, libdir: &str) -> String {
-    format!(
+fn fail(msg: &str) -> ! {
+    eprintln!("error: ziti-sys: {msg}");
+    panic!("ziti-sys: {msg}");
+}
+
+fn write_info(out: &Path, source: &str, version: &str) {
+    let text = format!(
         "/// Where the linked SDK came from: `vendored`, `prebuilt` or `none`.\n\
          pub const SOURCE: &str = {source:?};\n\
-         /// zitilib API flavour: `pointer` (0.29–1.7), `handle` (1.8+) or `none`.\n\
-         pub const API: &str = {api:?};\n\
-         /// Directory of a prebuilt shared libziti (empty otherwise).\n\
-         pub const LIBDIR: &str = {libdir:?};\n"
-    )
+         /// The SDK version the build system saw (empty without an SDK).\n\
+         pub const BUILT_VERSION: &str = {version:?};\n"
+    );
+    fs::write(out.join("sdk_info.rs"), text).expect("write sdk_info.rs");
 }
 
-fn env_api() -> Option<Api> {
-    match env::var("ZITI_SDK_API").ok().as_deref() {
-        Some("pointer") => Some(Api::Pointer),
-        Some("handle") => Some(Api::Handle),
-        Some("") | None => None,
-        Some(other) => panic!("ZITI_SDK_API={other}: expected `pointer` or `handle`"),
-    }
-}
-
-fn features_from_header(text: &str) -> Features {
-    Features {
-        api: env_api().unwrap_or(if text.contains("ziti_handle_t") {
-            Api::Handle
-        } else {
-            Api::Pointer
-        }),
-        load_timeout: text.contains("Ziti_load_context_with_timeout"),
-        close: text.contains("Ziti_close"),
-    }
-}
-
-/// Without a header: look for symbol names in the library's string tables.
-fn features_from_lib(lib: &Path) -> Features {
-    let bytes = fs::read(lib).unwrap_or_else(|e| panic!("read {}: {e}", lib.display()));
-    let has = |sym: &str| {
-        let mut needle = sym.as_bytes().to_vec();
-        needle.push(0);
-        bytes.windows(needle.len()).any(|w| w == needle.as_slice())
-    };
-    let load_timeout = has("Ziti_load_context_with_timeout");
-    let close = has("Ziti_close");
-    let api = env_api().unwrap_or_else(|| {
-        if load_timeout {
-            Api::Handle
-        } else {
-            if close {
-                println!(
-                    "cargo:warning=libziti has Ziti_close but no Ziti_load_context_with_timeout \
-                     (0.30.7..1.8): assuming the pointer API; set ZITI_SDK_API=handle for 1.8"
-                );
-            }
-            Api::Pointer
-        }
-    });
-    Features {
-        api,
-        load_timeout,
-        close,
-    }
-}
-
-fn emit_cfgs(f: &Features) {
-    println!("cargo:rustc-cfg=ziti_sdk");
-    if f.api == Api::Handle {
-        println!("cargo:rustc-cfg=ziti_api_handle");
-    }
-    if f.load_timeout {
-        println!("cargo:rustc-cfg=ziti_has_load_timeout");
-    }
-    if f.close {
-        println!("cargo:rustc-cfg=ziti_has_close");
-    }
-    let api = if f.api == Api::Handle {
-        "handle"
-    } else {
-        "pointer"
-    };
-    println!("cargo:api={api}");
-}
-
-fn bindgen_run(header: &Path, include_dirs: &[PathBuf], defines: &[&str], out: &Path) {
+fn bindgen_run(manifest: &Path, include_dirs: &[PathBuf], out: &Path) {
+    let header = manifest.join("include/wrapper_sdk.h");
     let mut b = bindgen::Builder::default()
         .header(header.to_string_lossy())
         .allowlist_function("Ziti_.*")
         .allowlist_function("ziti_errorstr")
         .allowlist_function("ziti_get_version")
-        .allowlist_type("ziti_.*")
+        .allowlist_type("ziti_handle_t|ziti_socket_t|monky_ziti_version")
         .allowlist_var("ZITI_.*")
         .layout_tests(false)
         .generate_comments(false)
@@ -168,188 +98,296 @@ fn bindgen_run(header: &Path, include_dirs: &[PathBuf], defines: &[&str], out: &
     for d in include_dirs {
         b = b.clang_arg(format!("-I{}", d.display()));
     }
-    for d in defines {
-        b = b.clang_arg(format!("-D{d}"));
-    }
     let bindings = b.generate().unwrap_or_else(|e| {
-        panic!(
-            "bindgen over {} failed: {e} (bindgen needs libclang: apt-get install libclang-dev)",
+        fail(&format!(
+            "bindgen over {} failed: {e} (bindgen loads libclang: apt-get install libclang-dev)",
             header.display()
-        )
+        ))
     });
     bindings
         .write_to_file(out.join("bindings.rs"))
         .expect("write bindings.rs");
 }
 
+/// A prebuilt 1.x SDK under `dir`.
 fn prebuilt(manifest: &Path, dir: &Path, out: &Path) {
-    let dir = dir
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("ZITI_SDK_DIR={}: {e}", dir.display()));
+    let dir = dir.canonicalize().unwrap_or_else(|e| {
+        fail(&format!("ZITI_SDK_DIR={}: {e}", dir.display()));
+    });
+    let header = dir.join("include/ziti/zitilib.h");
+    let text = fs::read_to_string(&header).unwrap_or_else(|e| {
+        fail(&format!(
+            "ZITI_SDK_DIR={}: cannot read {} ({e}); a prebuilt SDK must ship its headers",
+            dir.display(),
+            header.display()
+        ))
+    });
+    if !text.contains("Ziti_load_context_with_timeout") {
+        fail(&format!(
+            "{}: no Ziti_load_context_with_timeout: this is not a 1.9+ OpenZiti C SDK \
+             (monky-deployd needs 1.17 or newer; 1.18.2 is the vendored pin)",
+            header.display()
+        ));
+    }
     let libdir = dir.join("lib");
-    let (lib, kind) = if libdir.join("libziti.so").is_file() {
-        (libdir.join("libziti.so"), "dylib")
-    } else if libdir.join("libziti.a").is_file() {
+    let (lib, kind) = if libdir.join("libziti.a").is_file() {
         (libdir.join("libziti.a"), "static")
+    } else if libdir.join("libziti.so").is_file() {
+        (libdir.join("libziti.so"), "dylib")
     } else {
-        panic!(
-            "ZITI_SDK_DIR={} has neither lib/libziti.so nor lib/libziti.a \
-             (scripts/provision.sh puts libziti 0.29.3 in /var/cache/monky-deployd-dev/libziti)",
+        fail(&format!(
+            "ZITI_SDK_DIR={}: neither lib/libziti.a nor lib/libziti.so",
             dir.display()
-        );
+        ));
     };
     println!("cargo:rerun-if-changed={}", lib.display());
-    let sdk_header = dir.join("include/ziti/zitilib.h");
-    let f = if sdk_header.is_file() {
-        let text = fs::read_to_string(&sdk_header).expect("read zitilib.h");
-        let f = features_from_header(&text);
-        bindgen_run(
-            &manifest.join("include/wrapper_sdk.h"),
-            &[dir.join("include")],
-            &[],
-            out,
-        );
-        f
-    } else {
-        let f = features_from_lib(&lib);
-        let (own, defines): (_, &[&str]) = match (f.api, f.load_timeout) {
-            (Api::Pointer, _) => ("include/zitilib_0_29.h", &[]),
-            (Api::Handle, true) => ("include/zitilib_1x.h", &["MONKY_ZITI_HAS_LOAD_TIMEOUT"]),
-            (Api::Handle, false) => ("include/zitilib_1x.h", &[]),
-        };
-        bindgen_run(&manifest.join(own), &[], defines, out);
-        f
-    };
-    emit_cfgs(&f);
+    println!("cargo:rerun-if-changed={}", header.display());
+    bindgen_run(manifest, &[dir.join("include")], out);
+    println!("cargo:rustc-cfg=ziti_sdk");
     println!("cargo:rustc-link-search=native={}", libdir.display());
-    println!("cargo:rustc-link-lib={kind}=ziti");
-    if kind == "dylib" {
-        // Own tests/examples; dependents read DEP_ZITI_LIBDIR and add the same rpath.
-        println!("cargo:rustc-link-arg=-Wl,-rpath,{}", libdir.display());
-        println!("cargo:libdir={}", libdir.display());
+    if kind == "static" {
+        println!("cargo:rustc-link-lib=static:-bundle=ziti");
+        let libs = env::var("ZITI_LINK_LIBS").unwrap_or_else(|_| {
+            "tlsuv llhttp stc uv sodium json-c protobuf-c ssl crypto z m dl pthread rt".into()
+        });
+        for l in libs.split_whitespace() {
+            if ["m", "dl", "pthread", "rt"].contains(&l) {
+                println!("cargo:rustc-link-lib=dylib={l}");
+            } else {
+                println!("cargo:rustc-link-lib={l}");
+            }
+        }
     } else {
-        system_libs(&["uv", "ssl", "crypto", "z"]);
+        println!("cargo:rustc-link-lib=dylib=ziti");
+        println!("cargo:libdir={}", libdir.display());
     }
     println!("cargo:source=prebuilt");
-    let api = if f.api == Api::Handle {
-        "handle"
-    } else {
-        "pointer"
-    };
-    let libdir_s = if kind == "dylib" {
-        libdir.display().to_string()
-    } else {
-        String::new()
-    };
-    fs::write(out.join("sdk_info.rs"), info_rs("prebuilt", api, &libdir_s))
-        .expect("write sdk_info.rs");
+    write_info(out, "prebuilt", "");
 }
 
-fn system_libs(default: &[&str]) {
-    let libs = env::var("ZITI_LINK_LIBS").unwrap_or_else(|_| default.join(" "));
-    for l in libs.split_whitespace() {
-        println!("cargo:rustc-link-lib={l}");
-    }
+fn have_cmd(cmd: &str, arg: &str) -> bool {
+    Command::new(cmd)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
-/// Build host path: the pinned ziti-sdk-c source tree (see vendor/README.md) → static libziti.
-fn vendored(manifest: &Path, src: &Path, out: &Path) {
-    let build = out.join("ziti-sdk-build");
-    fs::create_dir_all(&build).expect("create cmake build dir");
-    let mut configure = Command::new("cmake");
-    configure
-        .arg("-S")
-        .arg(src)
-        .arg("-B")
-        .arg(&build)
-        .arg("-DCMAKE_BUILD_TYPE=Release")
-        .arg("-DCMAKE_POSITION_INDEPENDENT_CODE=ON")
-        .arg("-DBUILD_SHARED_LIBS=OFF")
-        .arg("-DZITI_BUILD_TESTS=OFF")
-        .arg("-DZITI_BUILD_PROGRAMS=OFF");
-    if let Ok(extra) = env::var("ZITI_CMAKE_ARGS") {
-        configure.args(extra.split_whitespace());
-    }
-    run(&mut configure, "cmake configure of vendor/ziti-sdk-c");
-    let jobs = env::var("NUM_JOBS").unwrap_or_else(|_| "2".into());
-    run(
-        Command::new("cmake").arg("--build").arg(&build).args([
-            "--target",
-            "ziti",
-            "--parallel",
-            &jobs,
-        ]),
-        "cmake build of vendor/ziti-sdk-c (target ziti)",
-    );
-    // libziti.a first, then every static archive the build produced (FetchContent deps such as
-    // tlsuv, llhttp), then system libraries.
-    let mut archives = Vec::new();
-    collect_archives(&build, &mut archives);
-    let ziti = archives
-        .iter()
-        .position(|p| p.file_name().is_some_and(|n| n == "libziti.a"))
-        .map(|i| archives.remove(i))
-        .unwrap_or_else(|| panic!("cmake built no libziti.a under {}", build.display()));
-    let link = |p: &Path| {
-        let dir = p.parent().expect("archive dir");
-        let name = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("archive name");
-        let name = name.trim_start_matches("lib").trim_end_matches(".a");
-        println!("cargo:rustc-link-search=native={}", dir.display());
-        println!("cargo:rustc-link-lib=static={name}");
-    };
-    link(&ziti);
-    for a in &archives {
-        link(a);
-    }
-    system_libs(&[
-        "uv",
-        "ssl",
-        "crypto",
-        "z",
-        "sodium",
-        "protobuf-c",
-        "m",
-        "pthread",
-        "dl",
-    ]);
-    let header = src.join("includes/ziti/zitilib.h");
-    let text = fs::read_to_string(&header).unwrap_or_else(|e| panic!("{}: {e}", header.display()));
-    let f = features_from_header(&text);
-    let mut incs = vec![src.join("includes")];
-    incs.push(build.join("includes"));
-    bindgen_run(&manifest.join("include/wrapper_sdk.h"), &incs, &[], out);
-    emit_cfgs(&f);
-    println!("cargo:source=vendored");
-    let api = if f.api == Api::Handle {
-        "handle"
-    } else {
-        "pointer"
-    };
-    fs::write(out.join("sdk_info.rs"), info_rs("vendored", api, "")).expect("write sdk_info.rs");
+fn pkg_config(args: &[&str]) -> Option<String> {
+    let o = Command::new("pkg-config").args(args).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
-fn collect_archives(dir: &Path, acc: &mut Vec<PathBuf>) {
-    let Ok(rd) = fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect_archives(&p, acc);
-        } else if p.extension().is_some_and(|x| x == "a") {
-            acc.push(p);
+/// Check every input of the vendored build up front, naming what is missing and how to get it.
+fn preflight(vendor: &Path) -> Vec<(String, &'static str)> {
+    let mut missing = Vec::new();
+    for t in TREES {
+        let marker = if *t == "stc" {
+            "src/cstr_core.c"
+        } else {
+            "CMakeLists.txt"
+        };
+        if !vendor.join(t).join(marker).is_file() {
+            missing.push(format!(
+                "vendor tree {} (no {marker}; a clean checkout has it: see vendor/README.md)",
+                vendor.join(t).display()
+            ));
         }
     }
+    if !have_cmd("cmake", "--version") {
+        missing.push("cmake (apt-get install cmake)".into());
+    }
+    if !have_cmd("pkg-config", "--version") {
+        missing.push("pkg-config (apt-get install pkgconf)".into());
+    }
+    let mut dirs = Vec::new();
+    for (module, archive, deb) in SYSTEM_DEPS {
+        match pkg_config(&["--variable=libdir", module]) {
+            Some(libdir) if Path::new(&libdir).join(format!("lib{archive}.a")).is_file() => {
+                dirs.push((libdir, *archive));
+            }
+            Some(libdir) => missing.push(format!(
+                "{libdir}/lib{archive}.a (static archive of {module}: apt-get install {deb})"
+            )),
+            None => missing.push(format!(
+                "pkg-config module {module} (apt-get install {deb})"
+            )),
+        }
+    }
+    if !missing.is_empty() {
+        fail(&format!(
+            "cannot build the vendored OpenZiti C SDK; missing: {}. Or link a prebuilt SDK with \
+             ZITI_SDK_DIR, or build without one (--no-default-features)",
+            missing.join("; ")
+        ));
+    }
+    dirs
 }
 
-fn run(cmd: &mut Command, what: &str) {
-    let status = cmd
-        .status()
-        .unwrap_or_else(|e| panic!("{what}: cannot run cmake: {e}"));
-    if !status.success() {
-        panic!(
-            "{what} failed ({status}); see vendor/README.md for the pinned tag and its build deps"
-        );
+fn cmake_cfg(src: &Path, out: &Path, name: &str) -> cmake::Config {
+    let mut c = cmake::Config::new(src);
+    c.out_dir(out.join(name))
+        // the SDK is built optimised whatever the Rust profile: one C build serves every test
+        .profile("Release")
+        .define("CMAKE_POSITION_INDEPENDENT_CODE", "ON")
+        .define("BUILD_SHARED_LIBS", "OFF")
+        .define("CMAKE_INSTALL_LIBDIR", "lib")
+        // cmake/version.cmake runs `git describe`: never let it find this project's repository
+        .env("GIT_CEILING_DIRECTORIES", src.parent().expect("vendor dir"));
+    if have_cmd("ninja", "--version") {
+        c.generator("Ninja");
+    }
+    c
+}
+
+fn vendored(manifest: &Path, out: &Path) {
+    let vendor = manifest.join("../vendor");
+    let vendor = vendor.canonicalize().unwrap_or(vendor);
+    for t in TREES {
+        println!("cargo:rerun-if-changed={}", vendor.join(t).display());
+    }
+    let system = preflight(&vendor);
+
+    let uv = cmake_cfg(&vendor.join("libuv"), out, "libuv")
+        .define("LIBUV_BUILD_SHARED", "OFF")
+        .define("LIBUV_BUILD_TESTS", "OFF")
+        .define("LIBUV_BUILD_BENCH", "OFF")
+        .build();
+    let llhttp = cmake_cfg(&vendor.join("llhttp"), out, "llhttp")
+        .define("LLHTTP_BUILD_SHARED_LIBS", "OFF")
+        .define("LLHTTP_BUILD_STATIC_LIBS", "ON")
+        .build();
+
+    // STC: upstream builds with meson >= 1.1 (Debian 12 has 1.0.1); its nine sources need no
+    // configuration, so cc compiles them, and a small stc.pc lets ziti's pkg_check_modules find it.
+    let stc = out.join("stc");
+    let stc_src = vendor.join("stc");
+    let mut files: Vec<PathBuf> = fs::read_dir(stc_src.join("src"))
+        .expect("vendor/stc/src")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    cc::Build::new()
+        .files(&files)
+        .include(stc_src.join("include"))
+        .std("c11")
+        .pic(true)
+        .opt_level(2)
+        .warnings(false)
+        .cargo_metadata(false)
+        .out_dir(stc.join("lib"))
+        .compile("stc");
+    fs::create_dir_all(stc.join("lib/pkgconfig")).expect("stc pkgconfig dir");
+    fs::write(
+        stc.join("lib/pkgconfig/stc.pc"),
+        format!(
+            "prefix={p}\nlibdir=${{prefix}}/lib\nincludedir={inc}\n\nName: stc\n\
+             Description: Smart Template Containers for C\nVersion: 5.0\n\
+             Libs: -L${{libdir}} -lstc\nCflags: -I${{includedir}}\n",
+            p = stc.display(),
+            inc = stc_src.join("include").display()
+        ),
+    )
+    .expect("write stc.pc");
+
+    let pkg_path = match env::var("PKG_CONFIG_PATH") {
+        Ok(p) if !p.is_empty() => format!("{}:{p}", stc.join("lib/pkgconfig").display()),
+        _ => stc.join("lib/pkgconfig").display().to_string(),
+    };
+    let mut ziti = cmake_cfg(&vendor.join("ziti-sdk-c"), out, "ziti");
+    ziti.define("ziti_DEVELOPER_MODE", "OFF")
+        .define("BUILD_EXAMPLES", "OFF")
+        .define("TLSUV_TLSLIB", "openssl")
+        .define("TLSUV_HTTP", "ON")
+        .define("tlsuv_DIR", vendor.join("tlsuv"))
+        .define("FETCHCONTENT_FULLY_DISCONNECTED", "ON")
+        .define(
+            "CMAKE_PREFIX_PATH",
+            format!("{};{}", uv.display(), llhttp.display()),
+        )
+        .env("PKG_CONFIG_PATH", pkg_path)
+        .build_target("ziti");
+    if let Ok(extra) = env::var("ZITI_CMAKE_ARGS") {
+        for a in extra.split_whitespace() {
+            ziti.configure_arg(a);
+        }
+    }
+    let ziti_out = ziti.build();
+    let build = ziti_out.join("build");
+
+    let find = |name: &str| -> PathBuf {
+        let mut hits = Vec::new();
+        collect(&build, name, &mut hits);
+        hits.into_iter().next().unwrap_or_else(|| {
+            fail(&format!(
+                "the CMake build of vendor/ziti-sdk-c produced no {name} under {}",
+                build.display()
+            ))
+        })
+    };
+    // Order matters for static archives: each one before the archives it needs.
+    let mut archives = vec![find("libziti.a"), find("libtlsuv.a")];
+    let mut uv_link = Vec::new();
+    collect(&build, "libuv_link.a", &mut uv_link);
+    archives.extend(uv_link);
+    archives.push(llhttp.join("lib/libllhttp.a"));
+    archives.push(stc.join("lib/libstc.a"));
+    for a in &archives {
+        link_archive(a);
+    }
+    for (libdir, archive) in &system {
+        println!("cargo:rustc-link-search=native={libdir}");
+        println!("cargo:rustc-link-lib=static:-bundle={archive}");
+        if archive == &"protobuf-c" {
+            // libuv after ziti's own deps, before OpenSSL: the order that links
+            link_archive(&uv.join("lib/libuv.a"));
+        }
+    }
+    for l in ["m", "dl", "pthread", "rt"] {
+        println!("cargo:rustc-link-lib=dylib={l}");
+    }
+
+    let src = vendor.join("ziti-sdk-c");
+    bindgen_run(manifest, &[src.join("includes")], out);
+    println!("cargo:rustc-cfg=ziti_sdk");
+    println!("cargo:source=vendored");
+    let version = fs::read_to_string(src.join("version.txt"))
+        .ok()
+        .and_then(|t| t.lines().next().map(str::to_string))
+        .unwrap_or_default();
+    write_info(out, "vendored", &version);
+}
+
+fn link_archive(a: &Path) {
+    if !a.is_file() {
+        fail(&format!(
+            "expected static archive {} is missing",
+            a.display()
+        ));
+    }
+    let dir = a.parent().expect("archive dir");
+    let name = a
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("lib"))
+        .and_then(|n| n.strip_suffix(".a"))
+        .expect("archive name");
+    println!("cargo:rustc-link-search=native={}", dir.display());
+    println!("cargo:rustc-link-lib=static:-bundle={name}");
+}
+
+fn collect(dir: &Path, name: &str, acc: &mut Vec<PathBuf>) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, name, acc);
+        } else if p.file_name().is_some_and(|n| n == name) {
+            acc.push(p);
+        }
     }
 }

@@ -138,27 +138,15 @@ provision_all
 export PATH="$ANSIBLE_VENV/bin:$PATH"
 
 TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
-BIN="$TARGET_DIR/debug/monky-deployd"
-# Same SDK choice as scripts/test.sh, so this build and the test suite's are the same build.
-if [ -z "${ZITI_SDK_DIR:-}" ] && [ -f "$CACHE/libziti/lib/libziti.so" ]; then export ZITI_SDK_DIR="$CACHE/libziti"; fi
+# The package carries the release binary, as a real release does (one release build per run; a
+# no-op when the cached target dir already has it). The vendored OpenZiti SDK is linked into it.
+BIN="$TARGET_DIR/release/monky-deployd"
 if [ -z "${MONKY_PACKAGING_NO_BUILD:-}" ]; then
-  # A no-op when the project's tests already built it (same dev profile).
-  (cd "$REPO" && cargo build --quiet --bin monky-deployd) || fatal "cargo build --bin monky-deployd"
+  t_rel=$(date +%s)
+  (cd "$REPO" && cargo build --quiet --release --bin monky-deployd) || fatal "cargo build --release --bin monky-deployd"
+  echo "release build: $(( $(date +%s) - t_rel ))s"
 fi
-[ -x "$BIN" ] || fatal "$BIN does not exist: build it first (cargo build --bin monky-deployd)"
-# A binary linked against a shared libziti (ZITI_SDK_DIR) needs the library in the package: it is
-# copied next to the binary and the `sdk` variant of the cargo-deb metadata ships it.
-DEB_VARIANT=()
-LIBZITI=""
-if readelf -d "$BIN" | grep -q 'NEEDED.*\[libziti\.so\]'; then
-  for d in $(readelf -d "$BIN" | sed -n 's/.*R\(UN\)\{0,1\}PATH.*\[\(.*\)\]/\2/p' | tr ':' ' '); do
-    if [ -f "$d/libziti.so" ]; then LIBZITI="$d/libziti.so"; break; fi
-  done
-  [ -n "$LIBZITI" ] || fatal "$BIN needs libziti.so, and no RUNPATH entry of it holds one"
-  install -m 0644 "$LIBZITI" "$TARGET_DIR/debug/libziti.so"
-  DEB_VARIANT=(--variant sdk)
-  echo "binary links $LIBZITI: packaging the sdk variant"
-fi
+[ -x "$BIN" ] || fatal "$BIN does not exist: build it first (cargo build --release --bin monky-deployd)"
 VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -n1)
 [ -n "$VERSION" ] || fatal "no version in Cargo.toml"
 UPGRADE_VERSION="$VERSION+upgradetest1"
@@ -247,15 +235,15 @@ check "timer: every minute with a randomized per-host delay" \
 check "timer calendar expression parses" systemd-analyze calendar minutely
 
 # ---- 3. the .deb ------------------------------------------------------------------------------
-section ".deb (cargo-deb $CARGO_DEB_VERSION, --no-build --profile dev)"
+section ".deb (cargo-deb $CARGO_DEB_VERSION, --no-build, release profile)"
 DEBS="$WORK/debs"
 mkdir -p "$DEBS/$VERSION" "$DEBS/$UPGRADE_VERSION"
 build_deb() { # OUTDIR [extra args]
   local out=$1
   shift
-  (cd "$REPO" && CARGO_TARGET_DIR="$TARGET_DIR" "$CARGO_DEB" --no-build --profile dev --fast -q -p monky-deployd "${DEB_VARIANT[@]}" -o "$out" "$@")
+  (cd "$REPO" && CARGO_TARGET_DIR="$TARGET_DIR" "$CARGO_DEB" --no-build --fast -q -p monky-deployd -o "$out" "$@")
 }
-check "cargo deb builds the package from the debug binary" build_deb "$DEBS/$VERSION"
+check "cargo deb builds the package from the release binary" build_deb "$DEBS/$VERSION"
 check "cargo deb builds an upgrade (same binary, version $UPGRADE_VERSION)" build_deb "$DEBS/$UPGRADE_VERSION" --deb-version "$UPGRADE_VERSION"
 ARCH=$(dpkg --print-architecture)
 DEB="$DEBS/$VERSION/monky-deployd_${VERSION}_${ARCH}.deb"
@@ -271,12 +259,17 @@ deb_has() { # MODE PATH
 }
 check "deb: binary 0755" deb_has -rwxr-xr-x usr/bin/monky-deployd
 for u in "${UNITS[@]}"; do check "deb: unit $u 0644" deb_has -rw-r--r-- "usr/lib/systemd/system/$u"; done
-if [ -n "$LIBZITI" ]; then
-  check "deb: libziti.so 0644 in /usr/lib/monky-deployd (the binary's \$ORIGIN RUNPATH)" deb_has -rw-r--r-- usr/lib/monky-deployd/libziti.so
-  check "binary RUNPATH reaches /usr/lib/monky-deployd from /usr/bin" bash -c "readelf -d '$BIN' | grep -q 'RUNPATH.*\\\$ORIGIN/../lib/monky-deployd'"
-else
-  check "deb: no libziti.so when the binary does not link it" bash -c "! grep -q libziti '$WORK/deb-contents'"
-fi
+check "deb: one self-contained binary, no libziti.so" bash -c "! grep -q libziti '$WORK/deb-contents'"
+# every shared library the binary needs is from the C library's family: the SDK is inside it
+only_libc_family() {
+  local libs
+  ldd "$1" || return 1
+  libs=$(ldd "$1" | awk '{print $1}' | grep -Ev '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|lib(c|m|gcc_s|pthread|dl|rt)\.so\.[0-9]+)$' || true)
+  [ -z "$libs" ] || { echo "unexpected: $libs"; return 1; }
+}
+names_its_sdk() { local out; out=$(env -i "$1" version) && echo "$out" && echo "$out" | grep -q 'ziti sdk: 1.18.2'; }
+check "release binary links the OpenZiti SDK statically: ldd shows only libc-family libraries" only_libc_family "$BIN"
+check "release binary runs from target/release with no environment and names its SDK" names_its_sdk "$BIN"
 check "deb: config example and docs" bash -c "grep -q 'usr/share/doc/monky-deployd/config.example.yaml' '$WORK/deb-contents' && grep -q 'usr/share/doc/monky-deployd/OPERATIONS.md' '$WORK/deb-contents'"
 check "deb ships nothing under /etc or /var (config and token are never package files)" \
   bash -c "! grep -Eq ' \./(etc|var)/.' '$WORK/deb-contents'"
@@ -291,10 +284,7 @@ check "dpkg -i succeeds in a minimal Debian root" in_root "$R" dpkg -i "/tmp/$DE
 check "package is installed at $VERSION" bash -c "[ \"\$(chroot '$R' dpkg-query -W -f='\${Status} \${Version}' monky-deployd)\" = 'install ok installed $VERSION' ]"
 check "binary /usr/bin/monky-deployd 0755 root" stat_is "$R" /usr/bin/monky-deployd "755 root root"
 for u in "${UNITS[@]}"; do check "unit $u 0644 root" stat_is "$R" "/usr/lib/systemd/system/$u" "644 root root"; done
-if [ -n "$LIBZITI" ]; then
-  check "the packaged libziti is what the binary loads in the root (SDK version reported)" bash -c "
-    chroot '$R' /usr/bin/monky-deployd version | grep -Eq 'ziti sdk: [0-9]' && [ ! -e '$R$(dirname "$LIBZITI")' ]"
-fi
+check "the installed binary reports the embedded SDK in the root" bash -c "chroot '$R' /usr/bin/monky-deployd version | grep -q 'ziti sdk: 1.18.2'"
 check "monky-deployd version runs in the Debian root" bash -c "out=\$(chroot '$R' /usr/bin/monky-deployd version) && echo \"\$out\" && echo \"\$out\" | grep -qF '$VERSION'"
 check "user monky-deployd: system uid, home = state dir, no login shell" bash -c "
   IFS=: read -r name _ uid _ _ home shell < <(chroot '$R' getent passwd monky-deployd) &&

@@ -8,7 +8,7 @@
 # (a read-only root) with ReadWritePaths=/etc/monky-deployd and the StateDirectory writable,
 # PrivateTmp (a fresh /tmp) and ProtectHome (empty /root and /home).
 # Then the real binary enrols a real identity with the embedded SDK against the project's Ziti
-# test network and dials a service through it: the memory rules are checked with libziti running.
+# test network and dials a service through it: the memory rules are checked with the embedded SDK running.
 
 SB_UNIT="$REPO/packaging/systemd/monky-deployd.service"
 SB_ROOT="$A"
@@ -47,7 +47,7 @@ check "sandboxed agent: status --json reads config and state" bash -c "
   out=\$(sandboxed /usr/bin/monky-deployd status --json) || exit 1; echo \"\$out\" | grep -q '\"env_id\": \"$ENV_ID\"'"
 
 # Enrolment and a dial with the embedded SDK, inside the sandbox.
-if readelf -d "$BIN" | grep -q 'NEEDED.*\[libziti\.so\]'; then
+if "$BIN" version | grep -q 'ziti sdk: [0-9]'; then
   if [ ! -x "${ZITI_BIN:-$CACHE/bin/ziti}" ]; then
     echo "the ziti CLI is missing: running scripts/provision.sh"
     bash "$REPO/scripts/provision.sh" || fatal "scripts/provision.sh"
@@ -67,7 +67,7 @@ if readelf -d "$BIN" | grep -q 'NEEDED.*\[libziti\.so\]'; then
   grep -q localhost "$SB_ROOT/etc/hosts" 2>/dev/null || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >>"$SB_ROOT/etc/hosts"
   install -m 0600 "$WORK/sandbox.jwt" "$SB_ROOT/etc/monky-deployd/enrol.jwt"
   in_root "$SB_ROOT" chown monky-deployd:monky-deployd /etc/monky-deployd/enrol.jwt
-  check "sandboxed agent enrols a real identity with libziti (W+X denied, syscall filter on)" bash -c "
+  check "sandboxed agent enrols a real identity with the embedded SDK (W+X denied, syscall filter on)" bash -c "
     timeout 120 /usr/bin/python3 '$HERE/unit_sandbox.py' '$SB_UNIT' '$SB_VIEW' -- /usr/bin/monky-deployd enroll --jwt /etc/monky-deployd/enrol.jwt --out /var/lib/monky-deployd/enrolled.json &&
     grep -q '\"cert\"' '$SB_ROOT/var/lib/monky-deployd/enrolled.json'"
   # point the agent at the enrolled identity and the hosted service (both endpoints)
@@ -103,5 +103,5 @@ CFG
   # leave the shared network as it was found
   if [ "$ZITI_STARTED_HERE" -eq 1 ]; then "$ZITI_NET" stop "$ZITI_DIR" >/dev/null 2>&1 || true; fi
 else
-  check "the binary links the embedded SDK (build with ZITI_SDK_DIR to test it in the sandbox)" false
+  check "the binary links the embedded SDK (a default-features build does)" false
 fi

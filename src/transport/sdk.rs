@@ -1,30 +1,32 @@
 //! `sdk` transport: dial Ziti services by name from inside this process, through the OpenZiti C
-//! SDK that `ziti-sys` linked (or none: then start-up fails with a message saying how to get one).
+//! SDK (zitilib, 1.x) that `ziti-sys` linked — or none: then start-up fails with a message saying
+//! how to get one.
 //!
-//! Owns the SDK's process-wide state: `Ziti_lib_init` once, one loaded context per identity file
-//! per process (loading is bounded in time: the 0.29 line's `Ziti_load_context` can block
-//! forever), dials off the async runtime on plain threads (a dial the caller gave up on closes its
-//! own fd when it finally returns), and [`shutdown`] at exit. Typed errors: what an operator must
-//! fix is [`TransportError::Setup`] (exit 1), what the next tick may find healed is
-//! [`TransportError::Unreachable`] (exit 75).
+//! Owns the SDK's process-wide state: `Ziti_lib_init` once; each identity file loaded once per
+//! process on its own thread with `Ziti_load_context_with_timeout` (started when the connector is
+//! made, awaited by the first dial, so the load overlaps the tick's local work); every blocking
+//! zitilib call (`Ziti_socket`, `Ziti_connect`, loading, enrolment) runs on a plain thread, never
+//! on the async runtime, and `Ziti_last_error` is read on the thread that made the call. A dial
+//! yields the SDK's loopback TCP socket, connected without blocking; the stream closes through
+//! `Ziti_close`, falling back to `close(2)` for the sockets the SDK does not track.
 //!
-//! This file uses nothing from the rest of the crate but `super`, so integration tests can mount
-//! `src/transport` as a module and dial through exactly this code.
+//! Typed errors: what an operator must fix is [`TransportError::Setup`] (exit 1), what the next
+//! tick may find healed is [`TransportError::Unreachable`] (exit 75).
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::io;
-use std::os::fd::{FromRawFd, IntoRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex, Once, OnceLock};
+use std::sync::{Mutex, Once, OnceLock};
 use std::task::{Context as TaskContext, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::watch;
 use ziti_sys::codes::*;
-use ziti_sys::compat::{self, Context};
 
 use super::{ConnectFuture, Connector, Endpoint, TransportError};
 
@@ -34,17 +36,19 @@ const MAX_IDENTITY_BYTES: u64 = 1 << 20;
 const MAX_JWT_BYTES: u64 = 64 << 10;
 /// Bound on `Ziti_enroll_identity` (a network round trip plus key generation).
 const ENROLL_TIMEOUT: Duration = Duration::from_secs(60);
-/// Bound on `Ziti_lib_shutdown` at exit.
-const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(3);
+/// Beyond the SDK's own load time-out: the hop back from the loader thread.
+const LOAD_MARGIN: Duration = Duration::from_secs(2);
+/// Dials the SDK's bridge refused before anything was sent are retried this often in all.
+const DIAL_ATTEMPTS: usize = 3;
 
-/// Version of the linked C SDK (e.g. `0.29.3`), if any.
+/// Version of the linked C SDK (e.g. `1.18.2`), if any.
 pub fn sdk_version() -> Option<String> {
     if !ziti_sys::LINKED {
         return None;
     }
     // SAFETY: ziti_get_version returns a pointer to a static struct of static C strings.
     unsafe {
-        let v = compat::version();
+        let v = ziti_sys::ziti_get_version();
         if v.is_null() || (*v).version.is_null() {
             return Some("unknown".into());
         }
@@ -59,15 +63,14 @@ fn no_sdk(what: &str) -> TransportError {
     ))
 }
 
-/// The SDK's text for a zitilib error code.
+/// The SDK's text for a zitilib error code, or the OS text for an errno.
 fn errorstr(code: i32) -> String {
     if code > 0 {
-        // zitilib passes errno values through for socket-level failures
         return io::Error::from_raw_os_error(code).to_string();
     }
     // SAFETY: ziti_errorstr returns a static string for any code.
     unsafe {
-        let p = compat::errorstr(code);
+        let p = ziti_sys::ziti_errorstr(code);
         if p.is_null() {
             return format!("error {code}");
         }
@@ -78,46 +81,15 @@ fn errorstr(code: i32) -> String {
 fn lib_init() {
     static INIT: Once = Once::new();
     // SAFETY: called once per process, before any other zitilib call.
-    INIT.call_once(|| unsafe { compat::lib_init() });
-    LIB_STARTED.get_or_init(|| ());
-}
-static LIB_STARTED: OnceLock<()> = OnceLock::new();
-
-/// Shut the SDK down (contexts, loop thread); idempotent, bounded in time. `main` calls it once
-/// before the process exits. Skipped when a load or
-/// dial is still stuck inside the SDK (shutting down under it can block): the process is exiting.
-#[allow(dead_code)] // not called at exit: see main (0.29.3 crashes in it after a failed load)
-pub fn shutdown() {
-    static DONE: Once = Once::new();
-    if !ziti_sys::LINKED || LIB_STARTED.get().is_none() {
-        return;
-    }
-    DONE.call_once(|| {
-        if STUCK.load(std::sync::atomic::Ordering::SeqCst) > 0 {
-            tracing::debug!("ziti: skipping Ziti_lib_shutdown, a call is still blocked in the SDK");
-            return;
-        }
-        let (tx, rx) = std::sync::mpsc::channel();
-        let spawned = std::thread::Builder::new()
-            .name("ziti-shutdown".into())
-            .spawn(move || {
-                // SAFETY: the library was initialised (LIB_STARTED) and no call is in flight.
-                unsafe { compat::lib_shutdown() };
-                let _ = tx.send(());
-            });
-        if spawned.is_ok() && rx.recv_timeout(SHUTDOWN_TIMEOUT).is_err() {
-            tracing::warn!(
-                "ziti: Ziti_lib_shutdown did not finish within {}s",
-                SHUTDOWN_TIMEOUT.as_secs()
-            );
-        }
-    });
+    INIT.call_once(|| unsafe { ziti_sys::Ziti_lib_init() });
 }
 
-/// Calls currently blocked inside the SDK past their caller's deadline.
-static STUCK: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The parts of an identity file that are checked before the SDK sees it.
+#[derive(Clone)]
 struct IdentityInfo {
     controller: String,
 }
@@ -172,156 +144,177 @@ fn check_identity(path: &Path) -> Result<IdentityInfo, TransportError> {
     Ok(IdentityInfo { controller })
 }
 
-/// One identity load, shared by every caller in the process that asks for the same file.
-struct LoadSlot {
-    result: Mutex<Option<Result<Context, i32>>>,
-    done: Condvar,
-    /// Every waiter gave up on it: counted in [`STUCK`] until it returns.
-    abandoned: std::sync::atomic::AtomicBool,
+/// The identity path as the C string the SDK keeps: its loader thread still reads it after a
+/// time-out, and keys its context table by it. One per distinct path per process, never freed.
+fn identity_cstr(key: &Path) -> Result<&'static CStr, TransportError> {
+    static PATHS: OnceLock<Mutex<HashMap<PathBuf, &'static CStr>>> = OnceLock::new();
+    let mut map = lock(PATHS.get_or_init(Default::default));
+    if let Some(c) = map.get(key) {
+        return Ok(c);
+    }
+    let c = CString::new(key.as_os_str().as_encoded_bytes()).map_err(|_| {
+        TransportError::Setup(format!(
+            "ziti identity {}: path contains NUL",
+            key.display()
+        ))
+    })?;
+    let c: &'static CStr = Box::leak(c.into_boxed_c_str());
+    map.insert(key.to_path_buf(), c);
+    Ok(c)
 }
 
-fn slots() -> &'static Mutex<HashMap<PathBuf, Arc<LoadSlot>>> {
-    static SLOTS: OnceLock<Mutex<HashMap<PathBuf, Arc<LoadSlot>>>> = OnceLock::new();
-    SLOTS.get_or_init(|| Mutex::new(HashMap::new()))
-}
+/// `None` while loading, then the handle or the zitilib code.
+type LoadState = Option<Result<ziti_sys::ziti_handle_t, i32>>;
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Load `path` once per process; wait at most `timeout` for it. A load that outlives its caller
-/// keeps running and its result is kept for the next caller.
-fn load_context(
-    path: &Path,
-    info: &IdentityInfo,
+/// Start loading `key` unless a load of it is under way or done; a failed load is started anew.
+fn start_load(
+    key: &Path,
+    cpath: &'static CStr,
     timeout: Duration,
-) -> Result<Context, TransportError> {
-    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let (slot, start) = {
-        let mut map = lock(slots());
-        match map.get(&key) {
-            Some(s) => (s.clone(), false),
-            None => {
-                let s = Arc::new(LoadSlot {
-                    result: Mutex::new(None),
-                    done: Condvar::new(),
-                    abandoned: std::sync::atomic::AtomicBool::new(false),
-                });
-                map.insert(key.clone(), s.clone());
-                (s, true)
-            }
+) -> Result<watch::Receiver<LoadState>, TransportError> {
+    static LOADS: OnceLock<Mutex<HashMap<PathBuf, watch::Receiver<LoadState>>>> = OnceLock::new();
+    let mut map = lock(LOADS.get_or_init(Default::default));
+    if let Some(rx) = map.get(key) {
+        if !matches!(*rx.borrow(), Some(Err(_))) {
+            return Ok(rx.clone());
         }
-    };
-    if start {
-        let cpath = CString::new(key.as_os_str().as_encoded_bytes()).map_err(|_| {
+    }
+    let (tx, rx) = watch::channel(None);
+    let timeout_ms = i32::try_from(timeout.as_millis())
+        .unwrap_or(i32::MAX)
+        .max(1);
+    std::thread::Builder::new()
+        .name("ziti-load".into())
+        .spawn(move || {
+            let mut h = ziti_sys::INVALID_HANDLE;
+            // SAFETY: lib initialised; cpath is 'static (the SDK may read it after a time-out);
+            // h is a valid out pointer.
+            let rc = unsafe {
+                ziti_sys::Ziti_load_context_with_timeout(&mut h, cpath.as_ptr(), timeout_ms)
+            };
+            let _ = tx.send(Some(if rc == ZITI_OK { Ok(h) } else { Err(rc) }));
+        })
+        .map_err(|e| {
             TransportError::Setup(format!(
-                "ziti identity {}: path contains NUL",
-                path.display()
+                "ziti: cannot start the identity loader thread: {e}"
             ))
         })?;
-        let slot2 = slot.clone();
-        let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-        std::thread::Builder::new()
-            .name("ziti-load".into())
-            .spawn(move || {
-                let mut ctx = Context(0);
-                // The SDK may keep the path (0.29 keys its context table by it): one small,
-                // deliberate leak per identity per process.
-                let cpath: &'static CStr = Box::leak(cpath.into_boxed_c_str());
-                // SAFETY: lib initialised; cpath lives forever; ctx is a valid out pointer.
-                let rc = unsafe { compat::load_context(cpath.as_ptr(), timeout_ms, &mut ctx) };
-                *lock(&slot2.result) = Some(if rc == 0 { Ok(ctx) } else { Err(rc) });
-                slot2.done.notify_all();
-                if slot2.abandoned.load(std::sync::atomic::Ordering::SeqCst) {
-                    STUCK.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-                }
-            })
-            .map_err(|e| {
-                TransportError::Setup(format!(
-                    "ziti: cannot start the identity loader thread: {e}"
-                ))
-            })?;
-    }
-    let deadline = Instant::now() + timeout;
-    let mut guard = lock(&slot.result);
-    while guard.is_none() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        guard = slot
-            .done
-            .wait_timeout(guard, left)
-            .map(|(g, _)| g)
-            .unwrap_or_else(|p| p.into_inner().0);
-    }
-    match *guard {
-        Some(Ok(ctx)) => Ok(ctx),
-        Some(Err(code)) => {
-            drop(guard);
-            lock(slots()).remove(&key); // a later attempt loads afresh
-            Err(load_error(path, info, code))
-        }
-        None => {
-            if !slot
-                .abandoned
-                .swap(true, std::sync::atomic::Ordering::SeqCst)
-            {
-                STUCK.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-            Err(TransportError::Unreachable(format!(
-                "ziti identity {}: not loaded within {}s (controller {} unreachable, or no service \
-                 is granted to this identity)",
-                path.display(),
-                timeout.as_secs(),
-                info.controller
-            )))
-        }
-    }
+    map.insert(key.to_path_buf(), rx.clone());
+    Ok(rx)
 }
 
-fn load_error(path: &Path, info: &IdentityInfo, code: i32) -> TransportError {
+fn load_error(path: &Path, info: &IdentityInfo, timeout: Duration, code: i32) -> TransportError {
     let p = path.display();
+    let c = &info.controller;
     let msg = errorstr(code);
     match code {
-        ZITI_CONTROLLER_UNAVAILABLE | ZITI_TIMEOUT | ZITI_GATEWAY_UNAVAILABLE => {
-            TransportError::Unreachable(format!("ziti identity {p}: controller {}: {msg}", info.controller))
-        }
-        ZITI_NOT_AUTHORIZED => TransportError::Setup(format!(
-            "ziti identity {p}: rejected by controller {} ({msg}); re-enrol with `monky-deployd enroll`",
-            info.controller
+        ZITI_TIMEOUT => TransportError::Unreachable(format!(
+            "ziti identity {p}: not loaded within {}s (controller {c} unreachable, or no service \
+             is granted to this identity)",
+            timeout.as_secs()
         )),
-        _ => TransportError::Setup(format!("ziti identity {p}: the SDK cannot load it ({msg}, code {code})")),
+        ZITI_CONTROLLER_UNAVAILABLE | ZITI_GATEWAY_UNAVAILABLE => {
+            TransportError::Unreachable(format!("ziti identity {p}: controller {c}: {msg}"))
+        }
+        // an earlier load of this file timed out and the SDK has not finished cleaning it up
+        ZITI_INVALID_STATE => TransportError::Unreachable(format!(
+            "ziti identity {p}: the SDK is still winding down an earlier load ({msg}); retrying \
+             next tick"
+        )),
+        ZITI_NOT_AUTHORIZED | ZITI_AUTHENTICATION_FAILED => TransportError::Setup(format!(
+            "ziti identity {p}: rejected by controller {c} ({msg}); re-enrol with `monky-deployd enroll`"
+        )),
+        _ => TransportError::Setup(format!(
+            "ziti identity {p}: the SDK cannot load it ({msg}, code {code})"
+        )),
     }
 }
 
 /// Dials services by name with one identity loaded into the linked C SDK.
 pub struct SdkConnector {
-    ctx: Context,
     identity: PathBuf,
+    key: PathBuf,
+    cpath: &'static CStr,
+    info: IdentityInfo,
+    load_timeout: Duration,
+    handle: OnceLock<ziti_sys::ziti_handle_t>,
     version: String,
 }
 
 impl SdkConnector {
-    /// Load `identity` (once per process) and wait at most `load_timeout` for it.
+    /// Check `identity` and start loading it (once per process) without waiting; the first
+    /// dial, or [`SdkConnector::ready`], waits at most `load_timeout` for it.
     pub fn new(identity: &Path, load_timeout: Duration) -> Result<SdkConnector, TransportError> {
         if !ziti_sys::LINKED {
             return Err(no_sdk("transport sdk"));
         }
         let info = check_identity(identity)?;
+        let key = identity
+            .canonicalize()
+            .unwrap_or_else(|_| identity.to_path_buf());
+        let cpath = identity_cstr(&key)?;
         lib_init();
-        let ctx = load_context(identity, &info, load_timeout)?;
+        start_load(&key, cpath, load_timeout)?;
         Ok(SdkConnector {
-            ctx,
             identity: identity.to_path_buf(),
+            key,
+            cpath,
+            info,
+            load_timeout,
+            handle: OnceLock::new(),
             version: sdk_version().unwrap_or_else(|| "unknown".into()),
         })
+    }
+
+    /// [`SdkConnector::new`], then wait until the identity is loaded.
+    pub async fn load(identity: &Path, load_timeout: Duration) -> Result<Self, TransportError> {
+        let c = Self::new(identity, load_timeout)?;
+        c.ready().await?;
+        Ok(c)
+    }
+
+    /// Wait until the identity is loaded (a failed load is retried once per call).
+    pub async fn ready(&self) -> Result<(), TransportError> {
+        self.handle().await.map(|_| ())
+    }
+
+    async fn handle(&self) -> Result<ziti_sys::ziti_handle_t, TransportError> {
+        if let Some(h) = self.handle.get() {
+            return Ok(*h);
+        }
+        let mut rx = start_load(&self.key, self.cpath, self.load_timeout)?;
+        let waited = tokio::time::timeout(
+            self.load_timeout + LOAD_MARGIN,
+            rx.wait_for(|s| s.is_some()),
+        )
+        .await;
+        let state = match waited {
+            Ok(Ok(s)) => *s,
+            Ok(Err(_)) => None,
+            Err(_) => Some(Err(ZITI_TIMEOUT)),
+        };
+        match state {
+            Some(Ok(h)) => Ok(*self.handle.get_or_init(|| h)),
+            Some(Err(code)) => Err(load_error(
+                &self.identity,
+                &self.info,
+                self.load_timeout,
+                code,
+            )),
+            None => Err(TransportError::Unreachable(format!(
+                "ziti identity {}: the loader thread vanished",
+                self.identity.display()
+            ))),
+        }
     }
 }
 
 impl Connector for SdkConnector {
     fn connect<'a>(&'a self, ep: &'a Endpoint) -> ConnectFuture<'a> {
-        Box::pin(dial(self.ctx, &self.identity, ep))
+        Box::pin(async move {
+            let h = self.handle().await?;
+            dial(h, &self.identity, ep).await
+        })
     }
     fn describe(&self) -> String {
         format!(
@@ -352,283 +345,167 @@ fn dial_error(ep: &Endpoint, identity: &Path, code: i32) -> TransportError {
     ))
 }
 
-/// How often a dial is retried when the SDK still holds a stale record of the fd number.
-const EALREADY_RETRIES: usize = 5;
-
-/// `Ziti_socket` + `Ziti_connect`, blocking. Returns the connected fd or a zitilib/errno code.
-///
-/// The 0.29 line keeps a record per client fd until its bridge has seen the close; a new socket
-/// that the kernel gives the same number before that is refused with `EALREADY` ("socket N
-/// already connecting/connected"; later lines clear stale records in `Ziti_socket`). Then the
-/// refused fd is held open, so the next socket gets another number, and closed afterwards.
-///
-/// # Safety
-/// `ctx` must be a loaded context; the library must be initialised.
-unsafe fn dial_blocking(ctx: Context, service: &CStr) -> Result<RawFd, i32> {
-    // Leave free fd numbers below this connection's fds: the kernel hands out the lowest free
-    // number, so while holes remain below the SDK's bridge fd, a file another thread opens during
-    // the SDK's double close of that fd (see `ZitiStream`) lands in a hole, not on the closed fd.
-    let holes = FdHoles::reserve(FD_HOLES);
-    let res = dial_blocking_inner(ctx, service);
-    drop(holes);
-    res
+/// Why one dial attempt failed.
+enum DialFail {
+    /// The SDK's bridge was gone before our socket reached it: its dial finished before our
+    /// `connect()` ("client not connected in time", a 1 ms window in `zl_on_ziti_connect`).
+    /// Nothing was sent, so trying again is safe.
+    Refused,
+    Other(TransportError),
 }
 
-/// How many free fd numbers each dial leaves below its own (see [`dial_blocking`]).
-const FD_HOLES: usize = 16;
-
-/// Placeholder fds (dups of /dev/null) occupying the lowest free numbers until dropped.
-struct FdHoles(Vec<RawFd>);
-
-impl FdHoles {
-    fn reserve(n: usize) -> FdHoles {
-        let mut v = Vec::with_capacity(n);
-        // SAFETY: open/fcntl of fds we own; failures just mean fewer holes.
-        unsafe {
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-            if null >= 0 {
-                v.push(null);
-                for _ in 1..n {
-                    let fd = libc::fcntl(null, libc::F_DUPFD_CLOEXEC, 0);
-                    if fd < 0 {
-                        break;
-                    }
-                    v.push(fd);
-                }
-            }
-        }
-        FdHoles(v)
-    }
-}
-
-impl Drop for FdHoles {
-    fn drop(&mut self) {
-        for fd in self.0.drain(..) {
-            // SAFETY: placeholders we opened and nobody else knows about.
-            unsafe { libc::close(fd) };
-        }
-    }
-}
-
-/// # Safety
-/// As [`dial_blocking`].
-unsafe fn dial_blocking_inner(ctx: Context, service: &CStr) -> Result<RawFd, i32> {
-    let mut held = Vec::new();
-    let mut res = Err(libc::EALREADY);
-    for _ in 0..EALREADY_RETRIES {
-        let fd = compat::socket(libc::SOCK_STREAM);
+/// `Ziti_socket` + `Ziti_connect` on the calling (plain) thread. The socket is non-blocking and
+/// close-on-exec before the SDK sees it, so `Ziti_connect` returns at once (`EINPROGRESS`: the
+/// loopback connect to the bridge completes in the kernel). Returns the fd, or the errno and the
+/// thread's `Ziti_last_error`.
+fn dial_blocking(h: ziti_sys::ziti_handle_t, service: &CStr) -> Result<OwnedFd, (i32, i32)> {
+    let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    // SAFETY: plain zitilib/libc calls on an fd we own from here on; `service` outlives them.
+    unsafe {
+        let fd = ziti_sys::Ziti_socket(libc::SOCK_STREAM);
         if fd < 0 {
-            res = Err(compat::last_error());
-            break;
+            return Err((errno(), ziti_sys::Ziti_last_error()));
         }
-        let rc = compat::connect(fd, ctx, service.as_ptr(), std::ptr::null());
-        if rc == 0 {
-            res = Ok(fd);
-            break;
+        // A connect socket never enters the SDK's socket table (only bind/accept ones do), so
+        // `close(2)` is its right close if we give up on it here.
+        let owned = OwnedFd::from_raw_fd(fd);
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0
+            || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0
+            || libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) < 0
+        {
+            return Err((errno(), 0));
         }
-        let e = compat::last_error();
-        let code = if e != 0 { e } else { rc };
-        if code == libc::EINPROGRESS || code == -libc::EINPROGRESS {
-            res = Ok(fd); // 1.17+: a loopback TCP fd still connecting; awaited by the caller
-            break;
+        if ziti_sys::Ziti_connect(fd, h, service.as_ptr(), std::ptr::null()) == 0 {
+            return Ok(owned);
         }
-        if code == libc::EALREADY || code == -libc::EALREADY {
-            tracing::debug!(
-                "ziti: fd {fd} still known to the SDK from a closed connection; retrying"
-            );
-            held.push(fd);
-            std::thread::sleep(Duration::from_millis(20));
-            continue;
+        let e = errno();
+        if e == libc::EINPROGRESS {
+            return Ok(owned);
         }
-        compat::close(fd);
-        res = Err(code);
-        break;
+        Err((e, ziti_sys::Ziti_last_error()))
     }
-    for fd in held {
-        libc::close(fd);
-    }
-    res
 }
 
-/// Dial on a plain thread (`Ziti_connect` blocks; a tokio blocking task would hold runtime
-/// shutdown hostage if the SDK never returns), bounded by the endpoint's timeout.
 async fn dial(
-    ctx: Context,
+    h: ziti_sys::ziti_handle_t,
     identity: &Path,
     ep: &Endpoint,
 ) -> Result<super::BoxIo, TransportError> {
     let service = CString::new(ep.service.as_bytes())
         .map_err(|_| TransportError::Setup(format!("{}: service name contains NUL", ep.label)))?;
-    let (tx, rx) = tokio::sync::oneshot::channel::<Result<RawFd, i32>>();
+    let deadline = tokio::time::Instant::now() + ep.timeout;
+    let mut attempt = 1;
+    loop {
+        match dial_once(h, &service, identity, ep, deadline).await {
+            Ok(s) => return Ok(s),
+            Err(DialFail::Refused) if attempt < DIAL_ATTEMPTS => {
+                tracing::debug!(
+                    "ziti: {} dial {attempt} refused by the SDK's bridge before sending; retrying",
+                    ep.label
+                );
+                attempt += 1;
+            }
+            Err(DialFail::Refused) => return Err(TransportError::Unreachable(format!(
+                "{} via ziti service '{}': the SDK refused the connection {DIAL_ATTEMPTS} times",
+                ep.label, ep.service
+            ))),
+            Err(DialFail::Other(e)) => return Err(e),
+        }
+    }
+}
+
+fn timed_out(ep: &Endpoint) -> DialFail {
+    DialFail::Other(TransportError::Unreachable(format!(
+        "{} via ziti service '{}': dial timed out after {}s",
+        ep.label,
+        ep.service,
+        ep.timeout.as_secs()
+    )))
+}
+
+async fn dial_once(
+    h: ziti_sys::ziti_handle_t,
+    service: &CString,
+    identity: &Path,
+    ep: &Endpoint,
+    deadline: tokio::time::Instant,
+) -> Result<super::BoxIo, DialFail> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let svc = service.clone();
+    // A plain thread, not the runtime's blocking pool: a call stuck in the SDK must not hold the
+    // runtime's shutdown hostage. If we give up first, the fd is dropped (closed) there.
     std::thread::Builder::new()
         .name("ziti-dial".into())
         .spawn(move || {
-            // SAFETY: ctx is a loaded context (never freed before shutdown); service outlives the
-            // call; the fd is ours until handed over or closed here.
-            let res = unsafe { dial_blocking(ctx, &service) };
-            if let Err(Ok(fd)) = tx.send(res) {
-                // SAFETY: the caller gave up; nobody else owns this fd.
-                unsafe { compat::close(fd) };
-                STUCK.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            }
+            let _ = tx.send(dial_blocking(h, &svc));
         })
         .map_err(|e| {
-            TransportError::Unreachable(format!("{}: cannot start a dial thread: {e}", ep.label))
-        })?;
-    let deadline = tokio::time::Instant::now() + ep.timeout;
-    let fd = match tokio::time::timeout_at(deadline, rx).await {
-        Ok(Ok(Ok(fd))) => fd,
-        Ok(Ok(Err(code))) => return Err(dial_error(ep, identity, code)),
-        Ok(Err(_)) => {
-            return Err(TransportError::Unreachable(format!(
-                "{}: ziti dial thread vanished",
+            DialFail::Other(TransportError::Unreachable(format!(
+                "{}: cannot start a dial thread: {e}",
                 ep.label
             )))
-        }
-        Err(_) => {
-            STUCK.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            return Err(TransportError::Unreachable(format!(
-                "{} via ziti service '{}': dial timed out after {}s",
-                ep.label,
-                ep.service,
-                ep.timeout.as_secs()
-            )));
-        }
-    };
-    let stream = ZitiStream::from_fd(fd).map_err(|e| {
-        // SAFETY: fd is ours and not wrapped yet.
-        unsafe { compat::close(fd) };
-        TransportError::Unreachable(format!("{}: ziti connection fd: {e}", ep.label))
-    })?;
-    if let Some(Inner::Tcp(t)) = stream.inner.as_ref() {
-        // 1.17+ loopback fd: wait until the SDK's side accepted it.
-        match tokio::time::timeout_at(deadline, t.writable()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                return Err(TransportError::Unreachable(format!(
-                    "{}: ziti connection: {e}",
-                    ep.label
-                )))
-            }
-            Err(_) => {
-                return Err(TransportError::Unreachable(format!(
-                    "{} via ziti service '{}': dial timed out after {}s",
+        })?;
+    let fd = match tokio::time::timeout_at(deadline, rx).await {
+        Ok(Ok(Ok(fd))) => fd,
+        Ok(Ok(Err((errno, zerr)))) => {
+            return Err(match (errno, zerr) {
+                (libc::ECONNREFUSED, 0) => DialFail::Refused,
+                (_, z) if z < 0 => DialFail::Other(dial_error(ep, identity, z)),
+                (e, _) => DialFail::Other(TransportError::Unreachable(format!(
+                    "{} via ziti service '{}': {}",
                     ep.label,
                     ep.service,
-                    ep.timeout.as_secs()
-                )))
-            }
+                    errorstr(e)
+                ))),
+            })
         }
-        if let Ok(Some(e)) = t.take_error() {
-            return Err(TransportError::Unreachable(format!(
-                "{} via ziti service '{}': {e}",
-                ep.label, ep.service
-            )));
+        Ok(Err(_)) => {
+            return Err(DialFail::Other(TransportError::Unreachable(format!(
+                "{}: ziti dial thread vanished",
+                ep.label
+            ))))
         }
+        Err(_) => return Err(timed_out(ep)),
+    };
+    let std = std::net::TcpStream::from(fd);
+    let _ = std.set_nodelay(true);
+    let tcp = tokio::net::TcpStream::from_std(std).map_err(|e| {
+        DialFail::Other(TransportError::Unreachable(format!(
+            "{}: ziti connection fd: {e}",
+            ep.label
+        )))
+    })?;
+    let stream = ZitiStream { inner: Some(tcp) };
+    let t = stream.inner.as_ref().expect("just set");
+    // the loopback connect to the SDK's bridge: writable once it completed (or failed)
+    match tokio::time::timeout_at(deadline, t.writable()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(DialFail::Other(TransportError::Unreachable(format!(
+                "{}: ziti connection: {e}",
+                ep.label
+            ))))
+        }
+        Err(_) => return Err(timed_out(ep)),
     }
-    Ok(Box::new(stream))
+    match t.take_error() {
+        Ok(None) => Ok(Box::new(stream)),
+        Ok(Some(e)) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Err(DialFail::Refused),
+        Ok(Some(e)) | Err(e) => Err(DialFail::Other(TransportError::Unreachable(format!(
+            "{} via ziti service '{}': {e}",
+            ep.label, ep.service
+        )))),
+    }
 }
 
-enum Inner {
-    /// 0.29 … 1.16: a blocking AF_UNIX stream bridged by the SDK's loop thread.
-    Unix(tokio::net::UnixStream),
-    /// 1.17+: a loopback TCP socket.
-    Tcp(tokio::net::TcpStream),
-}
-
-/// A dialled Ziti connection as an async byte stream. Closing goes through the SDK
-/// (`Ziti_close` where it exists) so its bridge sees the end promptly.
-///
-/// libziti 0.29.3 closes its own end of the bridge (the AF_UNIX peer of our fd) **twice**, about
-/// 0.3 ms apart, whenever a connection ends (seen with strace: `close(N)` from the SDK's loop
-/// thread, then libuv's `close(N)` again). An fd another thread of ours opens in between gets
-/// that number and is closed under it. This stream keeps our own thread out of that window: on
-/// drop it half-closes, waits for the SDK to close its end, waits out the second close, and only
-/// then returns; on end-of-stream it waits the same short moment before reporting it.
+/// A dialled Ziti connection (the SDK's loopback TCP socket) as an async byte stream.
 pub struct ZitiStream {
-    inner: Option<Inner>,
-    eof_seen: bool,
-}
-
-/// Longer than the gap between libziti 0.29.3's two closes of a bridge fd (≈0.3 ms observed).
-const DOUBLE_CLOSE_GRACE: Duration = Duration::from_millis(3);
-/// Bound on waiting for the SDK to let go of a connection we drop.
-const BRIDGE_CLOSE_WAIT: Duration = Duration::from_millis(500);
-
-/// Half-close `fd`, wait until the SDK has closed the other end (draining what still arrives),
-/// then wait out its second close. Bounded by [`BRIDGE_CLOSE_WAIT`].
-fn await_bridge_close(fd: RawFd) {
-    let deadline = Instant::now() + BRIDGE_CLOSE_WAIT;
-    // SAFETY: plain socket calls on an fd we own; buf is a local buffer.
-    unsafe {
-        libc::shutdown(fd, libc::SHUT_WR);
-        let mut buf = [0u8; 4096];
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            let mut p = libc::pollfd {
-                fd,
-                events: libc::POLLIN | libc::POLLRDHUP,
-                revents: 0,
-            };
-            let n = libc::poll(&mut p, 1, left.as_millis().clamp(1, 500) as libc::c_int);
-            if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                return;
-            }
-            if p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
-                break;
-            }
-            if p.revents & libc::POLLIN != 0
-                && libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) == 0
-            {
-                break; // end of stream: the SDK closed its end
-            }
-        }
-    }
-    std::thread::sleep(DOUBLE_CLOSE_GRACE);
+    inner: Option<tokio::net::TcpStream>,
 }
 
 impl ZitiStream {
-    fn from_fd(fd: RawFd) -> io::Result<ZitiStream> {
-        // SAFETY: plain fcntl/getsockopt on an fd we own.
-        let domain = unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let mut domain: libc::c_int = 0;
-            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-            if libc::getsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_DOMAIN,
-                (&mut domain as *mut libc::c_int).cast(),
-                &mut len,
-            ) < 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            domain
-        };
-        let inner = if domain == libc::AF_UNIX {
-            // SAFETY: fd is an AF_UNIX stream socket we own; ownership moves into the stream.
-            let std = unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) };
-            Inner::Unix(tokio::net::UnixStream::from_std(std)?)
-        } else {
-            // SAFETY: fd is an inet stream socket we own; ownership moves into the stream.
-            let std = unsafe { std::net::TcpStream::from_raw_fd(fd) };
-            let _ = std.set_nodelay(true);
-            Inner::Tcp(tokio::net::TcpStream::from_std(std)?)
-        };
-        Ok(ZitiStream {
-            inner: Some(inner),
-            eof_seen: false,
-        })
-    }
-
-    fn io(&mut self) -> io::Result<&mut Inner> {
+    fn io(&mut self) -> io::Result<&mut tokio::net::TcpStream> {
         self.inner
             .as_mut()
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))
@@ -637,17 +514,17 @@ impl ZitiStream {
 
 impl Drop for ZitiStream {
     fn drop(&mut self) {
-        let (fd, unix) = match self.inner.take() {
-            Some(Inner::Unix(s)) => (s.into_std().map(|s| s.into_raw_fd()), true),
-            Some(Inner::Tcp(s)) => (s.into_std().map(|s| s.into_raw_fd()), false),
-            None => return,
-        };
-        if let Ok(fd) = fd {
-            if unix && !self.eof_seen {
-                await_bridge_close(fd);
+        let Some(t) = self.inner.take() else { return };
+        // Deregister from the runtime, then hand the fd to the SDK's close; it returns -1 without
+        // closing for a socket it does not track (every connect socket), and then it is ours.
+        if let Ok(std) = t.into_std() {
+            let fd = std.into_raw_fd();
+            // SAFETY: we own fd; exactly one of the two calls closes it.
+            unsafe {
+                if ziti_sys::Ziti_close(fd) != 0 {
+                    libc::close(fd);
+                }
             }
-            // SAFETY: we own fd and nothing else refers to it any more.
-            unsafe { compat::close(fd) };
         }
     }
 }
@@ -658,22 +535,10 @@ impl AsyncRead for ZitiStream {
         cx: &mut TaskContext<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let want = buf.remaining() > 0;
-        let r = match self.io() {
-            Ok(Inner::Unix(s)) => Pin::new(s).poll_read(cx, buf),
-            Ok(Inner::Tcp(s)) => return Pin::new(s).poll_read(cx, buf),
-            Err(e) => return Poll::Ready(Err(e)),
-        };
-        if let Poll::Ready(Ok(())) = r {
-            if want && buf.filled().len() == before && !self.eof_seen {
-                // The far side ended the connection: the SDK is closing its end right now
-                // (twice, see the type's doc). Stay off the fd table until it is done.
-                self.eof_seen = true;
-                std::thread::sleep(DOUBLE_CLOSE_GRACE);
-            }
+        match self.io() {
+            Ok(s) => Pin::new(s).poll_read(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
         }
-        r
     }
 }
 
@@ -684,29 +549,32 @@ impl AsyncWrite for ZitiStream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         match self.io() {
-            Ok(Inner::Unix(s)) => Pin::new(s).poll_write(cx, buf),
-            Ok(Inner::Tcp(s)) => Pin::new(s).poll_write(cx, buf),
+            Ok(s) => Pin::new(s).poll_write(cx, buf),
             Err(e) => Poll::Ready(Err(e)),
         }
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
         match self.io() {
-            Ok(Inner::Unix(s)) => Pin::new(s).poll_flush(cx),
-            Ok(Inner::Tcp(s)) => Pin::new(s).poll_flush(cx),
+            Ok(s) => Pin::new(s).poll_flush(cx),
             Err(e) => Poll::Ready(Err(e)),
         }
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
         match self.io() {
-            Ok(Inner::Unix(s)) => Pin::new(s).poll_shutdown(cx),
-            Ok(Inner::Tcp(s)) => Pin::new(s).poll_shutdown(cx),
+            Ok(s) => Pin::new(s).poll_shutdown(cx),
             Err(e) => Poll::Ready(Err(e)),
         }
     }
 }
 
-/// Enrol an identity from a one-time JWT with the SDK; writes the identity JSON 0600 to `out`
-/// atomically (temporary file in the same directory, fsync, rename, fsync of the directory).
+impl AsRawFd for ZitiStream {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.inner.as_ref().map_or(-1, |t| t.as_raw_fd())
+    }
+}
+
+/// Enrol an identity from a one-time JWT with the SDK (`Ziti_enroll_identity`); writes the
+/// identity JSON 0600 to `out` atomically (temporary file, fsync, rename, fsync of the directory).
 pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
     if !ziti_sys::LINKED {
         return Err(no_sdk("enroll"));
@@ -745,9 +613,10 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
         .spawn(move || {
             let mut json: *mut libc::c_char = std::ptr::null_mut();
             let mut len: libc::c_ulong = 0;
-            // SAFETY: ctoken outlives the call; key/cert NULL (CA-issued enrolment); out pointers valid.
+            // SAFETY: ctoken outlives the call; key/cert NULL (the SDK generates the key);
+            // out pointers are valid.
             let rc = unsafe {
-                compat::enroll_identity(
+                ziti_sys::Ziti_enroll_identity(
                     ctoken.as_ptr(),
                     std::ptr::null(),
                     std::ptr::null(),
@@ -831,32 +700,48 @@ mod tests {
     }
 
     #[test]
-    fn private_write_is_0600_and_complete() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("id.json");
-        crate::state::write_private(&p, b"{}", 0o600).unwrap();
-        assert_eq!(fs::read(&p).unwrap(), b"{}");
-        assert_eq!(
-            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
-        assert_eq!(
-            fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "temporary file left behind"
-        );
+    fn sdk_version_matches_link_state() {
+        assert_eq!(sdk_version().is_some(), ziti_sys::LINKED);
+        if ziti_sys::SOURCE == "vendored" {
+            assert_eq!(sdk_version().as_deref(), Some("1.18.2"));
+        }
+        if !ziti_sys::LINKED {
+            match SdkConnector::new(Path::new("/nonexistent"), Duration::from_secs(1)) {
+                Err(TransportError::Setup(m)) => assert!(m.contains("proxy"), "{m}"),
+                _ => panic!("sdk transport must refuse to start without an SDK"),
+            }
+        }
     }
 
     #[test]
-    fn sdk_version_matches_link_state() {
-        assert_eq!(sdk_version().is_some(), ziti_sys::LINKED);
-        if !ziti_sys::LINKED {
-            match SdkConnector::new(Path::new("/nonexistent"), Duration::from_secs(1)) {
-                Err(TransportError::Setup(m)) => {
-                    assert!(m.contains("ZITI_SDK_DIR") && m.contains("proxy"), "{m}")
-                }
-                _ => panic!("sdk transport must refuse to start without an SDK"),
+    fn load_errors_are_classed_for_the_exit_code() {
+        let info = IdentityInfo {
+            controller: "https://c:1280".into(),
+        };
+        let p = Path::new("/etc/monky/id.json");
+        let t = Duration::from_secs(7);
+        for code in [
+            ZITI_TIMEOUT,
+            ZITI_CONTROLLER_UNAVAILABLE,
+            ZITI_INVALID_STATE,
+        ] {
+            assert!(matches!(
+                load_error(p, &info, t, code),
+                TransportError::Unreachable(_)
+            ));
+        }
+        match load_error(p, &info, t, ZITI_TIMEOUT) {
+            TransportError::Unreachable(m) => assert!(m.contains("within 7s"), "{m}"),
+            _ => unreachable!(),
+        }
+        for code in [
+            ZITI_NOT_AUTHORIZED,
+            ZITI_INVALID_CONFIG,
+            ZITI_KEY_LOAD_FAILED,
+        ] {
+            match load_error(p, &info, t, code) {
+                TransportError::Setup(m) => assert!(m.contains("/etc/monky/id.json"), "{m}"),
+                other => panic!("{code}: {other}"),
             }
         }
     }

@@ -1,11 +1,9 @@
-//! Raw FFI to the OpenZiti C SDK (zitilib), as decided by `build.rs`: a vendored source build, a
-//! prebuilt `ZITI_SDK_DIR`, or no SDK at all.
+//! Raw FFI to the OpenZiti C SDK's zitilib (1.x line, handle API), as decided by `build.rs`: the
+//! vendored ziti-sdk-c built from source (default), a prebuilt `ZITI_SDK_DIR`, or no SDK at all.
 //!
-//! * [`raw`] (only with an SDK): the bindgen output, exactly the SDK line's signatures.
-//! * [`compat`]: the same calls with one signature across SDK lines (pointer context of 0.29–1.7
-//!   vs `ziti_handle_t` of 1.8+, `Ziti_close` only from 0.30.7). Still raw and `unsafe`; without
-//!   an SDK every call returns [`NO_SDK`] and [`LINKED`] is false. The safe wrapper lives in the
-//!   agent (`src/transport/sdk.rs`).
+//! With an SDK, the functions below are bindgen's output over the linked SDK's own `zitilib.h`.
+//! Without one, the same names and signatures exist and fail with [`NO_SDK`], and [`LINKED`] is
+//! false, so the safe wrapper (`src/transport/sdk.rs` in the agent) compiles either way.
 #![allow(
     non_camel_case_types,
     non_snake_case,
@@ -19,15 +17,18 @@ include!(concat!(env!("OUT_DIR"), "/sdk_info.rs"));
 pub const LINKED: bool = cfg!(ziti_sdk);
 
 /// What to tell an operator whose build has no SDK.
-pub const HOW_TO_GET: &str = "rebuild monky-deployd with an OpenZiti C SDK: set ZITI_SDK_DIR to a \
-prebuilt SDK (lib/libziti.so; scripts/provision.sh puts libziti 0.29.3 in \
-/var/cache/monky-deployd-dev/libziti) or fill vendor/ziti-sdk-c (see vendor/README.md); \
+pub const HOW_TO_GET: &str = "rebuild monky-deployd with its default features (the vendored \
+OpenZiti C SDK is built from vendor/) or with ZITI_SDK_DIR pointing at a prebuilt 1.x SDK; \
 or use `transport: proxy` with `ziti tunnel proxy`";
 
-/// Returned by every [`compat`] call in a build without an SDK (not a zitilib code).
+/// Returned by every call in a build without an SDK (not a zitilib code).
 pub const NO_SDK: i32 = -10_000;
 
-/// zitilib error codes (errors.h), stable from 0.29 through 1.x for the ones named here.
+/// `ZITI_INVALID_HANDLE`.
+pub const INVALID_HANDLE: u32 = u32::MAX;
+
+/// zitilib error codes of the 1.x line (`ziti/errors.h`); a test checks them against the header
+/// of the linked SDK.
 pub mod codes {
     pub const ZITI_OK: i32 = 0;
     pub const ZITI_CONFIG_NOT_FOUND: i32 = -1;
@@ -36,198 +37,92 @@ pub mod codes {
     pub const ZITI_JWT_INVALID_FORMAT: i32 = -4;
     pub const ZITI_KEY_LOAD_FAILED: i32 = -11;
     pub const ZITI_INVALID_CONFIG: i32 = -13;
-    pub const ZITI_NOT_AUTHORIZED: i32 = -14;
-    pub const ZITI_CONTROLLER_UNAVAILABLE: i32 = -15;
-    pub const ZITI_GATEWAY_UNAVAILABLE: i32 = -16;
-    pub const ZITI_SERVICE_UNAVAILABLE: i32 = -17;
-    pub const ZITI_EOF: i32 = -18;
-    pub const ZITI_TIMEOUT: i32 = -19;
-    pub const ZITI_CONNABORT: i32 = -20;
-    pub const ZITI_INVALID_STATE: i32 = -21;
-    pub const ZITI_CRYPTO_FAIL: i32 = -22;
-    pub const ZITI_CONN_CLOSED: i32 = -23;
-    pub const ZITI_NOT_FOUND: i32 = -28;
-    pub const ZITI_DISABLED: i32 = -29;
+    pub const ZITI_AUTHENTICATION_FAILED: i32 = -14;
+    pub const ZITI_NOT_AUTHORIZED: i32 = -15;
+    pub const ZITI_CONTROLLER_UNAVAILABLE: i32 = -16;
+    pub const ZITI_GATEWAY_UNAVAILABLE: i32 = -17;
+    pub const ZITI_SERVICE_UNAVAILABLE: i32 = -18;
+    pub const ZITI_EOF: i32 = -19;
+    pub const ZITI_TIMEOUT: i32 = -20;
+    pub const ZITI_CONNABORT: i32 = -21;
+    pub const ZITI_INVALID_STATE: i32 = -22;
+    pub const ZITI_CRYPTO_FAIL: i32 = -23;
+    pub const ZITI_CONN_CLOSED: i32 = -24;
+    pub const ZITI_NOT_FOUND: i32 = -29;
+    pub const ZITI_DISABLED: i32 = -30;
 }
 
+/// The prefix of `ziti_version` that every 1.x SDK shares.
+pub use raw::monky_ziti_version as Version;
+
+/// Everything bindgen generated (with an SDK), or the stubs below (without).
 #[cfg(ziti_sdk)]
 pub mod raw {
     include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 }
 
-pub mod compat {
-    //! One signature per call across SDK lines. All functions are thin `unsafe` shims.
+#[cfg(not(ziti_sdk))]
+pub mod raw {
+    use crate::NO_SDK;
     use std::os::raw::{c_char, c_int, c_ulong};
 
-    /// A loaded context: the pointer (0.29–1.7) or the handle (1.8+) widened to `usize`.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub struct Context(pub usize);
-
-    /// Prefix common to every line's `ziti_version`.
+    pub type ziti_handle_t = u32;
+    pub type ziti_socket_t = c_int;
     #[repr(C)]
-    pub struct Version {
+    pub struct monky_ziti_version {
         pub version: *const c_char,
         pub revision: *const c_char,
         pub build_date: *const c_char,
     }
 
-    #[cfg(ziti_sdk)]
-    mod imp {
-        use super::*;
-        use crate::raw;
-
-        pub unsafe fn lib_init() {
-            raw::Ziti_lib_init()
-        }
-        pub unsafe fn lib_shutdown() {
-            raw::Ziti_lib_shutdown()
-        }
-        pub unsafe fn last_error() -> c_int {
-            raw::Ziti_last_error()
-        }
-        pub unsafe fn errorstr(code: c_int) -> *const c_char {
-            raw::ziti_errorstr(code)
-        }
-        pub unsafe fn version() -> *const Version {
-            raw::ziti_get_version() as *const Version
-        }
-        pub unsafe fn socket(kind: c_int) -> c_int {
-            raw::Ziti_socket(kind) as c_int
-        }
-
-        /// Blocks until the context is loaded (0.29: until the first service event, possibly
-        /// forever). Returns 0 and sets `*out`, or a zitilib error code.
-        #[cfg(not(ziti_api_handle))]
-        pub unsafe fn load_context(
-            identity: *const c_char,
-            _timeout_ms: c_int,
-            out: *mut Context,
-        ) -> c_int {
-            let ctx = raw::Ziti_load_context(identity);
-            if ctx.is_null() {
-                let e = raw::Ziti_last_error();
-                return if e == 0 {
-                    crate::codes::ZITI_INVALID_CONFIG
-                } else {
-                    e
-                };
-            }
-            *out = Context(ctx as usize);
-            0
-        }
-        #[cfg(all(ziti_api_handle, ziti_has_load_timeout))]
-        pub unsafe fn load_context(
-            identity: *const c_char,
-            timeout_ms: c_int,
-            out: *mut Context,
-        ) -> c_int {
-            let mut h: raw::ziti_handle_t = raw::ziti_handle_t::MAX;
-            let rc = raw::Ziti_load_context_with_timeout(&mut h, identity, timeout_ms);
-            if rc == 0 {
-                *out = Context(h as usize);
-            }
-            rc
-        }
-        #[cfg(all(ziti_api_handle, not(ziti_has_load_timeout)))]
-        pub unsafe fn load_context(
-            identity: *const c_char,
-            _timeout_ms: c_int,
-            out: *mut Context,
-        ) -> c_int {
-            let mut h: raw::ziti_handle_t = raw::ziti_handle_t::MAX;
-            let rc = raw::Ziti_load_context(&mut h, identity);
-            if rc == 0 {
-                *out = Context(h as usize);
-            }
-            rc
-        }
-
-        pub unsafe fn connect(
-            fd: c_int,
-            ctx: Context,
-            service: *const c_char,
-            terminator: *const c_char,
-        ) -> c_int {
-            #[cfg(ziti_api_handle)]
-            let c = ctx.0 as raw::ziti_handle_t;
-            #[cfg(not(ziti_api_handle))]
-            let c = ctx.0 as raw::ziti_context;
-            raw::Ziti_connect(fd as _, c, service, terminator)
-        }
-
-        /// `Ziti_close` where the SDK has it (0.30.7+), plain `close(2)` before.
-        pub unsafe fn close(fd: c_int) -> c_int {
-            #[cfg(ziti_has_close)]
-            {
-                raw::Ziti_close(fd as _)
-            }
-            #[cfg(not(ziti_has_close))]
-            {
-                libc::close(fd)
-            }
-        }
-
-        pub unsafe fn enroll_identity(
-            jwt: *const c_char,
-            key: *const c_char,
-            cert: *const c_char,
-            id_json: *mut *mut c_char,
-            id_json_len: *mut c_ulong,
-        ) -> c_int {
-            raw::Ziti_enroll_identity(jwt, key, cert, id_json, id_json_len as _)
-        }
+    pub unsafe fn Ziti_lib_init() {}
+    pub unsafe fn Ziti_lib_shutdown() {}
+    pub unsafe fn Ziti_last_error() -> c_int {
+        NO_SDK
     }
-
-    #[cfg(not(ziti_sdk))]
-    mod imp {
-        use super::*;
-        use crate::NO_SDK;
-
-        pub unsafe fn lib_init() {}
-        pub unsafe fn lib_shutdown() {}
-        pub unsafe fn last_error() -> c_int {
-            NO_SDK
-        }
-        pub unsafe fn errorstr(_code: c_int) -> *const c_char {
-            c"no OpenZiti SDK linked".as_ptr()
-        }
-        pub unsafe fn version() -> *const Version {
-            std::ptr::null()
-        }
-        pub unsafe fn socket(_kind: c_int) -> c_int {
-            -1
-        }
-        pub unsafe fn load_context(
-            _identity: *const c_char,
-            _timeout_ms: c_int,
-            _out: *mut Context,
-        ) -> c_int {
-            NO_SDK
-        }
-        pub unsafe fn connect(
-            _fd: c_int,
-            _ctx: Context,
-            _service: *const c_char,
-            _terminator: *const c_char,
-        ) -> c_int {
-            NO_SDK
-        }
-        pub unsafe fn close(fd: c_int) -> c_int {
-            libc::close(fd)
-        }
-        pub unsafe fn enroll_identity(
-            _jwt: *const c_char,
-            _key: *const c_char,
-            _cert: *const c_char,
-            _id_json: *mut *mut c_char,
-            _id_json_len: *mut c_ulong,
-        ) -> c_int {
-            NO_SDK
-        }
+    pub unsafe fn ziti_errorstr(_err: c_int) -> *const c_char {
+        c"no OpenZiti SDK linked".as_ptr()
     }
-
-    pub use imp::*;
+    pub unsafe fn ziti_get_version() -> *const monky_ziti_version {
+        std::ptr::null()
+    }
+    pub unsafe fn Ziti_socket(_type: c_int) -> ziti_socket_t {
+        -1
+    }
+    pub unsafe fn Ziti_load_context_with_timeout(
+        _h: *mut ziti_handle_t,
+        _identity: *const c_char,
+        _timeout_ms: c_int,
+    ) -> c_int {
+        NO_SDK
+    }
+    pub unsafe fn Ziti_connect(
+        _socket: ziti_socket_t,
+        _ztx: ziti_handle_t,
+        _service: *const c_char,
+        _terminator: *const c_char,
+    ) -> c_int {
+        NO_SDK
+    }
+    pub unsafe fn Ziti_close(_socket: ziti_socket_t) -> c_int {
+        -1
+    }
+    pub unsafe fn Ziti_enroll_identity(
+        _jwt: *const c_char,
+        _key: *const c_char,
+        _cert: *const c_char,
+        _id_json: *mut *mut c_char,
+        _id_json_len: *mut c_ulong,
+    ) -> c_int {
+        NO_SDK
+    }
 }
+
+pub use raw::{
+    ziti_errorstr, ziti_get_version, ziti_handle_t, ziti_socket_t, Ziti_close, Ziti_connect,
+    Ziti_enroll_identity, Ziti_last_error, Ziti_lib_init, Ziti_lib_shutdown,
+    Ziti_load_context_with_timeout, Ziti_socket,
+};
 
 #[cfg(all(test, ziti_sdk))]
 mod tests {
@@ -238,21 +133,63 @@ mod tests {
     #[test]
     fn linked_library_reports_version_and_error_text() {
         unsafe {
-            let v = compat::version();
+            let v = ziti_get_version();
             assert!(!v.is_null());
             let ver = CStr::from_ptr((*v).version).to_string_lossy().into_owned();
-            assert!(
-                ver.chars().next().is_some_and(|c| c.is_ascii_digit()),
-                "version {ver:?}"
-            );
-            let msg = CStr::from_ptr(compat::errorstr(codes::ZITI_SERVICE_UNAVAILABLE))
+            if SOURCE == "vendored" {
+                assert_eq!(ver, BUILT_VERSION, "the SDK reports the vendored version");
+                assert_eq!(ver, "1.18.2");
+            }
+            let msg = CStr::from_ptr(ziti_errorstr(codes::ZITI_SERVICE_UNAVAILABLE))
                 .to_string_lossy()
                 .into_owned();
-            assert_eq!(msg, "Service not available");
-            let msg = CStr::from_ptr(compat::errorstr(codes::ZITI_CONTROLLER_UNAVAILABLE))
+            assert_eq!(msg, "service not available");
+            let msg = CStr::from_ptr(ziti_errorstr(codes::ZITI_CONTROLLER_UNAVAILABLE))
                 .to_string_lossy()
                 .into_owned();
-            assert_eq!(msg, "Ziti Controller is not available");
+            assert_eq!(msg, "ziti controller is not available");
+        }
+    }
+
+    /// The hand-written codes (needed by builds without an SDK) are the linked header's.
+    #[test]
+    fn codes_match_the_linked_header() {
+        use raw as h;
+        let pairs: &[(i32, i64)] = &[
+            (
+                codes::ZITI_CONFIG_NOT_FOUND,
+                h::ZITI_CONFIG_NOT_FOUND as i64,
+            ),
+            (codes::ZITI_JWT_INVALID, h::ZITI_JWT_INVALID as i64),
+            (codes::ZITI_KEY_LOAD_FAILED, h::ZITI_KEY_LOAD_FAILED as i64),
+            (codes::ZITI_INVALID_CONFIG, h::ZITI_INVALID_CONFIG as i64),
+            (
+                codes::ZITI_AUTHENTICATION_FAILED,
+                h::ZITI_AUTHENTICATION_FAILED as i64,
+            ),
+            (codes::ZITI_NOT_AUTHORIZED, h::ZITI_NOT_AUTHORIZED as i64),
+            (
+                codes::ZITI_CONTROLLER_UNAVAILABLE,
+                h::ZITI_CONTROLLER_UNAVAILABLE as i64,
+            ),
+            (
+                codes::ZITI_GATEWAY_UNAVAILABLE,
+                h::ZITI_GATEWAY_UNAVAILABLE as i64,
+            ),
+            (
+                codes::ZITI_SERVICE_UNAVAILABLE,
+                h::ZITI_SERVICE_UNAVAILABLE as i64,
+            ),
+            (codes::ZITI_EOF, h::ZITI_EOF as i64),
+            (codes::ZITI_TIMEOUT, h::ZITI_TIMEOUT as i64),
+            (codes::ZITI_CONNABORT, h::ZITI_CONNABORT as i64),
+            (codes::ZITI_INVALID_STATE, h::ZITI_INVALID_STATE as i64),
+            (codes::ZITI_CONN_CLOSED, h::ZITI_CONN_CLOSED as i64),
+            (codes::ZITI_NOT_FOUND, h::ZITI_NOT_FOUND as i64),
+            (codes::ZITI_DISABLED, h::ZITI_DISABLED as i64),
+        ];
+        for (ours, header) in pairs {
+            assert_eq!(*ours as i64, *header);
         }
     }
 }
@@ -264,8 +201,9 @@ mod tests_none {
     fn no_sdk_build_says_so() {
         const { assert!(!super::LINKED) };
         assert_eq!(super::SOURCE, "none");
+        let mut h = 0u32;
         assert_eq!(
-            unsafe { super::compat::load_context(std::ptr::null(), 0, std::ptr::null_mut()) },
+            unsafe { super::Ziti_load_context_with_timeout(&mut h, std::ptr::null(), 0) },
             super::NO_SDK
         );
     }

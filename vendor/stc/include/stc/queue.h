@@ -1,0 +1,40 @@
+/* MIT License
+ *
+ * Copyright (c) 2025 Tyge Løvset
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */
+
+// Queue. Implemented as a ring buffer.
+#include "priv/linkage.h"
+
+#ifndef STC_QUEUE_H_INCLUDED
+#define STC_QUEUE_H_INCLUDED
+#include "common.h"
+#include "types.h"
+#include <stdlib.h>
+#endif // STC_QUEUE_H_INCLUDED
+
+#ifndef _i_prefix
+  #define _i_prefix queue_
+#endif
+#include "priv/template.h"
+#include "priv/queue_prv.h"
+#include "priv/linkage2.h"
+#include "priv/template2.h"

@@ -1,0 +1,2 @@
+#define i_implement
+#include "../include/stc/cspan.h"

@@ -1,0 +1,2 @@
+#define STC_CSTR_CORE
+#include "../include/stc/cstr.h"

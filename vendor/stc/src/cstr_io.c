@@ -1,0 +1,2 @@
+#define STC_CSTR_IO
+#include "../include/stc/cstr.h"

@@ -1,0 +1,2 @@
+#define STC_IMPLEMENT
+#include "../include/stc/coroutine.h"

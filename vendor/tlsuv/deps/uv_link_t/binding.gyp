@@ -1,0 +1,4 @@
+# Just for npm
+{
+  "targets": [{"target_name":"nop","type":"<(library)"}],
+}

@@ -1,0 +1,5 @@
+{
+  "variables": {
+    "uv_library": "static_library",
+  },
+}

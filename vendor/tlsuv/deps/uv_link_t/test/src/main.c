@@ -1,0 +1,3 @@
+#include "test-common.h"
+#include "test-list.h"
+#include "mini/main.h"
