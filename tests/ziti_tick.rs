@@ -156,9 +156,9 @@ fn sdk_enrolled_by_the_agent_applies_and_heartbeats() {
     let v: serde_json::Value =
         serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r:?}"));
     assert_eq!(v["transport"], "sdk", "{v}");
-    assert_eq!(v["ziti_sdk"], "0.29.3", "{v}");
+    assert_eq!(v["ziti_sdk"], "1.18.2", "{v}");
     let detail = v["transport_detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("libziti 0.29.3"), "{v}");
+    assert!(detail.contains("libziti 1.18.2"), "{v}");
     let eps = v["endpoints"].as_array().cloned().unwrap_or_default();
     assert_eq!(eps.len(), 2, "{v}");
     assert!(eps.iter().all(|e| e["state"] == "dialable"), "{v}");

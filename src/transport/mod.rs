@@ -46,7 +46,7 @@ pub enum TransportError {
 
 pub trait Connector: Send + Sync {
     fn connect<'a>(&'a self, ep: &'a Endpoint) -> ConnectFuture<'a>;
-    /// e.g. `system`, `proxy (127.0.0.1)`, `sdk (libziti 0.29.3)`.
+    /// e.g. `system`, `proxy (127.0.0.1)`, `sdk (libziti 1.18.2, identity …)`.
     fn describe(&self) -> String;
 }
 

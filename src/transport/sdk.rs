@@ -406,10 +406,12 @@ async fn dial(
                 );
                 attempt += 1;
             }
-            Err(DialFail::Refused) => return Err(TransportError::Unreachable(format!(
+            Err(DialFail::Refused) => {
+                return Err(TransportError::Unreachable(format!(
                 "{} via ziti service '{}': the SDK refused the connection {DIAL_ATTEMPTS} times",
                 ep.label, ep.service
-            ))),
+            )))
+            }
             Err(DialFail::Other(e)) => return Err(e),
         }
     }
