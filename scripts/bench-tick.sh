@@ -9,15 +9,12 @@ cd "$(dirname "$0")/.."
 N="${1:-20}"
 export MONKY_CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
 export PATH="$MONKY_CACHE/bin:$PATH" MONKY_BAO_BIN="$MONKY_CACHE/bin/bao"
-export ZITI_SDK_DIR="${ZITI_SDK_DIR:-$MONKY_CACHE/libziti}"
 bash scripts/provision.sh >/dev/null
 bash scripts/services.sh >/dev/null
 cargo build -q --release --bin monky-deployd
 cargo build -q -p monky-test-tenancy --bin monky-test-stack
 T="${CARGO_TARGET_DIR:-target}"
 BIN="$T/release/monky-deployd"
-# a release binary finds libziti only at its packaged path: point it at the build's copy
-export LD_LIBRARY_PATH="$ZITI_SDK_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 DIR=$(mktemp -d /tmp/monky-bench.XXXXXX)
 cleanup() { kill "$(cat "$DIR/pid" 2>/dev/null)" 2>/dev/null || true; docker compose -p monky-bench-01 down -v >/dev/null 2>&1 || true; rm -rf "$DIR"; }
 trap cleanup EXIT

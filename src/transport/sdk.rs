@@ -186,12 +186,17 @@ fn start_load(
     std::thread::Builder::new()
         .name("ziti-load".into())
         .spawn(move || {
+            let t0 = std::time::Instant::now();
             let mut h = ziti_sys::INVALID_HANDLE;
             // SAFETY: lib initialised; cpath is 'static (the SDK may read it after a time-out);
             // h is a valid out pointer.
             let rc = unsafe {
                 ziti_sys::Ziti_load_context_with_timeout(&mut h, cpath.as_ptr(), timeout_ms)
             };
+            tracing::debug!(
+                "ziti: identity load returned {rc} after {} ms",
+                t0.elapsed().as_millis()
+            );
             let _ = tx.send(Some(if rc == ZITI_OK { Ok(h) } else { Err(rc) }));
         })
         .map_err(|e| {
@@ -312,8 +317,18 @@ impl SdkConnector {
 impl Connector for SdkConnector {
     fn connect<'a>(&'a self, ep: &'a Endpoint) -> ConnectFuture<'a> {
         Box::pin(async move {
+            let t0 = std::time::Instant::now();
             let h = self.handle().await?;
-            dial(h, &self.identity, ep).await
+            let loaded = t0.elapsed();
+            let s = dial(h, &self.identity, ep).await?;
+            tracing::debug!(
+                "ziti: {} connected via '{}' in {} ms (waited {} ms for the identity)",
+                ep.label,
+                ep.service,
+                t0.elapsed().as_millis(),
+                loaded.as_millis()
+            );
+            Ok(s)
         })
     }
     fn describe(&self) -> String {
