@@ -1432,10 +1432,22 @@ fn guard_on() -> bool {
     test_policy() != "off"
 }
 
+/// The first 12 characters (not bytes: a sha from the network may be anything, and slicing
+/// inside a multi-byte character would panic, which `panic = "abort"` turns into a dead tick).
 pub fn short(s: Option<&str>) -> String {
     match s {
-        Some(s) if s.len() > 12 => s[..12].to_string(),
-        Some(s) => s.to_string(),
+        Some(s) => s.chars().take(12).collect(),
         None => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod short_tests {
+    #[test]
+    fn short_never_splits_a_character() {
+        assert_eq!(super::short(Some("0123456789abcdef")), "0123456789ab");
+        assert_eq!(super::short(Some("ééééééééééééé")), "éééééééééééé");
+        assert_eq!(super::short(Some("abc")), "abc");
+        assert_eq!(super::short(None), "-");
     }
 }
