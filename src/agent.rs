@@ -24,7 +24,10 @@ use crate::state::{self, State, TokenMeta, TokenSource};
 use crate::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
 use crate::transport::{self, Connector, Endpoint, TransportError};
 
+mod plan;
 mod rollback;
+
+pub use plan::plan;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 const GIB: u64 = 1 << 30;

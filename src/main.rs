@@ -38,6 +38,13 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// What the next apply would do: check in, fetch and check the desired bundle, diff the
+    /// services. No lease, no secret read, no `.env`, no container change, no report.
+    /// Exit 0: the apply would proceed; 1: a refusal would fire; 75: transport trouble.
+    Plan {
+        #[arg(long)]
+        json: bool,
+    },
     /// Log in to OpenBao with the bootstrap grant and store the token.
     Bootstrap {
         /// Replace an existing token (kit re-revealed).
@@ -166,6 +173,14 @@ fn dispatch(cli: Cli) -> ExitCode {
             };
             init_logging("warn");
             runtime().block_on(status(cfg, json))
+        }
+        Cmd::Plan { json } => {
+            let cfg = match load_config(&cli.config) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            init_logging("warn");
+            exit(runtime().block_on(agent::plan(cfg, json)))
         }
         Cmd::Bootstrap { force } => {
             let cfg = match load_config(&cli.config) {
