@@ -436,6 +436,7 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
         "counters": st.counters,
         "last_success": st.counters.last_success,
         "applied_serial": st.applied_serial,
+        "failed_release": st.failed_release,
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -497,6 +498,18 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
             ts(st.last_report),
             st.last_result.as_deref().unwrap_or("")
         );
+        if let Some(f) = &st.failed_release {
+            println!(
+                "rolled back    {} failed{}; not retried before {} unless the desired sha changes",
+                f.sha,
+                if f.rollback_ok {
+                    format!(", {} brought back", f.rolled_back_to)
+                } else {
+                    format!(", bringing {} back failed too", f.rolled_back_to)
+                },
+                ts(Some(f.at.saturating_add(cfg.retry_failed_after_s)))
+            );
+        }
         if let Some(e) = &st.last_error {
             println!("last error     {}", redact::redact(e));
         }

@@ -133,6 +133,16 @@ fn rolls_back_to_the_last_healthy_release(f: Flavour) {
     assert_eq!(st["failed_release"]["sha"], sha2.as_str());
     assert_eq!(st["failed_release"]["rolled_back_to"], sha1.as_str());
     assert_eq!(st["failed_release"]["rollback_ok"], true);
+    let status = s.cmd(&["status", "--json"]);
+    let sj: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(sj["failed_release"]["sha"], sha2.as_str(), "{status:?}");
+    let status = s.cmd(&["status"]);
+    assert!(
+        status.stdout.contains(&format!(
+            "rolled back    {sha2} failed, {sha1} brought back"
+        )),
+        "{status:?}"
+    );
 
     // the next ticks: v2 is not applied again, v1 reported as running
     let fetches = s.tenancy.bundle_fetches().len();
