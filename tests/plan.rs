@@ -150,7 +150,9 @@ fn pending_change(f: Flavour) {
     );
     let checkins = s.tenancy.checkins().len();
     let before = untouched(&s);
+    let t = std::time::Instant::now();
     let (r, p) = plan_json(&s);
+    eprintln!("measure: plan --json {:?} ({f:?})", t.elapsed());
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(untouched(&s), before, "plan touched something");
     assert_eq!(s.tenancy.checkins().len(), checkins + 1, "one check-in");
@@ -233,7 +235,13 @@ fn pending_change(f: Flavour) {
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
     let side_before = side_id(&s);
+    let (agent_reqs, reads) = (s.bao.agent_requests().len(), s.bao.secret_reads().len());
+    let t = std::time::Instant::now();
     assert_eq!(s.tick().code, 0);
+    eprintln!("measure: apply tick {:?} ({f:?})", t.elapsed());
+    // the counters the plan is held to do move when the agent really works
+    assert!(s.bao.agent_requests().len() > agent_reqs);
+    assert_eq!(s.bao.secret_reads().len(), reads + 1);
     assert_eq!(s.last_report()["sha"], sha2.as_str());
     assert_eq!(side_id(&s), side_before, "side not recreated, as planned");
     let names: Vec<String> = s.containers().into_iter().map(|c| c.0).collect();

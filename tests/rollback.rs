@@ -78,7 +78,12 @@ fn rolls_back_to_the_last_healthy_release(f: Flavour) {
     let reads = s.bao.secret_reads().len();
     let logins = s.bao.login_count();
     let reports = s.tenancy.reports().len();
+    let t = std::time::Instant::now();
     let r = s.tick();
+    eprintln!(
+        "measure: failed apply + rollback tick {:?} ({f:?})",
+        t.elapsed()
+    );
     assert_eq!(r.code, 1, "the rollback tick exits 1: {r:?}");
     let reps = s.tenancy.reports();
     assert_eq!(reps.len(), reports + 2, "exactly two reports: {reps:#?}");
@@ -169,6 +174,18 @@ fn rolls_back_to_the_last_healthy_release(f: Flavour) {
         "v2 not fetched again"
     );
     assert_eq!(s.bao.secret_reads().len(), reads + 1);
+    // plan says the same, and holds to its promises
+    let (leases_now, reports_now) = (s.tenancy.leases().len(), s.tenancy.reports().len());
+    let r = s.cmd(&["plan", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let p: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(p["would"], "hold", "{p:#}");
+    assert_eq!(p["desired"]["sha"], sha2.as_str());
+    assert!(p["rollback"]["held_until"].is_string());
+    assert_eq!(s.tenancy.leases().len(), leases_now);
+    assert_eq!(s.tenancy.reports().len(), reports_now);
+    assert_eq!(s.bao.secret_reads().len(), reads + 1);
+    let fetches = fetches + 1; // the plan fetched the bundle once
 
     // tenancy changes its mind (back to v1: nothing to do), then v2 again: tried again
     let back = s
