@@ -55,7 +55,11 @@ fn docker_health(s: &Stack, service: &str) -> String {
 fn rolls_back_to_the_last_healthy_release(f: Flavour) {
     require_docker();
     let mut s = Stack::new("rollback", f);
-    s.set_extra("auto_rollback: true\nhealthy_timeout_s: 20\n");
+    let prom = s.dir.path().join("deployd.prom");
+    s.set_extra(&format!(
+        "auto_rollback: true\nhealthy_timeout_s: 20\nmetrics_textfile: {}\n",
+        prom.display()
+    ));
     s.give_bootstrap();
     let v = s
         .bao
@@ -138,6 +142,15 @@ fn rolls_back_to_the_last_healthy_release(f: Flavour) {
     assert_eq!(st["failed_release"]["sha"], sha2.as_str());
     assert_eq!(st["failed_release"]["rolled_back_to"], sha1.as_str());
     assert_eq!(st["failed_release"]["rollback_ok"], true);
+    let m = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        m.contains("monky_deployd_rollbacks_total{result=\"ok\"} 1\n"),
+        "{m}"
+    );
+    assert!(
+        m.contains("monky_deployd_rollbacks_total{result=\"failed\"} 0\n"),
+        "{m}"
+    );
     let status = s.cmd(&["status", "--json"]);
     let sj: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
     assert_eq!(sj["failed_release"]["sha"], sha2.as_str(), "{status:?}");
@@ -289,7 +302,11 @@ both_composes!(without_auto_rollback_the_seed_behaviour);
 fn old_release_failing_too_is_not_a_loop(f: Flavour) {
     require_docker();
     let mut s = Stack::new("rbfail", f);
-    s.set_extra("auto_rollback: true\nhealthy_timeout_s: 20\n");
+    let prom = s.dir.path().join("deployd.prom");
+    s.set_extra(&format!(
+        "auto_rollback: true\nhealthy_timeout_s: 20\nmetrics_textfile: {}\n",
+        prom.display()
+    ));
     s.give_bootstrap();
     let v = s
         .bao
@@ -337,6 +354,11 @@ fn old_release_failing_too_is_not_a_loop(f: Flavour) {
     assert!(s.container_env("web").contains(&"VARIANT=v1".to_string()));
     assert_eq!(current(&s), s.state_dir().join("releases").join(&sha1));
     assert_eq!(s.state()["failed_release"]["rollback_ok"], false);
+    let m = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        m.contains("monky_deployd_rollbacks_total{result=\"failed\"} 1\n"),
+        "{m}"
+    );
     let fetches = s.tenancy.bundle_fetches().len();
     for _ in 0..2 {
         let before = s.tenancy.reports().len();

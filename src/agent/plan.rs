@@ -287,7 +287,12 @@ impl Agent {
             "apply" => {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
                 p.rollback.target = self.rollback_candidate(&sha, &containers);
-                if let Some(f) = &self.state.failed_release {
+                if let Some(f) = self
+                    .state
+                    .failed_release
+                    .as_ref()
+                    .filter(|_| self.cfg.auto_rollback)
+                {
                     let until = f.at.saturating_add(self.cfg.retry_failed_after_s);
                     if f.sha == sha && state::now() < until {
                         p.rollback.held_until = Some(

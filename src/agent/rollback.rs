@@ -43,7 +43,13 @@ impl Agent {
         sha: &str,
         before: Vec<Container>,
     ) -> Result<Exit, Failure> {
-        if let Some(f) = self.state.failed_release.clone() {
+        // the hold belongs to auto_rollback: with it off, the seed's behaviour (retry each tick)
+        if let Some(f) = self
+            .state
+            .failed_release
+            .clone()
+            .filter(|_| self.cfg.auto_rollback)
+        {
             let until = f.at.saturating_add(self.cfg.retry_failed_after_s);
             if f.sha == sha && state::now() < until {
                 return self.held(&f, until, before).await;
@@ -130,6 +136,12 @@ impl Agent {
             rolled_back_to: old.to_string(),
             rollback_ok: back.is_ok(),
         });
+        *self
+            .state
+            .counters
+            .rollbacks
+            .entry(if back.is_ok() { "ok" } else { "failed" }.to_string())
+            .or_default() += 1;
         // the suffix must survive the report's 900-character cut
         let cut = |d: &str, suffix: &str| {
             format!(
