@@ -264,7 +264,7 @@ fn pending_change(f: Flavour) {
     assert_eq!(service(&p, "side")["change"], "unchanged");
     assert_eq!(service(&p, "extra")["change"], "unchanged");
 }
-both_composes!(pending_change);
+all_composes!(pending_change);
 
 fn privileged_bundle(f: Flavour) {
     require_docker();

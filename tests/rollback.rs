@@ -253,7 +253,7 @@ fn rolls_back_to_the_last_healthy_release(f: Flavour) {
         .container_env("web")
         .contains(&"API_KEY=rb-secret-two".to_string()));
 }
-both_composes!(rolls_back_to_the_last_healthy_release);
+all_composes!(rolls_back_to_the_last_healthy_release);
 
 fn without_auto_rollback_the_seed_behaviour(f: Flavour) {
     require_docker();
