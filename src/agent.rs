@@ -24,6 +24,11 @@ use crate::state::{self, State, TokenMeta, TokenSource};
 use crate::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
 use crate::transport::{self, Connector, Endpoint, TransportError};
 
+mod plan;
+mod rollback;
+
+pub use plan::plan;
+
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 const GIB: u64 = 1 << 30;
 const DETAIL_MAX: usize = 900;
@@ -223,6 +228,8 @@ pub struct Agent {
     /// When this tick's budget (`tick_budget_s`) runs out.
     deadline: tokio::time::Instant,
     windows: crate::windows::Windows,
+    /// A failed report held back while an automatic rollback may still add to it.
+    rb: rollback::Hold,
 }
 
 impl Agent {
@@ -245,6 +252,7 @@ impl Agent {
             interrupt: None,
             deadline: tokio::time::Instant::now(),
             windows,
+            rb: Default::default(),
         })
     }
 
@@ -397,6 +405,15 @@ impl Agent {
         };
         self.state.last_checkin = Some(state::now());
         self.state.desired_sha = resp.desired_sha.clone();
+        if self
+            .state
+            .failed_release
+            .as_ref()
+            .is_some_and(|f| resp.desired_sha.as_deref() != Some(f.sha.as_str()))
+        {
+            // tenancy changed its mind: a rolled-back sha is not held any more
+            self.state.failed_release = None;
+        }
         self.state.last_action = Some(resp.action.clone());
         info!(
             "checkin: action={} desired={} applied={}",
@@ -411,7 +428,7 @@ impl Agent {
                     Some((window, next)) if !resp.urgent => {
                         self.deferred(&sha, &window, &next, containers).await
                     }
-                    _ => self.apply(&sha).await,
+                    _ => self.apply_or_roll_back(&sha, containers).await,
                 }
             }
             "down" => self.down(resp.prod, resp.purge_volumes).await,
@@ -679,6 +696,14 @@ impl Agent {
     // ---- reports ------------------------------------------------------------------------
 
     async fn report(&mut self, sha: Option<&str>, result: &str, detail: &str, log_tail: &str) {
+        if self.rb.holding && result == "failed" && self.rb.held.is_none() {
+            // an automatic rollback may follow: rollback.rs sends it, with how that went
+            self.rb.held = Some(rollback::Held {
+                detail: detail.to_string(),
+                log_tail: Zeroizing::new(log_tail.to_string()),
+            });
+            return;
+        }
         let containers = self.containers().await;
         // redaction first, then the cut (as everywhere)
         let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);

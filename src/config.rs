@@ -182,6 +182,11 @@ pub struct Config {
     pub apply_windows: Vec<String>,
     /// Their time zone (IANA name); "" = the box's local zone.
     pub apply_windows_tz: String,
+    /// Bring the last healthy release back when an apply ends UNHEALTHY or COMPOSE_UP_FAILED.
+    pub auto_rollback: bool,
+    /// How long a sha that failed and was rolled back is not applied again (unless the desired
+    /// sha changes).
+    pub retry_failed_after_s: u64,
     pub registry_host: String,
     pub keep_releases: usize,
     pub log_level: LogLevel,
@@ -218,6 +223,8 @@ impl Default for Config {
             metrics_textfile: String::new(),
             apply_windows: Vec::new(),
             apply_windows_tz: String::new(),
+            auto_rollback: false,
+            retry_failed_after_s: 3600,
             registry_host: "harbor.tikali.net".into(),
             keep_releases: 5,
             log_level: LogLevel::Info,
@@ -331,6 +338,9 @@ impl Config {
             return Err(
                 "tick_budget_s must be 60-86400 (and fit the unit's TimeoutStartSec)".into(),
             );
+        }
+        if !(1..=30 * 86400).contains(&self.retry_failed_after_s) {
+            return Err("retry_failed_after_s must be 1-2592000 (30 days)".into());
         }
         if self.keep_releases == 0 {
             return Err("keep_releases must be at least 1".into());

@@ -38,6 +38,13 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// What the next apply would do: check in, fetch and check the desired bundle, diff the
+    /// services. No lease, no secret read, no `.env`, no container change, no report.
+    /// Exit 0: the apply would proceed; 1: a refusal would fire; 75: transport trouble.
+    Plan {
+        #[arg(long)]
+        json: bool,
+    },
     /// Log in to OpenBao with the bootstrap grant and store the token.
     Bootstrap {
         /// Replace an existing token (kit re-revealed).
@@ -165,6 +172,14 @@ fn dispatch(cli: Cli) -> ExitCode {
             };
             init_logging("warn");
             runtime().block_on(status(cfg, json))
+        }
+        Cmd::Plan { json } => {
+            let cfg = match load_config(&cli.config) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            init_logging("warn");
+            exit(runtime().block_on(agent::plan(cfg, json)))
         }
         Cmd::Bootstrap { force } => {
             let cfg = match load_config(&cli.config) {
@@ -420,6 +435,7 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
         "counters": st.counters,
         "last_success": st.counters.last_success,
         "applied_serial": st.applied_serial,
+        "failed_release": st.failed_release,
     });
     if json {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -481,6 +497,18 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
             ts(st.last_report),
             st.last_result.as_deref().unwrap_or("")
         );
+        if let Some(f) = &st.failed_release {
+            println!(
+                "rolled back    {} failed{}; not retried before {} unless the desired sha changes",
+                f.sha,
+                if f.rollback_ok {
+                    format!(", {} brought back", f.rolled_back_to)
+                } else {
+                    format!(", bringing {} back failed too", f.rolled_back_to)
+                },
+                ts(Some(f.at.saturating_add(cfg.retry_failed_after_s)))
+            );
+        }
         if let Some(e) = &st.last_error {
             println!("last error     {}", redact::redact(e));
         }

@@ -20,6 +20,8 @@ pub struct Counters {
     pub applies: u64,
     /// Refused or failed applies by their code (`PRIVILEGED_REFUSED`, `UNHEALTHY`, …).
     pub failures: BTreeMap<String, u64>,
+    /// Automatic rollbacks by outcome (`ok`: the old release came back healthy; `failed`).
+    pub rollbacks: BTreeMap<String, u64>,
     pub last_success: Option<u64>,
 }
 
@@ -140,6 +142,19 @@ pub fn render(s: &Snapshot) -> String {
             o,
             "monky_deployd_apply_failures_total{{code=\"{}\"}} {n}",
             label(code)
+        );
+    }
+    head(
+        &mut o,
+        "monky_deployd_rollbacks_total",
+        "counter",
+        "Automatic rollbacks by outcome (ok: the old release came back healthy).",
+    );
+    for result in ["ok", "failed"] {
+        let n = s.counters.rollbacks.get(result).copied().unwrap_or(0);
+        let _ = writeln!(
+            o,
+            "monky_deployd_rollbacks_total{{result=\"{result}\"}} {n}"
         );
     }
     head(

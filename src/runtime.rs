@@ -215,6 +215,18 @@ impl Engine {
         out
     }
 
+    /// The project's containers as the engine lists them (labels, image), for `plan`.
+    pub async fn containers_raw(
+        &self,
+        project: &str,
+    ) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        let filt = serde_json::json!({"label": [format!("com.docker.compose.project={project}")]})
+            .to_string();
+        let path = format!("/containers/json?all=1&filters={}", urlencode(&filt));
+        let body = self.call(hyper::Method::GET, &path).await?;
+        serde_json::from_slice(&body).map_err(|e| self.err(e))
+    }
+
     pub async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
         let body = self.call(hyper::Method::GET, "/info").await?;
         let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
@@ -471,6 +483,41 @@ impl Compose {
     pub async fn config(&self, dir: &Path) -> Result<(String, String), RuntimeError> {
         self.run_split(Some(dir), &["config"], Duration::from_secs(60))
             .await
+    }
+    /// `config` with variables from `env_file` instead of the project's `.env` (`plan`).
+    pub async fn config_env(
+        &self,
+        dir: &Path,
+        env_file: &Path,
+    ) -> Result<(String, String), RuntimeError> {
+        let f = env_file.display().to_string();
+        self.run_split(
+            Some(dir),
+            &["--env-file", &f, "config"],
+            Duration::from_secs(60),
+        )
+        .await
+    }
+    /// Compose's own per-service config hashes (what it stores in the
+    /// `com.docker.compose.config-hash` label), variables from `env_file`.
+    pub async fn config_hashes(
+        &self,
+        dir: &Path,
+        env_file: &Path,
+    ) -> Result<std::collections::BTreeMap<String, String>, RuntimeError> {
+        let f = env_file.display().to_string();
+        let (out, _) = self
+            .run_split(
+                Some(dir),
+                &["--env-file", &f, "config", "--hash=*"],
+                Duration::from_secs(60),
+            )
+            .await?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.trim().split_once(' '))
+            .map(|(s, h)| (s.to_string(), h.trim().to_string()))
+            .collect())
     }
     pub async fn pull(&self, dir: &Path) -> Result<String, RuntimeError> {
         self.run(Some(dir), &["pull"], Duration::from_secs(1800))

@@ -104,6 +104,21 @@ pub struct State {
     pub lease_swap_due: bool,
     /// What the metrics file counts across ticks.
     pub counters: crate::metrics::Counters,
+    /// The last sha an automatic rollback replaced (`auto_rollback`): not applied again until
+    /// the desired sha changes or `retry_failed_after_s` has passed.
+    pub failed_release: Option<FailedRelease>,
+}
+
+/// A release that failed and was rolled back (issue 11).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedRelease {
+    pub sha: String,
+    /// Unix seconds of the failure.
+    pub at: u64,
+    /// The sha brought back.
+    pub rolled_back_to: String,
+    /// Whether it came back healthy.
+    pub rollback_ok: bool,
 }
 
 impl State {

@@ -426,6 +426,12 @@ impl Bao {
             .collect()
     }
 
+    /// Every request made with a non-root token (the agent's; tenancy's own token lookups and
+    /// the harness's seeding run as root): "the agent talked to OpenBao" is a non-empty delta.
+    pub fn agent_requests(&self) -> Vec<(String, String)> {
+        self.audit_entries(true)
+    }
+
     /// Paths of every KV v2 data read (`monky/data/…`) made with a non-root token, in order:
     /// "the agent made no OpenBao read" is `secret_reads().is_empty()` (the harness's own
     /// seeding runs as root and is not counted).

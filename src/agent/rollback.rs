@@ -1,0 +1,277 @@
+//! Automatic rollback (`auto_rollback`, issue 11): when an apply ends `UNHEALTHY` or
+//! `COMPOSE_UP_FAILED` and the release that was `current` was healthy before it, that release
+//! is brought back up from its own directory — its `.env` as it was, so no lease and no
+//! OpenBao read — and `current` points back at it. Tenancy gets two reports: `failed` for the
+//! new sha (`<failure>; rolled back to <old sha>`), then `applied` for the old one
+//! (`ROLLED_BACK_FROM: <new sha>`). The failed sha is remembered in `state.json` and not applied
+//! again until tenancy's desired sha changes or `retry_failed_after_s` has passed. If the old
+//! release does not come back healthy either, both reports say so and the box is left as it is.
+
+use zeroize::Zeroizing;
+
+use super::*;
+use crate::state::FailedRelease;
+
+/// The apply's own `failed` report, held back while a rollback may still add to it.
+#[derive(Default)]
+pub(super) struct Hold {
+    pub(super) holding: bool,
+    pub(super) held: Option<Held>,
+}
+
+pub(super) struct Held {
+    pub(super) detail: String,
+    pub(super) log_tail: Zeroizing<String>,
+}
+
+/// The failures a rollback answers: the new release was started (or starting it failed) and
+/// is not healthy. Refusals before `up` never touched the running release.
+fn rollback_worthy(f: &Failure) -> bool {
+    f.exit == Exit::Fail
+        && (f.msg.starts_with("UNHEALTHY:") || f.msg.starts_with("COMPOSE_UP_FAILED:"))
+}
+
+fn rfc3339(unix: u64) -> String {
+    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(unix)).to_string()
+}
+
+impl Agent {
+    /// The `apply` arm of the tick: a sha that failed and was rolled back is held; otherwise
+    /// the apply runs, and rolls back by itself when `auto_rollback` allows it.
+    pub(super) async fn apply_or_roll_back(
+        &mut self,
+        sha: &str,
+        before: Vec<Container>,
+    ) -> Result<Exit, Failure> {
+        // the hold belongs to auto_rollback: with it off, the seed's behaviour (retry each tick)
+        if let Some(f) = self
+            .state
+            .failed_release
+            .clone()
+            .filter(|_| self.cfg.auto_rollback)
+        {
+            let until = f.at.saturating_add(self.cfg.retry_failed_after_s);
+            if f.sha == sha && state::now() < until {
+                return self.held(&f, until, before).await;
+            }
+        }
+        let Some(old) = self.rollback_candidate(sha, &before) else {
+            return self.apply(sha).await;
+        };
+        self.rb = Hold {
+            holding: true,
+            held: None,
+        };
+        let res = self.apply(sha).await;
+        let held = std::mem::take(&mut self.rb).held;
+        match res {
+            Err(f) if rollback_worthy(&f) => self.roll_back(sha, &old, f, held).await,
+            other => {
+                // not a failure a rollback answers: the apply's report goes out as it was
+                if let Some(h) = held {
+                    self.report(Some(sha), "failed", &h.detail, &h.log_tail)
+                        .await;
+                }
+                other
+            }
+        }
+    }
+
+    /// The release to go back to: `auto_rollback` is on, a different sha was applied, it is
+    /// still `current` with its directory and `.env` on disk, and it was healthy before this
+    /// tick.
+    pub(super) fn rollback_candidate(&self, sha: &str, before: &[Container]) -> Option<String> {
+        if !self.cfg.auto_rollback {
+            return None;
+        }
+        let old = self.state.applied_sha.clone()?;
+        if old == sha || !crate::tenancy::is_sha(&old) {
+            return None;
+        }
+        let rel = self.cfg.releases_dir().join(&old);
+        if !rel.join("compose.yaml").is_file() || !rel.join(".env").is_file() {
+            info!(
+                "auto_rollback: release {} is not on disk; no rollback",
+                short(Some(&old))
+            );
+            return None;
+        }
+        if std::fs::read_link(self.cfg.current_link()).ok().as_deref() != Some(rel.as_path()) {
+            info!(
+                "auto_rollback: {} is not current; no rollback",
+                short(Some(&old))
+            );
+            return None;
+        }
+        if !runtime::converged(&self.expected_services(&rel), before) {
+            info!(
+                "auto_rollback: {} was not healthy before this apply; no rollback",
+                short(Some(&old))
+            );
+            return None;
+        }
+        Some(old)
+    }
+
+    async fn roll_back(
+        &mut self,
+        new: &str,
+        old: &str,
+        f: Failure,
+        held: Option<Held>,
+    ) -> Result<Exit, Failure> {
+        let (detail, log_tail) = match held {
+            Some(h) => (h.detail, h.log_tail),
+            None => (f.msg.clone(), Zeroizing::new(String::new())),
+        };
+        warn!(
+            "apply of {} failed; auto_rollback: bringing {} back",
+            short(Some(new)),
+            short(Some(old))
+        );
+        let back = self.bring_back(old).await;
+        self.state.failed_release = Some(FailedRelease {
+            sha: new.to_string(),
+            at: state::now(),
+            rolled_back_to: old.to_string(),
+            rollback_ok: back.is_ok(),
+        });
+        *self
+            .state
+            .counters
+            .rollbacks
+            .entry(if back.is_ok() { "ok" } else { "failed" }.to_string())
+            .or_default() += 1;
+        // the suffix must survive the report's 900-character cut
+        let cut = |d: &str, suffix: &str| {
+            format!(
+                "{}{suffix}",
+                truncate_head(&redact::redact(d), DETAIL_MAX.saturating_sub(suffix.len()))
+            )
+        };
+        match back {
+            Ok(n) => {
+                let suffix = format!("; rolled back to {old}");
+                info!(
+                    "rolled back to {} ({n} containers healthy); {} is not retried before {}",
+                    short(Some(old)),
+                    short(Some(new)),
+                    rfc3339(state::now() + self.cfg.retry_failed_after_s)
+                );
+                self.report(Some(new), "failed", &cut(&detail, &suffix), &log_tail)
+                    .await;
+                self.report(
+                    Some(old),
+                    "applied",
+                    &format!("ROLLED_BACK_FROM: {new}"),
+                    "",
+                )
+                .await;
+                Err(Failure::fail(format!("{}{suffix}", f.msg)))
+            }
+            Err(why) => {
+                let suffix = format!("; rollback to {old} failed");
+                warn!("rollback to {} failed: {why}", short(Some(old)));
+                self.report(Some(new), "failed", &cut(&detail, &suffix), &log_tail)
+                    .await;
+                let why_old = format!("ROLLBACK_FAILED: {why} (rolling back from {new})");
+                self.report(Some(old), "failed", &why_old, "").await;
+                let msg = format!("{}{suffix}: {why}", f.msg);
+                Err(if self.interrupted() {
+                    Failure::new(Exit::TempFail, msg)
+                } else {
+                    Failure::fail(msg)
+                })
+            }
+        }
+    }
+
+    /// `compose up` of the old release from its own directory, then `current` → it, then the
+    /// health wait. `Ok(containers)` when healthy; otherwise what went wrong.
+    async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
+        let rel = self.cfg.releases_dir().join(old);
+        let meta: bundle::Meta = std::fs::read(rel.join("bundle.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let privileged = meta.agent.allow_privileged && self.cfg.permit_privileged;
+        // compose reads that release's .env: its values are masked in whatever it prints
+        register_env_values(&rel.join(".env"));
+        let mut compose = Compose::detect(&self.cfg)
+            .await
+            .map_err(|e| e.to_string())?;
+        compose.set_interrupt(self.interrupt.clone());
+        compose.set_deadline(Some(self.deadline));
+        let guard = self
+            .guard(&mut compose, &rel, privileged)
+            .await
+            .map_err(|f| f.msg)?;
+        info!(
+            "rollback: compose up -d --remove-orphans in {}",
+            rel.display()
+        );
+        let up = compose.up(&rel).await;
+        let denied = guard.as_ref().map(|g| g.denied()).unwrap_or_default();
+        drop(guard);
+        if let Err(e) = up {
+            if !denied.is_empty() {
+                return Err(format!("ENGINE_REFUSED: {}", denied.join("; ")));
+            }
+            return Err(match e {
+                RuntimeError::Interrupted(step) => format!("INTERRUPTED: {step} (SIGTERM)"),
+                e => format!("COMPOSE_UP_FAILED: {}", pull_diagnosis(e.output())),
+            });
+        }
+        // what runs now is the old release's: `current` says so, healthy or not
+        state::swap_symlink(&rel, &self.cfg.current_link()).map_err(|e| e.to_string())?;
+        let services = self.expected_services(&rel);
+        let (ok, cs) = self.wait_healthy(&services).await;
+        if ok {
+            return Ok(cs.len());
+        }
+        let bad: Vec<String> = cs
+            .iter()
+            .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
+            .map(|c| format!("{} {}/{}", c.service, c.state, c.health))
+            .collect();
+        Err(format!(
+            "UNHEALTHY: not healthy within {}s: {}",
+            self.cfg.healthy_timeout_s,
+            if bad.is_empty() {
+                "services missing".to_string()
+            } else {
+                bad.join(", ")
+            }
+        ))
+    }
+
+    /// A sha that failed and was rolled back, still desired: not applied again yet. The running
+    /// release is reported as in a heartbeat, with why the desired one waits.
+    async fn held(
+        &mut self,
+        f: &FailedRelease,
+        until: u64,
+        before: Vec<Container>,
+    ) -> Result<Exit, Failure> {
+        info!(
+            "{} failed and was rolled back; not retried before {} (or until the desired sha changes)",
+            short(Some(&f.sha)),
+            rfc3339(until)
+        );
+        let converged = !before.is_empty()
+            && runtime::converged(&self.expected_services(&self.cfg.current_link()), &before);
+        match self.state.applied_sha.clone() {
+            Some(applied) if f.rollback_ok && converged => {
+                let detail = format!(
+                    "ROLLED_BACK_FROM: {}; not retried before {}",
+                    f.sha,
+                    rfc3339(until)
+                );
+                self.report(Some(&applied), "applied", &detail, "").await;
+                Ok(Exit::Ok)
+            }
+            // the rollback did not bring a healthy release back: the heartbeat says how it is
+            _ => self.heartbeat(before).await,
+        }
+    }
+}
