@@ -31,7 +31,7 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 # docker-bound tests mostly wait on containers, so more threads than cores is fine
-cargo test --workspace -- --test-threads "${MONKY_TEST_THREADS:-4}"
+cargo test --workspace --no-fail-fast -- --test-threads "${MONKY_TEST_THREADS:-4}"
 if [ -x packaging/tests/run.sh ]; then
   step "packaging checks"
   bash packaging/tests/run.sh
