@@ -1092,15 +1092,7 @@ impl Agent {
                     )
                 })
                 .collect();
-            let detail = format!(
-                "UNHEALTHY: not healthy within {}s: {}",
-                self.cfg.healthy_timeout_s,
-                if bad.is_empty() {
-                    "services missing".to_string()
-                } else {
-                    bad.join(", ")
-                }
-            );
+            let detail = unhealthy_detail(self.cfg.healthy_timeout_s, &bad);
             self.report(Some(sha), "failed", &detail, &logs).await;
             Err(Failure::fail(detail))
         }
@@ -1242,6 +1234,27 @@ impl Agent {
     }
 
     /// Everything that can refuse a bundle before a lease or an OpenBao request.
+    /// `ROLLBACK_REFUSED` when the bundle's serial is older than the applied one and the box does
+    /// not permit going back.
+    fn rollback_refusal(&self, b: &Bundle) -> Option<Refusal> {
+        let applied = self.state.applied_serial?;
+        let allowed = b.meta.agent.allow_rollback && self.cfg.permit_rollback;
+        (b.meta.serial < applied && !allowed).then(|| {
+            Refusal::new(
+                "ROLLBACK_REFUSED",
+                format!(
+                    "bundle serial {} is older than the applied {applied}{}",
+                    b.meta.serial,
+                    if b.meta.agent.allow_rollback {
+                        " (the bundle's allow_rollback is not permitted by this box: permit_rollback is false)"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        })
+    }
+
     async fn pre_lease_checks(&self, b: &Bundle) -> Result<Vec<String>, Refusal> {
         b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)?;
         b.check_env_template()?;
@@ -1254,22 +1267,8 @@ impl Agent {
                 compose_check::services(&doc)
             }
         };
-        if let Some(applied) = self.state.applied_serial {
-            let allowed = b.meta.agent.allow_rollback && self.cfg.permit_rollback;
-            if b.meta.serial < applied && !allowed {
-                return Err(Refusal::new(
-                    "ROLLBACK_REFUSED",
-                    format!(
-                        "bundle serial {} is older than the applied {applied}{}",
-                        b.meta.serial,
-                        if b.meta.agent.allow_rollback {
-                            " (the bundle's allow_rollback is not permitted by this box: permit_rollback is false)"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
-            }
+        if let Some(r) = self.rollback_refusal(b) {
+            return Err(r);
         }
         let root = self
             .engine
@@ -1455,6 +1454,18 @@ fn file_policy_on() -> bool {
 
 fn guard_on() -> bool {
     test_policy() != "off"
+}
+
+/// The `UNHEALTHY` detail naming each bad service (or that services are missing).
+fn unhealthy_detail(timeout_s: u64, bad: &[String]) -> String {
+    format!(
+        "UNHEALTHY: not healthy within {timeout_s}s: {}",
+        if bad.is_empty() {
+            "services missing".to_string()
+        } else {
+            bad.join(", ")
+        }
+    )
 }
 
 /// The first 12 characters (not bytes: a sha from the network may be anything, and slicing

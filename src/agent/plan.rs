@@ -452,22 +452,8 @@ impl Agent {
             }
             Err(r) => refusals.push(r),
         }
-        if let Some(applied) = self.state.applied_serial {
-            let allowed = b.meta.agent.allow_rollback && self.cfg.permit_rollback;
-            if b.meta.serial < applied && !allowed {
-                refusals.push(Refusal::new(
-                    "ROLLBACK_REFUSED",
-                    format!(
-                        "bundle serial {} is older than the applied {applied}{}",
-                        b.meta.serial,
-                        if b.meta.agent.allow_rollback {
-                            " (the bundle's allow_rollback is not permitted by this box: permit_rollback is false)"
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
-            }
+        if let Some(r) = self.rollback_refusal(&b) {
+            refusals.push(r);
         }
         match self.engine.docker_root().await {
             Ok(root) => match runtime::free_bytes(&root) {

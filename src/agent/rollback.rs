@@ -234,15 +234,7 @@ impl Agent {
             .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
             .map(|c| format!("{} {}/{}", c.service, c.state, c.health))
             .collect();
-        Err(format!(
-            "UNHEALTHY: not healthy within {}s: {}",
-            self.cfg.healthy_timeout_s,
-            if bad.is_empty() {
-                "services missing".to_string()
-            } else {
-                bad.join(", ")
-            }
-        ))
+        Err(super::unhealthy_detail(self.cfg.healthy_timeout_s, &bad))
     }
 
     /// A sha that failed and was rolled back, still desired: not applied again yet. The running
