@@ -77,7 +77,8 @@ fn from_transport(e: TransportError) -> Failure {
     }
 }
 
-fn from_tenancy(e: TenancyError) -> Failure {
+/// The exit code and message a tenancy failure ends a tick with.
+pub fn from_tenancy(e: TenancyError) -> Failure {
     let msg = e.to_string();
     match e {
         TenancyError::Unauthenticated { .. } => Failure::fail(format!(

@@ -227,23 +227,7 @@ impl Tenancy {
                 BODY_LIMIT,
             )
             .await?;
-        let resp: CheckinResponse = Self::json("checkin", &r.body)?;
-        match resp.action.as_str() {
-            "apply" | "none" | "down" => {}
-            other => {
-                return Err(TenancyError::Protocol {
-                    what: "checkin",
-                    detail: format!("unknown action {other:?}"),
-                })
-            }
-        }
-        if resp.action == "apply" && !resp.desired_sha.as_deref().map(is_sha).unwrap_or(false) {
-            return Err(TenancyError::Protocol {
-                what: "checkin",
-                detail: "action apply without a valid desired_sha".into(),
-            });
-        }
-        Ok(resp)
+        parse_checkin(&r.body)
     }
 
     /// Returns the wire bundle and the `X-Bundle-Sha256` header.
@@ -283,29 +267,9 @@ impl Tenancy {
                 BODY_LIMIT,
             )
             .await?;
-        let v: serde_json::Value = Self::json("lease", &r.body)?;
-        if ["role_id", "secret_id", "wrap_token"]
-            .iter()
-            .any(|k| v.get(k).is_some())
-        {
-            return Err(TenancyError::LegacyLease);
-        }
-        let grant = v.get("grant").and_then(|g| g.as_str()).unwrap_or_default();
-        if grant.is_empty() {
-            return Err(TenancyError::Protocol {
-                what: "lease",
-                detail: "no grant in the response".into(),
-            });
-        }
-        crate::redact::register(grant);
-        Ok(Lease {
-            grant: Zeroizing::new(grant.to_string()),
-            jti: v
-                .get("jti")
-                .and_then(|j| j.as_str())
-                .unwrap_or_default()
-                .to_string(),
-        })
+        let lease = parse_lease(&r.body)?;
+        crate::redact::register(&lease.grant);
+        Ok(lease)
     }
 
     pub async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError> {
@@ -321,6 +285,60 @@ impl Tenancy {
         .await?;
         Ok(())
     }
+}
+
+/// A check-in answer, validated: a known action, and a well-formed `desired_sha` when it says
+/// `apply`. Any other `desired_sha` (odd length, non-ASCII…) is dropped, never trusted.
+pub fn parse_checkin(body: &[u8]) -> Result<CheckinResponse, TenancyError> {
+    let mut resp: CheckinResponse = Tenancy::json("checkin", body)?;
+    match resp.action.as_str() {
+        "apply" | "none" | "down" => {}
+        other => {
+            return Err(TenancyError::Protocol {
+                what: "checkin",
+                detail: format!(
+                    "unknown action {:?}",
+                    other.chars().take(40).collect::<String>()
+                ),
+            })
+        }
+    }
+    if !resp.desired_sha.as_deref().is_some_and(is_sha) {
+        if resp.action == "apply" {
+            return Err(TenancyError::Protocol {
+                what: "checkin",
+                detail: "action apply without a valid desired_sha".into(),
+            });
+        }
+        resp.desired_sha = None;
+    }
+    Ok(resp)
+}
+
+/// A lease answer: the grant (and its jti), or the retired AppRole shape refused.
+pub fn parse_lease(body: &[u8]) -> Result<Lease, TenancyError> {
+    let v: serde_json::Value = Tenancy::json("lease", body)?;
+    if ["role_id", "secret_id", "wrap_token"]
+        .iter()
+        .any(|k| v.get(k).is_some())
+    {
+        return Err(TenancyError::LegacyLease);
+    }
+    let grant = v.get("grant").and_then(|g| g.as_str()).unwrap_or_default();
+    if grant.is_empty() {
+        return Err(TenancyError::Protocol {
+            what: "lease",
+            detail: "no grant in the response".into(),
+        });
+    }
+    Ok(Lease {
+        grant: Zeroizing::new(grant.to_string()),
+        jti: v
+            .get("jti")
+            .and_then(|j| j.as_str())
+            .unwrap_or_default()
+            .to_string(),
+    })
 }
 
 pub fn is_sha(s: &str) -> bool {

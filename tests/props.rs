@@ -1,6 +1,6 @@
-//! Property tests of the parsers and checks that stand between a bundle and the box: bundle
-//! decoding and the canonical sha, path safety, the compose privilege analysis, `.env`
-//! rendering and the redactor. No panic, no escape, no value surviving.
+//! Property tests of the parsers and checks that stand between tenancy and the box: check-in and
+//! lease answers of any shape, bundle decoding and the canonical sha, path safety, the compose
+//! privilege analysis, `.env` rendering and the redactor. No panic, no escape, no value surviving.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path};
@@ -606,5 +606,143 @@ fn disguised_spellings_are_refused() {
     for y in cases {
         let r = compose_check::parse(y.as_bytes()).and_then(|d| compose_check::check(&d, false));
         assert!(r.is_err(), "not refused:\n{y}");
+    }
+}
+
+// ---- everything tenancy sends: check-in and lease answers ----------------------------------
+
+/// A JSON value of any shape, with the odd cases tenancy might send: huge and negative
+/// numbers, floats, non-ASCII and empty strings, nesting.
+fn any_json() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::{json, Value};
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<u64>().prop_map(|n| json!(n)),
+        Just(json!(u64::MAX)),
+        Just(json!(-1)),
+        Just(json!(1e308)),
+        ".{0,80}".prop_map(Value::String),
+        "[a-f0-9]{63,65}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+            prop::collection::btree_map(".{0,8}", inner, 0..4)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// `desired_sha` as tenancy might get it wrong: valid, upper case, odd length, multi-byte
+/// characters straddling byte 12, a number.
+fn any_sha() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::{json, Value};
+    prop_oneof![
+        "[a-f0-9]{64}".prop_map(Value::String),
+        "[A-F0-9]{64}".prop_map(Value::String),
+        "[a-f0-9]{0,70}".prop_map(Value::String),
+        "[a-fé€😀]{1,40}".prop_map(Value::String),
+        any::<u64>().prop_map(|n| json!(n)),
+        Just(Value::Null),
+        any_json(),
+    ]
+}
+
+fn checkin_body() -> impl Strategy<Value = serde_json::Value> {
+    (
+        prop_oneof![
+            Just("apply".to_string()),
+            Just("none".to_string()),
+            Just("down".to_string()),
+            ".{0,20}".prop_map(|s| s),
+        ],
+        prop::option::of(any_sha()),
+        prop::option::of(any_json()),
+        prop::option::of(any_json()),
+        prop::collection::btree_map("[a-z_]{1,10}", any_json(), 0..3),
+    )
+        .prop_map(|(action, sha, prod, urgent, extra)| {
+            let mut m: serde_json::Map<String, serde_json::Value> = extra.into_iter().collect();
+            m.insert("action".into(), serde_json::Value::String(action));
+            if let Some(s) = sha {
+                m.insert("desired_sha".into(), s);
+            }
+            if let Some(p) = prod {
+                m.insert("prod".into(), p);
+            }
+            if let Some(u) = urgent {
+                m.insert("urgent".into(), u);
+            }
+            serde_json::Value::Object(m)
+        })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Whatever tenancy answers to a check-in: no panic; accepted only with a known action and,
+    /// for apply, a well-formed sha; a malformed sha never survives into what the tick uses;
+    /// every refusal is a protocol error, which ends the tick with exit 1.
+    #[test]
+    fn any_checkin_answer_is_accepted_only_when_well_formed(v in checkin_body()) {
+        use monky_deployd::tenancy::{is_sha, parse_checkin, TenancyError};
+        let body = serde_json::to_vec(&v).unwrap();
+        match parse_checkin(&body) {
+            Ok(r) => {
+                prop_assert!(["apply", "none", "down"].contains(&r.action.as_str()));
+                prop_assert!(r.desired_sha.as_deref().is_none_or(is_sha), "{:?}", r.desired_sha);
+                if r.action == "apply" {
+                    prop_assert!(r.desired_sha.is_some());
+                }
+                // the log line's short form never splits a character
+                let s = monky_deployd::agent::short(r.desired_sha.as_deref());
+                prop_assert!(s.chars().count() <= 12);
+            }
+            Err(e) => {
+                prop_assert!(matches!(e, TenancyError::Protocol { what: "checkin", .. }), "{e}");
+                let f = monky_deployd::agent::from_tenancy(e);
+                prop_assert_eq!(f.exit as u8, 1);
+                prop_assert!(f.msg.contains("checkin"), "{}", f.msg);
+            }
+        }
+    }
+
+    /// Raw bytes as a check-in answer: never a panic, never accepted unless it is JSON.
+    #[test]
+    fn checkin_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let r = monky_deployd::tenancy::parse_checkin(&bytes);
+        if serde_json::from_slice::<serde_json::Value>(&bytes).is_err() {
+            prop_assert!(r.is_err());
+        }
+    }
+
+    /// Any lease answer: accepted only with a non-empty string grant; the AppRole shape is
+    /// refused by name; nothing panics.
+    #[test]
+    fn any_lease_answer_yields_a_grant_or_a_clear_error(v in any_json(), grant in prop::option::of(any_json()), approle in any::<bool>()) {
+        use monky_deployd::tenancy::{parse_lease, TenancyError};
+        let mut v = v;
+        if let (Some(g), Some(m)) = (grant, v.as_object_mut()) {
+            m.insert("grant".into(), g);
+        }
+        if approle {
+            if let Some(m) = v.as_object_mut() {
+                m.insert("secret_id".into(), serde_json::json!("x"));
+            }
+        }
+        let body = serde_json::to_vec(&v).unwrap();
+        match parse_lease(&body) {
+            Ok(l) => {
+                prop_assert!(!l.grant.is_empty());
+                prop_assert_eq!(Some(l.grant.as_str()), v.get("grant").and_then(|g| g.as_str()));
+            }
+            Err(TenancyError::LegacyLease) => prop_assert!(v.get("secret_id").is_some() || v.get("role_id").is_some() || v.get("wrap_token").is_some()),
+            Err(e) => {
+                prop_assert!(matches!(e, TenancyError::Protocol { what: "lease", .. }), "{e}");
+                prop_assert_eq!(monky_deployd::agent::from_tenancy(e).exit as u8, 1);
+            }
+        }
     }
 }
