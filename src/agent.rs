@@ -61,6 +61,10 @@ impl Failure {
 
 impl From<state::StateError> for Failure {
     fn from(e: state::StateError) -> Self {
+        if e.what == "cannot write" {
+            // a full or read-only state filesystem: reported with a code like any failure
+            return Failure::fail(format!("STATE_WRITE_FAILED: {e}"));
+        }
         Failure::fail(e.to_string())
     }
 }
@@ -223,6 +227,8 @@ pub struct Agent {
     /// When this tick's budget (`tick_budget_s`) runs out.
     deadline: tokio::time::Instant,
     windows: crate::windows::Windows,
+    /// A report was attempted this tick (an apply's failure that was not is reported at its end).
+    reported: bool,
 }
 
 impl Agent {
@@ -245,6 +251,7 @@ impl Agent {
             interrupt: None,
             deadline: tokio::time::Instant::now(),
             windows,
+            reported: false,
         })
     }
 
@@ -307,7 +314,17 @@ impl Agent {
             self.state.last_error = Some(redact::redact(&f.msg));
         }
         self.count(&res, applied_before.as_deref());
-        self.state.save(&self.cfg.state_path())?;
+        crate::testhook::pause("before-save");
+        if let Err(e) = self.state.save(&self.cfg.state_path()) {
+            // the tick's own failure stays what the journal and the exit code say
+            return Err(match res {
+                Err(mut f) => {
+                    f.msg = format!("{}; and {e}", f.msg);
+                    f
+                }
+                Ok(_) => Failure::from(e),
+            });
+        }
         if !self.cfg.metrics_textfile.is_empty() {
             self.write_metrics(&res, started.elapsed().as_secs_f64())
                 .await;
@@ -371,6 +388,7 @@ impl Agent {
     }
 
     async fn tick_locked(&mut self) -> Result<Exit, Failure> {
+        self.reported = false;
         self.load_or_bootstrap_token(false).await?;
         if let Some(t) = &self.state.token {
             if !t.env_id.is_empty() && t.env_id != self.cfg.env_id {
@@ -416,6 +434,20 @@ impl Agent {
             }
             "down" => self.down(resp.prod, resp.purge_volumes).await,
             _ => self.heartbeat(containers).await,
+        };
+        let result = match result {
+            // a local failure of the apply (its own files, the guard, compose not starting)
+            // that no report carried yet: tenancy hears it too, with a code
+            Err(f) if f.exit == Exit::Fail && resp.action == "apply" && !self.reported => {
+                let sha = resp.desired_sha.clone().unwrap_or_default();
+                let msg = match crate::metrics::failure_code(&f.msg) {
+                    Some(_) => f.msg.clone(),
+                    None => format!("APPLY_FAILED: {}", f.msg),
+                };
+                self.report(Some(&sha), "failed", &msg, "").await;
+                Err(Failure { msg, ..f })
+            }
+            other => other,
         };
         if let Err(f) = self.token_upkeep().await {
             warn!("token upkeep: {}", f.msg);
@@ -514,6 +546,7 @@ impl Agent {
                 gp.display()
             );
         }
+        crate::testhook::pause("after-bootstrap");
         info!(
             "bootstrap: logged in to OpenBao, token stored, grant {} deleted",
             gp.display()
@@ -550,6 +583,12 @@ impl Agent {
         meta.set_ttl(login.lease_duration);
         self.state.token = Some(meta);
         self.token = Some(login.token.clone());
+        // a durable step: a kill before the tick's end must not leave bao.token undescribed
+        // (no meta = never renewed) or described as the token it replaced. The token is
+        // already stored: a failed save here is retried by the tick's own save.
+        if let Err(e) = self.state.save(&self.cfg.state_path()) {
+            warn!("{e}");
+        }
         Ok(())
     }
 
@@ -565,6 +604,7 @@ impl Agent {
                 TenancyError::LegacyLease => Failure::fail(format!("LEASE_LEGACY_REFUSED: {e}")),
                 other => from_tenancy(other),
             })?;
+        crate::testhook::pause("after-lease");
         let login = self.c.bao.login(&lease.grant).await.map_err(from_bao)?;
         if !login.env_id.is_empty() && login.env_id != self.cfg.env_id {
             // never stored, never used: and not left alive either
@@ -575,8 +615,15 @@ impl Agent {
             ));
         }
         let old = self.token.take();
-        self.store_token(&login, TokenSource::Lease)?;
+        if let Err(f) = self.store_token(&login, TokenSource::Lease) {
+            // not stored (a full state filesystem): the old token stays the bearer, so the
+            // failure can still be reported, and the new one is not left alive unused
+            self.token = old;
+            let _ = self.c.bao.revoke_self(&login.token).await;
+            return Err(f);
+        }
         self.state.lease_swap_due = false;
+        crate::testhook::pause("after-login");
         info!("lease ({reason}): new token from grant {}", lease.jti);
         if let Some(old) = old {
             if old.as_str() != login.token.as_str() {
@@ -679,11 +726,13 @@ impl Agent {
     // ---- reports ------------------------------------------------------------------------
 
     async fn report(&mut self, sha: Option<&str>, result: &str, detail: &str, log_tail: &str) {
+        self.reported = true;
         let containers = self.containers().await;
         // redaction first, then the cut (as everywhere)
         let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
         let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);
         let token = self.token.clone().unwrap_or_default();
+        crate::testhook::pause("before-report");
         let rep = Report {
             env_id: &self.cfg.env_id,
             sha,
@@ -871,6 +920,7 @@ impl Agent {
             Ok(None) => {}
             Err(r) => return Err(self.refuse(sha, r, "").await),
         }
+        crate::testhook::pause("after-bundle");
         if let Some(h) = hdr {
             if h != b.sha {
                 warn!(
@@ -996,6 +1046,7 @@ impl Agent {
             info!("registry credential for {} in place", a.registry);
         }
         let release = self.promote(&staging, sha)?;
+        crate::testhook::pause("after-promote");
         let guard = self.guard(&mut compose, &release, privileged).await?;
         info!("compose pull ({})", compose.flavour);
         let pulled = compose.pull(&release).await;
@@ -1301,6 +1352,7 @@ impl Agent {
     }
 
     async fn wait_healthy(&self, services: &[String]) -> (bool, Vec<Container>) {
+        crate::testhook::pause("wait-healthy");
         let started = std::time::Instant::now();
         let r = self.wait_healthy_inner(services).await;
         runtime::add_docker_wait(started);
