@@ -29,3 +29,18 @@ pub fn pause(step: &str) {
     #[cfg(not(debug_assertions))]
     let _ = step;
 }
+
+/// The loop's wait between ticks; `MONKY_DEPLOYD_TEST_INTERVAL_MS` replaces it in debug builds
+/// (the soak runs 1,000 ticks in loop mode; `interval_s` cannot go below 5 s).
+pub fn interval(wait: std::time::Duration) -> std::time::Duration {
+    #[cfg(debug_assertions)]
+    {
+        if let Some(ms) = std::env::var("MONKY_DEPLOYD_TEST_INTERVAL_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            return std::time::Duration::from_millis(ms);
+        }
+    }
+    wait
+}

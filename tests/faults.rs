@@ -20,89 +20,19 @@
 
 #[macro_use]
 mod common;
+mod fault_parts;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
+use fault_parts::DockerProxy;
 use serde_json::Value;
-
-const DOCKER_SOCK: &str = "/var/run/docker.sock";
-
-// ---- the engine behind a socket the test can cut ------------------------------------------
-
-/// A byte-for-byte Unix socket proxy to the real dockerd. `cut` is what the agent sees when
-/// dockerd stops: the socket file is gone and every open connection is shut down.
-struct DockerProxy {
-    path: PathBuf,
-    cut: Arc<AtomicBool>,
-    conns: Arc<Mutex<Vec<UnixStream>>>,
-}
-
-impl DockerProxy {
-    fn start(path: &Path) -> DockerProxy {
-        let p = DockerProxy {
-            path: path.to_path_buf(),
-            cut: Arc::new(AtomicBool::new(false)),
-            conns: Arc::new(Mutex::new(Vec::new())),
-        };
-        p.listen();
-        p
-    }
-
-    fn listen(&self) {
-        let _ = std::fs::remove_file(&self.path);
-        let l = UnixListener::bind(&self.path).expect("bind the docker proxy");
-        let (cut, conns) = (self.cut.clone(), self.conns.clone());
-        std::thread::spawn(move || {
-            for c in l.incoming() {
-                let Ok(c) = c else { continue };
-                if cut.load(Ordering::SeqCst) {
-                    // a listener from before the last cut: never serves again
-                    return;
-                }
-                let Ok(u) = UnixStream::connect(DOCKER_SOCK) else {
-                    continue;
-                };
-                {
-                    let mut v = conns.lock().unwrap();
-                    v.push(c.try_clone().unwrap());
-                    v.push(u.try_clone().unwrap());
-                }
-                let (mut c2, mut u2) = (c.try_clone().unwrap(), u.try_clone().unwrap());
-                std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut c2, &mut u2);
-                    let _ = u2.shutdown(std::net::Shutdown::Write);
-                });
-                let (mut c3, mut u3) = (c, u);
-                std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut u3, &mut c3);
-                    let _ = c3.shutdown(std::net::Shutdown::Write);
-                });
-            }
-        });
-    }
-
-    fn cut(&self) {
-        self.cut.store(true, Ordering::SeqCst);
-        let _ = std::fs::remove_file(&self.path);
-        for c in self.conns.lock().unwrap().drain(..) {
-            let _ = c.shutdown(std::net::Shutdown::Both);
-        }
-    }
-
-    fn restore(&self) {
-        self.cut.store(false, Ordering::SeqCst);
-        self.listen();
-    }
-}
 
 // ---- the cells ------------------------------------------------------------------------------
 
@@ -214,7 +144,7 @@ impl Fx {
         };
         s.extra = format!(
             "docker_host: unix://{}\nhealthy_timeout_s: 30\n",
-            proxy.path.display()
+            proxy.path().display()
         );
         let real = real_compose();
         let wrapper = ctl.path().join("compose");
