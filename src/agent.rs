@@ -66,6 +66,10 @@ impl Failure {
 
 impl From<state::StateError> for Failure {
     fn from(e: state::StateError) -> Self {
+        if e.what == "cannot write" {
+            // a full or read-only state filesystem: reported with a code like any failure
+            return Failure::fail(format!("STATE_WRITE_FAILED: {e}"));
+        }
         Failure::fail(e.to_string())
     }
 }
@@ -231,6 +235,8 @@ pub struct Agent {
     windows: crate::windows::Windows,
     /// A failed report held back while an automatic rollback may still add to it.
     rb: rollback::Hold,
+    /// A report was attempted this tick (an apply's failure that was not is reported at its end).
+    reported: bool,
 }
 
 impl Agent {
@@ -254,6 +260,7 @@ impl Agent {
             deadline: tokio::time::Instant::now(),
             windows,
             rb: Default::default(),
+            reported: false,
         })
     }
 
@@ -316,7 +323,17 @@ impl Agent {
             self.state.last_error = Some(redact::redact(&f.msg));
         }
         self.count(&res, applied_before.as_deref());
-        self.state.save(&self.cfg.state_path())?;
+        crate::testhook::pause("before-save");
+        if let Err(e) = self.state.save(&self.cfg.state_path()) {
+            // the tick's own failure stays what the journal and the exit code say
+            return Err(match res {
+                Err(mut f) => {
+                    f.msg = format!("{}; and {e}", f.msg);
+                    f
+                }
+                Ok(_) => Failure::from(e),
+            });
+        }
         if !self.cfg.metrics_textfile.is_empty() {
             self.write_metrics(&res, started.elapsed().as_secs_f64())
                 .await;
@@ -380,6 +397,7 @@ impl Agent {
     }
 
     async fn tick_locked(&mut self) -> Result<Exit, Failure> {
+        self.reported = false;
         self.load_or_bootstrap_token(false).await?;
         if let Some(t) = &self.state.token {
             if !t.env_id.is_empty() && t.env_id != self.cfg.env_id {
@@ -434,6 +452,20 @@ impl Agent {
             }
             "down" => self.down(resp.prod, resp.purge_volumes).await,
             _ => self.heartbeat(containers).await,
+        };
+        let result = match result {
+            // a local failure of the apply (its own files, the guard, compose not starting)
+            // that no report carried yet: tenancy hears it too, with a code
+            Err(f) if f.exit == Exit::Fail && resp.action == "apply" && !self.reported => {
+                let sha = resp.desired_sha.clone().unwrap_or_default();
+                let msg = match crate::metrics::failure_code(&f.msg) {
+                    Some(_) => f.msg.clone(),
+                    None => format!("APPLY_FAILED: {}", f.msg),
+                };
+                self.report(Some(&sha), "failed", &msg, "").await;
+                Err(Failure { msg, ..f })
+            }
+            other => other,
         };
         if let Err(f) = self.token_upkeep().await {
             warn!("token upkeep: {}", f.msg);
@@ -532,6 +564,7 @@ impl Agent {
                 gp.display()
             );
         }
+        crate::testhook::pause("after-bootstrap");
         info!(
             "bootstrap: logged in to OpenBao, token stored, grant {} deleted",
             gp.display()
@@ -568,6 +601,12 @@ impl Agent {
         meta.set_ttl(login.lease_duration);
         self.state.token = Some(meta);
         self.token = Some(login.token.clone());
+        // a durable step: a kill before the tick's end must not leave bao.token undescribed
+        // (no meta = never renewed) or described as the token it replaced. The token is
+        // already stored: a failed save here is retried by the tick's own save.
+        if let Err(e) = self.state.save(&self.cfg.state_path()) {
+            warn!("{e}");
+        }
         Ok(())
     }
 
@@ -583,6 +622,7 @@ impl Agent {
                 TenancyError::LegacyLease => Failure::fail(format!("LEASE_LEGACY_REFUSED: {e}")),
                 other => from_tenancy(other),
             })?;
+        crate::testhook::pause("after-lease");
         let login = self.c.bao.login(&lease.grant).await.map_err(from_bao)?;
         if !login.env_id.is_empty() && login.env_id != self.cfg.env_id {
             // never stored, never used: and not left alive either
@@ -593,8 +633,15 @@ impl Agent {
             ));
         }
         let old = self.token.take();
-        self.store_token(&login, TokenSource::Lease)?;
+        if let Err(f) = self.store_token(&login, TokenSource::Lease) {
+            // not stored (a full state filesystem): the old token stays the bearer, so the
+            // failure can still be reported, and the new one is not left alive unused
+            self.token = old;
+            let _ = self.c.bao.revoke_self(&login.token).await;
+            return Err(f);
+        }
         self.state.lease_swap_due = false;
+        crate::testhook::pause("after-login");
         info!("lease ({reason}): new token from grant {}", lease.jti);
         if let Some(old) = old {
             if old.as_str() != login.token.as_str() {
@@ -697,6 +744,8 @@ impl Agent {
     // ---- reports ------------------------------------------------------------------------
 
     async fn report(&mut self, sha: Option<&str>, result: &str, detail: &str, log_tail: &str) {
+        // a held report counts: the rollback sends it, with how that went
+        self.reported = true;
         if self.rb.holding && result == "failed" && self.rb.held.is_none() {
             // an automatic rollback may follow: rollback.rs sends it, with how that went
             self.rb.held = Some(rollback::Held {
@@ -710,6 +759,7 @@ impl Agent {
         let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
         let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);
         let token = self.token.clone().unwrap_or_default();
+        crate::testhook::pause("before-report");
         let rep = Report {
             env_id: &self.cfg.env_id,
             sha,
@@ -897,6 +947,7 @@ impl Agent {
             Ok(None) => {}
             Err(r) => return Err(self.refuse(sha, r, "").await),
         }
+        crate::testhook::pause("after-bundle");
         if let Some(h) = hdr {
             if h != b.sha {
                 warn!(
@@ -1022,6 +1073,7 @@ impl Agent {
             info!("registry credential for {} in place", a.registry);
         }
         let release = self.promote(&staging, sha)?;
+        crate::testhook::pause("after-promote");
         let guard = self.guard(&mut compose, &release, privileged).await?;
         info!("compose pull ({})", compose.flavour);
         let pulled = compose.pull(&release).await;
@@ -1326,6 +1378,7 @@ impl Agent {
     }
 
     async fn wait_healthy(&self, services: &[String]) -> (bool, Vec<Container>) {
+        crate::testhook::pause("wait-healthy");
         let started = std::time::Instant::now();
         let r = self.wait_healthy_inner(services).await;
         runtime::add_docker_wait(started);

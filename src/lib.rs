@@ -17,5 +17,6 @@ pub mod runtime;
 pub mod signing;
 pub mod state;
 pub mod tenancy;
+pub mod testhook;
 pub mod transport;
 pub mod windows;

@@ -245,6 +245,7 @@ async fn run(cfg: Config, once: bool, prune: bool) -> ExitCode {
         // ±10 % jitter so a fleet does not check in in lock-step
         let jitter = (interval as f64 * 0.1 * (fastrand::f64() * 2.0 - 1.0)) as i64;
         let wait = Duration::from_secs((interval as i64 + jitter).max(1) as u64);
+        let wait = monky_deployd::testhook::interval(wait);
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = term.recv() => { info!("SIGTERM: stopping"); return ExitCode::SUCCESS; }

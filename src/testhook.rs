@@ -1,0 +1,46 @@
+//! Debug builds only, for the fault-injection matrix (`tests/faults.rs`): with
+//! `MONKY_DEPLOYD_TEST_PAUSE_AT=<step>` the agent stops at that named step, writes the step's
+//! name to `MONKY_DEPLOYD_TEST_PAUSE_MARKER` and waits there until the file `<marker>.go`
+//! appears (the test SIGKILLs it, or stops a real part and lets it go on). Release builds
+//! compile [`pause`] to nothing and ignore the variables, like `MONKY_DEPLOYD_TEST_POLICY`.
+//!
+//! Steps: `after-bootstrap`, `after-bundle`, `after-lease`, `after-login`, `mid-write:<file
+//! name>` (a private file's temporary copy is written and synced, not yet renamed),
+//! `after-promote`, `wait-healthy`, `before-report`, `before-save`.
+
+/// Stops here when the test asked for `step` (debug builds); a no-op otherwise.
+#[inline]
+pub fn pause(step: &str) {
+    #[cfg(debug_assertions)]
+    {
+        if std::env::var("MONKY_DEPLOYD_TEST_PAUSE_AT").is_ok_and(|v| v == step) {
+            let marker = std::env::var("MONKY_DEPLOYD_TEST_PAUSE_MARKER").unwrap_or_default();
+            if marker.is_empty() {
+                return;
+            }
+            let _ = std::fs::write(&marker, step);
+            let go = std::path::PathBuf::from(format!("{marker}.go"));
+            // blocking on purpose: the whole agent stands still at this step
+            while !go.exists() {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = step;
+}
+
+/// The loop's wait between ticks; `MONKY_DEPLOYD_TEST_INTERVAL_MS` replaces it in debug builds
+/// (the soak runs 1,000 ticks in loop mode; `interval_s` cannot go below 5 s).
+pub fn interval(wait: std::time::Duration) -> std::time::Duration {
+    #[cfg(debug_assertions)]
+    {
+        if let Some(ms) = std::env::var("MONKY_DEPLOYD_TEST_INTERVAL_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            return std::time::Duration::from_millis(ms);
+        }
+    }
+    wait
+}
