@@ -458,23 +458,13 @@ impl Agent {
         match self.engine.docker_root().await {
             Ok(root) => match runtime::free_bytes(&root) {
                 Ok(free) => {
-                    let need = b.meta.need_bytes.saturating_mul(3) / 2 + 2 * GIB;
+                    let need = super::checks::disk_need(&b);
                     p.disk = Some(Disk {
                         path: root.display().to_string(),
                         free_bytes: free,
                         need_bytes: need,
                     });
-                    if free < need {
-                        refusals.push(Refusal::new(
-                            "DISK_INSUFFICIENT",
-                            format!(
-                                "{} has {} MiB free, needs {} MiB (need_bytes × 1.5 + 2 GiB)",
-                                root.display(),
-                                free >> 20,
-                                need >> 20
-                            ),
-                        ));
-                    }
+                    refusals.extend(super::checks::disk_refusal(&root, free, need));
                 }
                 Err(e) => refusals.push(Refusal::new(
                     "DISK_INSUFFICIENT",

@@ -1,0 +1,262 @@
+//! The apply pipeline: fetch and verify the bundle, checks before the lease, lease and
+//! secrets, `.env`, promote, compose pull + up through the engine guard, wait healthy,
+//! report.
+
+use super::*;
+
+impl Agent {
+    pub(super) async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
+        let token = self.token.clone().unwrap_or_default();
+        let (mut wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
+            Ok(x) => x,
+            Err(TenancyError::BundleTooLarge(n)) => {
+                return Err(self
+                    .refuse(
+                        sha,
+                        Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes")),
+                        "",
+                    )
+                    .await)
+            }
+            Err(e) => return Err(from_tenancy(e)),
+        };
+        let signatures = std::mem::take(&mut wire.signatures);
+        let b = match Bundle::decode(wire, &self.cfg.env_id, sha) {
+            Ok(b) => b,
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        };
+        // the release pipeline's signature, over the sha computed here, before anything else
+        match self.keys.verify(&b.sha, &signatures) {
+            Ok(Some(id)) => info!("bundle {} signed by {id}", short(Some(&b.sha))),
+            Ok(None) => {}
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        }
+        crate::testhook::pause("after-bundle");
+        if let Some(h) = hdr {
+            if h != b.sha {
+                warn!(
+                    "bundle header sha {} disagrees with its content {}",
+                    short(Some(&h)),
+                    short(Some(&b.sha))
+                );
+            }
+        }
+        let services = match self.pre_lease_checks(&b).await {
+            Ok(s) => s,
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        };
+        // secrets: names are logged, values never
+        let mut values: BTreeMap<String, Zeroizing<String>> = BTreeMap::new();
+        let mut registry_auth: Option<registry::RegistryAuth> = None;
+        let entries = b.manifest.entries.clone();
+        if !entries.is_empty() {
+            let tok = match self.token_for_apply().await {
+                Ok(t) => t,
+                Err(f) => {
+                    if f.exit == Exit::Fail {
+                        self.report(Some(sha), "failed", &f.msg, "").await;
+                    }
+                    return Err(f);
+                }
+            };
+            for e in &entries {
+                let read = self.c.bao.kv_read(&tok, &e.path, &e.key, e.version).await;
+                let v = match read {
+                    Ok(v) => v,
+                    Err(BaoError::Unavailable(m)) => {
+                        return Err(Failure::new(
+                            Exit::TempFail,
+                            format!("OpenBao unavailable: {m}"),
+                        ))
+                    }
+                    Err(err) => {
+                        let r = Refusal::new(
+                            "SECRET_UNREADABLE",
+                            format!("{}: {err}", e.var.as_deref().unwrap_or(&e.path)),
+                        );
+                        return Err(self.refuse(sha, r, "").await);
+                    }
+                };
+                if e.is_registry_auth() {
+                    match registry::parse(&v, &self.cfg.registry_host) {
+                        Ok(a) => {
+                            redact::register(&a.password);
+                            // written once the bundle has passed every check, before the pull
+                            registry_auth = Some(a);
+                        }
+                        Err(err) => warn!("{err} — private images will not pull"),
+                    }
+                } else if let Some(var) = &e.var {
+                    values.insert(var.clone(), v);
+                }
+            }
+            info!(
+                "read {} secret(s): {}{}",
+                entries.len(),
+                values.keys().cloned().collect::<Vec<_>>().join(", "),
+                if entries.iter().any(|e| e.is_registry_auth()) {
+                    " (+ registry credential)"
+                } else {
+                    ""
+                }
+            );
+        }
+        let env = match bundle::render_env(&b.env_template(), &values) {
+            Ok(e) => e,
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        };
+        drop(values);
+        let staging = self.cfg.staging_dir().join(sha);
+        bundle::stage(&staging, &b, &env)?;
+        drop(env);
+        let mut compose = Compose::detect(&self.cfg)
+            .await
+            .map_err(|e| Failure::fail(e.to_string()))?;
+        compose.set_interrupt(self.interrupt.clone());
+        compose.set_deadline(Some(self.deadline));
+        let privileged = self.privileged(&b);
+        let guard = self.guard(&mut compose, &staging, privileged).await?;
+        // second pass: what compose itself will run, after interpolation from .env
+        let config = compose.config(&staging).await;
+        drop(guard);
+        match config {
+            Ok((normalised, warnings)) => {
+                // the normalised config carries every interpolated secret: scrubbed on drop
+                let normalised = Zeroizing::new(normalised);
+                let unset = runtime::unset_variables(&warnings);
+                if !unset.is_empty() {
+                    let r = Refusal::new(
+                        "ENV_INCOMPLETE",
+                        format!(
+                            "compose.yaml uses variables nothing defines: {}",
+                            unset.join(", ")
+                        ),
+                    );
+                    return Err(self.refuse(sha, r, "").await);
+                }
+                if !warnings.trim().is_empty() {
+                    warn!("compose config: {}", warnings.trim());
+                }
+                let ctx = self.normalised_ctx(&staging, privileged);
+                let check = compose_check::parse(normalised.as_bytes())
+                    .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
+                if let Err(r) = check.map_err(|r| self.why_privileged(&b, r)) {
+                    if file_policy_on() {
+                        return Err(self.refuse(sha, r, "").await);
+                    }
+                    warn!("test build: file policy off, would refuse {r}");
+                }
+            }
+            Err(e) => {
+                let r = Refusal::new("COMPOSE_CONFIG_INVALID", pull_diagnosis(e.output()));
+                return Err(self.refuse(sha, r, e.output()).await);
+            }
+        }
+        if let Some(a) = &registry_auth {
+            registry::write_docker_config(&self.cfg.docker_config_dir(), a)?;
+            info!("registry credential for {} in place", a.registry);
+        }
+        let release = self.promote(&staging, sha)?;
+        crate::testhook::pause("after-promote");
+        let guard = self.guard(&mut compose, &release, privileged).await?;
+        info!("compose pull ({})", compose.flavour);
+        let pulled = compose.pull(&release).await;
+        if let Some(f) = self
+            .engine_refused(sha, guard.as_ref(), pulled.is_err())
+            .await
+        {
+            return Err(f);
+        }
+        if let Err(e) = pulled {
+            return Err(self.compose_failed(sha, "COMPOSE_PULL_FAILED", &e).await);
+        }
+        info!("compose up -d --remove-orphans");
+        let up = compose.up(&release).await;
+        if let Some(f) = self.engine_refused(sha, guard.as_ref(), up.is_err()).await {
+            return Err(f);
+        }
+        if let Err(e) = up {
+            return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
+        }
+        let (ok, cs) = self.wait_healthy(&services).await;
+        if !ok && self.interrupted() {
+            return Err(self.interrupted_during(sha, "waiting for health").await);
+        }
+        if ok {
+            self.state.applied_sha = Some(sha.to_string());
+            self.state.applied_serial = Some(b.meta.serial);
+            info!(
+                "applied {} ({} containers healthy)",
+                short(Some(sha)),
+                cs.len()
+            );
+            self.report(Some(sha), "applied", "", "").await;
+            Ok(Exit::Ok)
+        } else {
+            // why, not just that: the engine's view of each bad container (exit code, OOM, the
+            // last health probes with their output), then the compose log tail. Container
+            // output may hold secrets in clear: scrubbed on drop, redacted before the cut.
+            let mut why = String::new();
+            for c in cs
+                .iter()
+                .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
+            {
+                why.push_str(&self.engine.diagnose(c).await);
+                why.push('\n');
+            }
+            // (the diagnosis goes last: the report keeps the tail when it must cut)
+            let logs = Zeroizing::new(format!(
+                "{}\n--- why (engine) ---\n{why}",
+                compose
+                    .logs(&release, 200)
+                    .await
+                    .unwrap_or_else(|e| e.to_string())
+                    .trim_end()
+            ));
+            let bad: Vec<String> = cs
+                .iter()
+                .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
+                .map(|c| {
+                    format!(
+                        "{} {}{}",
+                        c.service,
+                        c.state,
+                        if c.health.is_empty() {
+                            String::new()
+                        } else {
+                            format!("/{}", c.health)
+                        }
+                    )
+                })
+                .collect();
+            let detail = unhealthy_detail(self.cfg.healthy_timeout_s, &bad);
+            self.report(Some(sha), "failed", &detail, &logs).await;
+            Err(Failure::fail(detail))
+        }
+    }
+
+    /// SIGTERM during an apply: reported, then exit 75 (the next tick converges).
+    pub(super) async fn interrupted_during(&mut self, sha: &str, step: &str) -> Failure {
+        let msg = format!("INTERRUPTED: {step} (SIGTERM)");
+        warn!("{msg}");
+        self.report(Some(sha), "failed", &msg, "").await;
+        Failure::new(Exit::TempFail, msg)
+    }
+
+    pub(super) async fn compose_failed(
+        &mut self,
+        sha: &str,
+        code: &'static str,
+        e: &RuntimeError,
+    ) -> Failure {
+        if let RuntimeError::Interrupted(step) = e {
+            return self.interrupted_during(sha, step).await;
+        }
+        let diag = match e {
+            RuntimeError::Compose { .. } => pull_diagnosis(e.output()),
+            other => other.to_string(),
+        };
+        let r = Refusal::new(code, diag);
+        self.refuse(sha, r, e.output()).await
+    }
+}

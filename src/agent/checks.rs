@@ -1,0 +1,225 @@
+//! The checks an apply (and `plan`) runs before anything changes: static and normalised
+//! compose policy, privilege, serial, disk; and the engine guard's wiring.
+
+use super::*;
+
+impl Agent {
+    /// The bundle's `allow_privileged`, if the box's own config permits it.
+    pub(super) fn privileged(&self, b: &Bundle) -> bool {
+        b.meta.agent.allow_privileged && self.cfg.permit_privileged
+    }
+
+    /// A privilege refusal says so when the box's cap, not the bundle, decided it.
+    pub(super) fn why_privileged(&self, b: &Bundle, mut r: Refusal) -> Refusal {
+        if b.meta.agent.allow_privileged && !self.cfg.permit_privileged {
+            r.detail
+                .push_str(" (the bundle's allow_privileged is not permitted by this box: permit_privileged is false)");
+        }
+        r
+    }
+
+    /// Starts the checking socket for one compose call on `release` and points `compose` at it.
+    pub(super) async fn guard(
+        &self,
+        compose: &mut Compose,
+        release: &Path,
+        privileged: bool,
+    ) -> Result<Option<Guard>, Failure> {
+        if !guard_on() {
+            return Ok(None);
+        }
+        let root = self
+            .engine
+            .docker_root()
+            .await
+            .map_err(|e| Failure::fail(format!("DOCKER_UNAVAILABLE: {e}")))?;
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p));
+        let mut agent_files = Vec::new();
+        for p in [
+            &self.cfg.state_dir,
+            &self.cfg.bootstrap_path,
+            &self.cfg.path,
+        ] {
+            if !p.as_os_str().is_empty() {
+                agent_files.push(canon(p));
+                agent_files.push(policy::lexical(p));
+            }
+        }
+        let sock = self.cfg.docker_socket();
+        let boundary = Boundary {
+            project: self.cfg.compose_project.clone(),
+            release_dir: Some(canon(release)),
+            bind_roots: self.cfg.bind_roots.iter().map(|p| canon(p)).collect(),
+            agent_files,
+            private: vec![
+                canon(&root),
+                policy::lexical(&root),
+                canon(&sock),
+                policy::lexical(&sock),
+            ],
+            privileged,
+        };
+        let g = Guard::start(&sock, &self.cfg.state_dir.join("guard"), boundary)
+            .map_err(|e| Failure::fail(format!("cannot start the engine guard: {e}")))?;
+        compose.set_docker_host(g.docker_host());
+        Ok(Some(g))
+    }
+
+    /// What the engine guard refused during a failed compose call: the report says so by
+    /// name, whatever compose made of the 403. A refusal compose shrugged off (v2's optional
+    /// `/grpc` session) is only logged.
+    pub(super) async fn engine_refused(
+        &mut self,
+        sha: &str,
+        g: Option<&Guard>,
+        failed: bool,
+    ) -> Option<Failure> {
+        let denied = g.map(|g| g.denied()).unwrap_or_default();
+        if denied.is_empty() {
+            return None;
+        }
+        if !failed {
+            info!(
+                "engine guard refused, compose went on without: {}",
+                denied.join("; ")
+            );
+            return None;
+        }
+        let r = Refusal::new("ENGINE_REFUSED", denied.join("; "));
+        Some(self.refuse(sha, r, "").await)
+    }
+
+    /// The second privilege pass's view: compose resolved relative paths against `project_dir`;
+    /// the agent's own files (state dir, bootstrap grant, config) are never a bind source.
+    pub(super) fn normalised_ctx(
+        &self,
+        project_dir: &Path,
+        privileged: bool,
+    ) -> compose_check::Normalised {
+        let mut private = Vec::new();
+        for p in [
+            &self.cfg.state_dir,
+            &self.cfg.bootstrap_path,
+            &self.cfg.path,
+        ] {
+            if p.as_os_str().is_empty() {
+                continue;
+            }
+            if let Ok(c) = std::fs::canonicalize(p) {
+                private.push(c);
+            }
+            private.push(p.clone());
+        }
+        compose_check::Normalised {
+            project_dir: project_dir.to_path_buf(),
+            private,
+            bind_roots: (!privileged).then(|| {
+                self.cfg
+                    .bind_roots
+                    .iter()
+                    .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p)))
+                    .collect()
+            }),
+        }
+    }
+
+    /// Everything that can refuse a bundle before a lease or an OpenBao request.
+    /// `ROLLBACK_REFUSED` when the bundle's serial is older than the applied one and the box does
+    /// not permit going back.
+    pub(super) fn rollback_refusal(&self, b: &Bundle) -> Option<Refusal> {
+        let applied = self.state.applied_serial?;
+        let allowed = b.meta.agent.allow_rollback && self.cfg.permit_rollback;
+        (b.meta.serial < applied && !allowed).then(|| {
+            Refusal::new(
+                "ROLLBACK_REFUSED",
+                format!(
+                    "bundle serial {} is older than the applied {applied}{}",
+                    b.meta.serial,
+                    if b.meta.agent.allow_rollback {
+                        " (the bundle's allow_rollback is not permitted by this box: permit_rollback is false)"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        })
+    }
+
+    pub(super) async fn pre_lease_checks(&self, b: &Bundle) -> Result<Vec<String>, Refusal> {
+        b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)?;
+        b.check_env_template()?;
+        let doc = compose_check::parse(b.compose())?;
+        let services = match compose_check::check(&doc, self.privileged(b)) {
+            Ok(s) => s,
+            Err(r) if file_policy_on() => return Err(self.why_privileged(b, r)),
+            Err(r) => {
+                warn!("test build: file policy off, would refuse {r}");
+                compose_check::services(&doc)
+            }
+        };
+        if let Some(r) = self.rollback_refusal(b) {
+            return Err(r);
+        }
+        let root = self
+            .engine
+            .docker_root()
+            .await
+            .map_err(|e| Refusal::new("DOCKER_UNAVAILABLE", e.to_string()))?;
+        let free = runtime::free_bytes(&root).map_err(|e| {
+            Refusal::new(
+                "DISK_INSUFFICIENT",
+                format!("cannot measure {}: {e}", root.display()),
+            )
+        })?;
+        if let Some(r) = disk_refusal(&root, free, disk_need(b)) {
+            return Err(r);
+        }
+        Ok(services)
+    }
+}
+
+/// Free space an apply needs under the Docker root: the bundle's own estimate × 1.5 + 2 GiB.
+pub(super) fn disk_need(b: &Bundle) -> u64 {
+    b.meta.need_bytes.saturating_mul(3) / 2 + 2 * GIB
+}
+
+/// `DISK_INSUFFICIENT` when `free` is below `need`.
+pub(super) fn disk_refusal(root: &Path, free: u64, need: u64) -> Option<Refusal> {
+    (free < need).then(|| {
+        Refusal::new(
+            "DISK_INSUFFICIENT",
+            format!(
+                "{} has {} MiB free, needs {} MiB (need_bytes × 1.5 + 2 GiB)",
+                root.display(),
+                free >> 20,
+                need >> 20
+            ),
+        )
+    })
+}
+
+/// Debug builds only, for tests that prove each layer is enough on its own:
+/// `MONKY_DEPLOYD_TEST_POLICY=no-file` skips the file analyses, `off` also the engine guard.
+/// Release builds ignore the variable.
+pub(super) fn test_policy() -> &'static str {
+    #[cfg(debug_assertions)]
+    {
+        if let Ok(v) = std::env::var("MONKY_DEPLOYD_TEST_POLICY") {
+            if v == "no-file" {
+                return "no-file";
+            }
+            if v == "off" {
+                return "off";
+            }
+        }
+    }
+    "on"
+}
+
+pub(super) fn file_policy_on() -> bool {
+    test_policy() == "on"
+}
+
+pub(super) fn guard_on() -> bool {
+    test_policy() != "off"
+}

@@ -1,0 +1,138 @@
+//! Reports to tenancy (redacted, then cut to the protocol's limits) and the text helpers
+//! they use.
+
+use super::*;
+
+impl Agent {
+    pub(super) async fn report(
+        &mut self,
+        sha: Option<&str>,
+        result: &str,
+        detail: &str,
+        log_tail: &str,
+    ) {
+        // a held report counts: the rollback sends it, with how that went
+        self.reported = true;
+        if self.rb.holding && result == "failed" && self.rb.held.is_none() {
+            // an automatic rollback may follow: rollback.rs sends it, with how that went
+            self.rb.held = Some(rollback::Held {
+                detail: detail.to_string(),
+                log_tail: Zeroizing::new(log_tail.to_string()),
+            });
+            return;
+        }
+        let containers = self.containers().await;
+        // redaction first, then the cut (as everywhere)
+        let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
+        let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);
+        let token = self.token.clone().unwrap_or_default();
+        crate::testhook::pause("before-report");
+        let rep = Report {
+            env_id: &self.cfg.env_id,
+            sha,
+            result,
+            detail,
+            log_tail,
+            agent_version: VERSION,
+            containers: &containers,
+        };
+        match self.c.tenancy.report(&token, &rep).await {
+            Ok(()) => {
+                self.state.last_report = Some(state::now());
+                self.state.last_result = Some(result.to_string());
+                if result != "failed" {
+                    self.state.last_error = None;
+                }
+            }
+            Err(e) => warn!("report {result} not delivered: {e}"),
+        }
+    }
+
+    pub(super) async fn refuse(&mut self, sha: &str, r: Refusal, log_tail: &str) -> Failure {
+        let msg = r.to_string();
+        self.report(Some(sha), "failed", &msg, log_tail).await;
+        Failure::fail(msg)
+    }
+}
+
+pub(super) fn truncate_tail(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_string()
+}
+
+pub(super) fn truncate_head(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// The registry's own words from a failed pull, on one line (0.1.7). Redacted whole before it
+/// is cut: a secret cut in half would no longer match.
+pub(super) fn pull_diagnosis(output: &str) -> String {
+    let output = redact::redact(output);
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error")
+                || l.contains("denied")
+                || l.contains("unauthorized")
+                || l.contains("manifest")
+                || l.contains("credentials")
+                || l.contains("refused")
+                || l.contains("no such host")
+                || l.contains("not found")
+        })
+        .collect();
+    let joined = if lines.is_empty() {
+        output.trim().to_string()
+    } else {
+        lines.join(" | ")
+    };
+    truncate_tail(&joined, 600)
+}
+
+/// The `UNHEALTHY` detail naming each bad service (or that services are missing).
+pub(super) fn unhealthy_detail(timeout_s: u64, bad: &[String]) -> String {
+    format!(
+        "UNHEALTHY: not healthy within {timeout_s}s: {}",
+        if bad.is_empty() {
+            "services missing".to_string()
+        } else {
+            bad.join(", ")
+        }
+    )
+}
+
+/// The first 12 characters (not bytes: a sha from the network may be anything, and slicing
+/// inside a multi-byte character would panic, which `panic = "abort"` turns into a dead tick).
+pub fn short(s: Option<&str>) -> String {
+    match s {
+        Some(s) => s.chars().take(12).collect(),
+        None => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod short_tests {
+    #[test]
+    fn short_never_splits_a_character() {
+        assert_eq!(super::short(Some("0123456789abcdef")), "0123456789ab");
+        assert_eq!(super::short(Some("ééééééééééééé")), "éééééééééééé");
+        assert_eq!(super::short(Some("abc")), "abc");
+        assert_eq!(super::short(None), "-");
+    }
+}

@@ -1,0 +1,231 @@
+//! The tick: lock, state, check-in, dispatch to an action, token upkeep, metrics; the
+//! counters and the metrics file written after every tick.
+
+use super::*;
+
+impl Agent {
+    /// One tick under the lock. A second concurrent tick returns `Ok` at once.
+    pub async fn tick(&mut self) -> Result<Exit, Failure> {
+        self.prepare_dirs()?;
+        let Some(_lock) = state::try_lock(&self.cfg.lock_path())? else {
+            info!(
+                "another tick holds {}; nothing to do",
+                self.cfg.lock_path().display()
+            );
+            return Ok(Exit::Ok);
+        };
+        self.state = State::load(&self.cfg.state_path())?;
+        if self.state.env_id.is_empty() {
+            self.state.env_id = self.cfg.env_id.clone();
+        }
+        let started = std::time::Instant::now();
+        self.deadline = tokio::time::Instant::now() + Duration::from_secs(self.cfg.tick_budget_s);
+        let applied_before = self.state.applied_sha.clone();
+        let res = self.tick_locked().await;
+        let res = match res {
+            Err(f) if f.exit == Exit::TempFail && self.cfg.laptop_mode => {
+                info!("offline (laptop mode): {}", redact::redact(&f.msg));
+                Ok(Exit::Ok)
+            }
+            other => other,
+        };
+        // finally: scrub, clean staging, save state. The failure message is masked while the
+        // values this tick read are still registered: it goes to the journal and state.json.
+        let res = res.map_err(|mut f| {
+            f.msg = redact::redact(&f.msg);
+            f
+        });
+        self.token = None;
+        redact::forget_all();
+        if let Ok(rd) = std::fs::read_dir(self.cfg.staging_dir()) {
+            for e in rd.flatten() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        if let Err(f) = &res {
+            self.state.last_error = Some(redact::redact(&f.msg));
+        }
+        self.count(&res, applied_before.as_deref());
+        crate::testhook::pause("before-save");
+        if let Err(e) = self.state.save(&self.cfg.state_path()) {
+            // the tick's own failure stays what the journal and the exit code say
+            return Err(match res {
+                Err(mut f) => {
+                    f.msg = format!("{}; and {e}", f.msg);
+                    f
+                }
+                Ok(_) => Failure::from(e),
+            });
+        }
+        if !self.cfg.metrics_textfile.is_empty() {
+            self.write_metrics(&res, started.elapsed().as_secs_f64())
+                .await;
+        }
+        res
+    }
+
+    /// The counters the metrics file reports, kept in state.json across ticks.
+    pub(super) fn count(&mut self, res: &Result<Exit, Failure>, applied_before: Option<&str>) {
+        let c = &mut self.state.counters;
+        let exit = match res {
+            Ok(e) => *e,
+            Err(f) => f.exit,
+        };
+        *c.ticks.entry((exit as i32).to_string()).or_default() += 1;
+        match res {
+            Ok(Exit::Ok) => {
+                c.last_success = Some(state::now());
+                let applied = self.state.applied_sha.as_deref();
+                if applied.is_some() && applied != applied_before {
+                    c.applies += 1;
+                }
+            }
+            Err(f) if f.exit == Exit::Fail => {
+                if let Some(code) = crate::metrics::failure_code(&f.msg) {
+                    *c.failures.entry(code.to_string()).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) async fn write_metrics(&self, res: &Result<Exit, Failure>, duration_s: f64) {
+        let containers = self
+            .engine
+            .containers(&self.cfg.compose_project)
+            .await
+            .unwrap_or_default();
+        let now = state::now();
+        let st = &self.state;
+        let text = crate::metrics::render(&crate::metrics::Snapshot {
+            version: VERSION,
+            transport: self.cfg.transport.as_str(),
+            ziti_sdk: &transport::sdk::sdk_version().unwrap_or_else(|| "none".into()),
+            duration_s,
+            end_time: now,
+            exit_code: match res {
+                Ok(e) => *e as i32,
+                Err(f) => f.exit as i32,
+            },
+            counters: &st.counters,
+            applied_serial: st.applied_serial,
+            in_sync: st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
+            token_ttl_s: st.token.as_ref().map(|t| t.expires_at as i64 - now as i64),
+            containers: &containers,
+        });
+        let path = Path::new(&self.cfg.metrics_textfile);
+        if let Err(e) = crate::metrics::write(path, &text) {
+            warn!("metrics file {}: {e}", path.display());
+        }
+    }
+
+    pub(super) async fn tick_locked(&mut self) -> Result<Exit, Failure> {
+        self.reported = false;
+        self.load_or_bootstrap_token(false).await?;
+        if let Some(t) = &self.state.token {
+            if !t.env_id.is_empty() && t.env_id != self.cfg.env_id {
+                return Err(Failure::new(
+                    Exit::EnvMismatch,
+                    format!(
+                        "AGENT_ENV_MISMATCH: the stored token is pinned to {} but config.yaml says {}; \
+                         not retried — fix env_id or re-bootstrap this box",
+                        t.env_id, self.cfg.env_id
+                    ),
+                ));
+            }
+        }
+        let containers = self.containers().await;
+        let resp = match self.checkin(&containers).await {
+            Ok(r) => r,
+            Err(TenancyError::Unauthenticated { .. }) if self.cfg.bootstrap_path.exists() => {
+                // a re-revealed kit's grant is waiting: use it, then try once more
+                warn!("tenancy refused the stored token; a bootstrap grant is present, logging in with it");
+                self.load_or_bootstrap_token(true).await?;
+                self.checkin(&containers).await.map_err(from_tenancy)?
+            }
+            Err(e) => return Err(from_tenancy(e)),
+        };
+        self.state.last_checkin = Some(state::now());
+        self.state.desired_sha = resp.desired_sha.clone();
+        if self
+            .state
+            .failed_release
+            .as_ref()
+            .is_some_and(|f| resp.desired_sha.as_deref() != Some(f.sha.as_str()))
+        {
+            // tenancy changed its mind: a rolled-back sha is not held any more
+            self.state.failed_release = None;
+        }
+        self.state.last_action = Some(resp.action.clone());
+        info!(
+            "checkin: action={} desired={} applied={}",
+            resp.action,
+            short(resp.desired_sha.as_deref()),
+            short(self.state.applied_sha.as_deref())
+        );
+        let result = match resp.action.as_str() {
+            "apply" => {
+                let sha = resp.desired_sha.clone().unwrap_or_default();
+                match self.windows.wait(&self.windows.now()) {
+                    Some((window, next)) if !resp.urgent => {
+                        self.deferred(&sha, &window, &next, containers).await
+                    }
+                    _ => self.apply_or_roll_back(&sha, containers).await,
+                }
+            }
+            "down" => self.down(resp.prod, resp.purge_volumes).await,
+            _ => self.heartbeat(containers).await,
+        };
+        let result = match result {
+            // a local failure of the apply (its own files, the guard, compose not starting)
+            // that no report carried yet: tenancy hears it too, with a code
+            Err(f) if f.exit == Exit::Fail && resp.action == "apply" && !self.reported => {
+                let sha = resp.desired_sha.clone().unwrap_or_default();
+                let msg = match crate::metrics::failure_code(&f.msg) {
+                    Some(_) => f.msg.clone(),
+                    None => format!("APPLY_FAILED: {}", f.msg),
+                };
+                self.report(Some(&sha), "failed", &msg, "").await;
+                Err(Failure { msg, ..f })
+            }
+            other => other,
+        };
+        if let Err(f) = self.token_upkeep().await {
+            warn!("token upkeep: {}", f.msg);
+        }
+        if self.prune && result.is_ok() {
+            self.prune_releases().await;
+        }
+        result
+    }
+
+    pub(super) async fn checkin(
+        &self,
+        containers: &[Container],
+    ) -> Result<crate::tenancy::CheckinResponse, TenancyError> {
+        let token = self.token.as_ref().map(|t| t.as_str()).unwrap_or_default();
+        self.c
+            .tenancy
+            .checkin(
+                token,
+                &Checkin {
+                    env_id: &self.cfg.env_id,
+                    agent_version: VERSION,
+                    applied_sha: self.state.applied_sha.as_deref(),
+                    host: &self.host,
+                    containers,
+                },
+            )
+            .await
+    }
+
+    pub(super) async fn containers(&self) -> Vec<Container> {
+        match self.engine.containers(&self.cfg.compose_project).await {
+            Ok(c) => c,
+            Err(e) => {
+                warn!("{e}");
+                Vec::new()
+            }
+        }
+    }
+}
