@@ -181,6 +181,7 @@ pub fn write_private(path: &Path, data: &[u8], mode: u32) -> Result<(), StateErr
         f.set_permissions(fs::Permissions::from_mode(mode))?;
         f.write_all(data)?;
         f.sync_all()?;
+        #[cfg(debug_assertions)]
         crate::testhook::pause(&format!("mid-write:{name}"));
         fs::rename(&tmp, path)?;
         fsync_dir(dir);
