@@ -11,9 +11,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::Request;
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde::Deserialize;
-use tokio::net::UnixStream;
+
+use crate::http::Cause;
+use crate::transport::UnixConnector;
 
 use crate::config::{ComposeCmd, Config};
 use crate::tenancy::Container;
@@ -58,8 +61,11 @@ pub fn add_docker_wait(since: Instant) {
 
 // ---- Engine API -------------------------------------------------------------------------
 
+/// The Engine API over its unix socket: hyper-util's pooled client over a [`UnixConnector`],
+/// so a tick's few calls share one connection.
 pub struct Engine {
     socket: PathBuf,
+    client: Client<UnixConnector, Empty<Bytes>>,
 }
 
 #[derive(Deserialize)]
@@ -76,7 +82,11 @@ struct ApiContainer {
 
 impl Engine {
     pub fn new(socket: PathBuf) -> Self {
-        Engine { socket }
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(UnixConnector::new(&socket));
+        Engine { socket, client }
     }
 
     fn err(&self, msg: impl ToString) -> RuntimeError {
@@ -88,22 +98,17 @@ impl Engine {
 
     async fn call(&self, method: hyper::Method, path: &str) -> Result<Bytes, RuntimeError> {
         let fut = async {
-            let s = UnixStream::connect(&self.socket)
-                .await
-                .map_err(|e| self.err(e))?;
-            let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
-                .await
-                .map_err(|e| self.err(e))?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
             let req = Request::builder()
                 .method(method)
-                .uri(path)
+                .uri(format!("http://docker{path}"))
                 .header(hyper::header::HOST, "docker")
                 .body(Empty::<Bytes>::new())
                 .map_err(|e| self.err(e))?;
-            let resp = send.send_request(req).await.map_err(|e| self.err(e))?;
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| self.err(Cause(&e)))?;
             let status = resp.status();
             let body = Limited::new(resp.into_body(), 8 << 20)
                 .collect()
