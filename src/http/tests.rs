@@ -180,6 +180,10 @@ async fn plain_server(body: &'static str, per_conn: usize) -> (u16, Arc<AtomicUs
     (port, conns)
 }
 
+/// The old client reused its one connection after a `ready()` check; a peer that closed it
+/// while idle must cost a new dial, never a failed request. (The narrower race — the close
+/// arriving while the request is queued on the pooled connection — is the legacy client's
+/// retry of a cancelled request; it cannot be staged deterministically with real sockets.)
 #[tokio::test]
 async fn a_pooled_connection_the_peer_closed_is_not_a_failed_request() {
     let (port, conns) = plain_server("fine", 1).await;
