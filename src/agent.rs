@@ -29,7 +29,7 @@ use crate::registry;
 use crate::runtime::{self, Compose, Engine, RuntimeError};
 use crate::state::{self, State, TokenMeta, TokenSource};
 use crate::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
-use crate::transport::{self, Connector, Endpoint, TransportError};
+use crate::transport::{self, Dialer, Endpoint, TransportError};
 
 mod actions;
 mod apply;
@@ -128,15 +128,15 @@ fn from_bao(e: BaoError) -> Failure {
     }
 }
 
-/// Build the connector for the configured transport.
-pub fn connector(cfg: &Config) -> Result<Arc<dyn Connector>, TransportError> {
+/// The configured transport, which makes each endpoint's connector.
+pub fn connector(cfg: &Config) -> Result<Dialer, TransportError> {
     Ok(match cfg.transport {
-        Transport::System => Arc::new(transport::SystemConnector),
-        Transport::Proxy => Arc::new(transport::ProxyConnector),
-        Transport::Sdk => Arc::new(transport::sdk::SdkConnector::new(
+        Transport::System => Dialer::System,
+        Transport::Proxy => Dialer::Proxy,
+        Transport::Sdk => Dialer::Sdk(Arc::new(transport::sdk::SdkConnector::new(
             Path::new(&cfg.identity),
             Duration::from_secs(cfg.tenancy.timeout_s.max(cfg.bao.timeout_s)),
-        )?),
+        )?)),
     })
 }
 
@@ -166,11 +166,17 @@ pub struct Clients {
     pub bao: Bao,
 }
 
-pub fn clients(cfg: &Config, conn: Arc<dyn Connector>) -> Result<Clients, Failure> {
+pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
     let (t, b) = endpoints(cfg);
-    let th = HttpClient::new(conn.clone(), t, cfg.tenancy.scheme, &cfg.tenancy.ca_file)
+    let th = HttpClient::new(
+        dialer.connector(&t),
+        t,
+        cfg.tenancy.scheme,
+        &cfg.tenancy.ca_file,
+    )
+    .map_err(Failure::fail)?;
+    let bh = HttpClient::new(dialer.connector(&b), b, cfg.bao.scheme, &cfg.bao.ca_file)
         .map_err(Failure::fail)?;
-    let bh = HttpClient::new(conn, b, cfg.bao.scheme, &cfg.bao.ca_file).map_err(Failure::fail)?;
     Ok(Clients {
         tenancy: Tenancy { http: th },
         bao: Bao {
@@ -211,7 +217,7 @@ pub struct Agent {
 impl Agent {
     pub fn new(cfg: Config, prune: bool) -> Result<Agent, Failure> {
         let conn = connector(&cfg).map_err(from_transport)?;
-        let c = clients(&cfg, conn)?;
+        let c = clients(&cfg, &conn)?;
         let engine = Engine::new(cfg.docker_socket());
         let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
         let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)

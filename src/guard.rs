@@ -16,12 +16,15 @@ use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use serde_json::Value;
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::UnixListener;
 use tracing::{debug, warn};
 
+use crate::http::{BoxError, Cause};
 use crate::policy::{self, Boundary, Denied};
+use crate::transport::UnixConnector;
 
 /// Create bodies are small JSON documents; anything bigger is refused unread.
 const CREATE_BODY_MAX: usize = 1 << 20;
@@ -30,7 +33,8 @@ const LABEL: &str = "com.docker.compose.project";
 type Body = BoxBody<Bytes, hyper::Error>;
 
 struct Shared {
-    upstream: PathBuf,
+    /// The real engine socket, through the same pooled client as `runtime::Engine`.
+    upstream: Client<UnixConnector, Body>,
     boundary: Boundary,
     denied: Mutex<Vec<String>>,
     /// Requests seen, and the time spent deciding them (the hop's own cost, logged on drop).
@@ -65,7 +69,10 @@ impl Guard {
         let _ = std::fs::remove_file(&socket);
         let listener = UnixListener::bind(&socket)?;
         let shared = Arc::new(Shared {
-            upstream: upstream.to_path_buf(),
+            upstream: Client::builder(TokioExecutor::new())
+                .pool_timer(TokioTimer::new())
+                .pool_idle_timeout(std::time::Duration::from_secs(30))
+                .build(UnixConnector::new(upstream)),
             boundary,
             denied: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
@@ -338,7 +345,7 @@ async fn check_container(sh: &Shared, v: &Value) -> Result<(), String> {
 async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), String> {
     let (status, body) = upstream_get(sh, path)
         .await
-        .map_err(|e| format!("{what} {name}: cannot inspect: {e}"))?;
+        .map_err(|e| format!("{what} {name}: cannot inspect: {}", Cause(&*e)))?;
     if status == StatusCode::NOT_FOUND {
         return Err(format!(
             "{what} {name} does not exist (external objects are not joined)"
@@ -361,7 +368,7 @@ async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), St
 async fn writable_binds(sh: &Shared) -> Result<Vec<PathBuf>, String> {
     let (_, body) = upstream_get(sh, "/containers/json?all=1")
         .await
-        .map_err(|e| format!("cannot list containers: {e}"))?;
+        .map_err(|e| format!("cannot list containers: {}", Cause(&*e)))?;
     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let mut out = Vec::new();
     for c in v.as_array().into_iter().flatten() {
@@ -381,45 +388,45 @@ async fn writable_binds(sh: &Shared) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-async fn connect(sh: &Shared) -> std::io::Result<hyper::client::conn::http1::SendRequest<Body>> {
-    let s = UnixStream::connect(&sh.upstream).await?;
-    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
-        .await
-        .map_err(std::io::Error::other)?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(send)
+/// `path` on the real engine: the Uri the pooled client needs (its authority is ignored).
+fn engine_uri(path_and_query: &str) -> Result<hyper::Uri, hyper::http::Error> {
+    hyper::Uri::builder()
+        .scheme("http")
+        .authority("docker")
+        .path_and_query(path_and_query)
+        .build()
 }
 
-async fn upstream_get(sh: &Shared, path: &str) -> std::io::Result<(StatusCode, Bytes)> {
-    let mut send = connect(sh).await?;
+async fn upstream_get(sh: &Shared, path: &str) -> Result<(StatusCode, Bytes), BoxError> {
     let req = Request::builder()
-        .uri(path)
+        .uri(engine_uri(path)?)
         .header(hyper::header::HOST, "docker")
         .body(
             Empty::<Bytes>::new()
                 .map_err(|never| match never {})
                 .boxed(),
-        )
-        .map_err(std::io::Error::other)?;
-    let resp = send
-        .send_request(req)
-        .await
-        .map_err(std::io::Error::other)?;
+        )?;
+    let resp = sh.upstream.request(req).await?;
     let status = resp.status();
     let body = Limited::new(resp.into_body(), 16 << 20)
         .collect()
-        .await
-        .map_err(std::io::Error::other)?
+        .await?
         .to_bytes();
     Ok((status, body))
 }
 
-async fn forward(sh: &Shared, req: Request<Body>) -> Response<Body> {
-    let resp = match connect(sh).await {
-        Ok(mut send) => send.send_request(req).await.map_err(std::io::Error::other),
-        Err(e) => Err(e),
+async fn forward(sh: &Shared, mut req: Request<Body>) -> Response<Body> {
+    let pq = req
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    let resp: Result<_, BoxError> = match engine_uri(&pq) {
+        Ok(uri) => {
+            *req.uri_mut() = uri;
+            sh.upstream.request(req).await.map_err(Into::into)
+        }
+        Err(e) => Err(e.into()),
     };
     match resp {
         Ok(r) => {
@@ -427,7 +434,7 @@ async fn forward(sh: &Shared, req: Request<Body>) -> Response<Body> {
             Response::from_parts(parts, body.boxed())
         }
         Err(e) => {
-            let msg = serde_json::json!({"message": format!("docker engine: {e}")});
+            let msg = serde_json::json!({"message": format!("docker engine: {}", Cause(&*e))});
             Response::builder()
                 .status(StatusCode::BAD_GATEWAY)
                 .body(full(Bytes::from(msg.to_string())))

@@ -1,34 +1,92 @@
-//! HTTP/1.1 (hyper) over any [`Connector`], with TLS (rustls) when the scheme is https. The TLS
-//! server name is always the configured real host, whichever transport carried the bytes.
+//! HTTP/1.1 to one endpoint: hyper-util's pooled `Client` over TLS (hyper-rustls's
+//! `HttpsConnector`) over the configured transport's [`Connector`]. The TLS server name is
+//! always the configured real host, whichever transport carried the bytes; roots are the
+//! system's plus the endpoint's `ca_file`.
+//!
+//! The pool keeps the connection open between requests (over Ziti a dial costs a round trip to
+//! the router), and the client retries a request that was cancelled on a pooled connection the
+//! peer had already closed, so a keep-alive race is not a failed tick. Timeouts and the
+//! response-size limit stay per endpoint and per call.
 
+use std::error::Error as StdError;
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::client::conn::http1::SendRequest;
-use hyper::{Method, Request, StatusCode};
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
-use tokio::sync::Mutex;
+use hyper::http::uri::{Authority, Scheme as UriScheme};
+use hyper::{Method, Request, StatusCode, Uri};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use rustls::pki_types::{InvalidDnsNameError, ServerName};
+use tower_service::Service;
 
 use crate::config::Scheme;
-use crate::transport::{BoxIo, Connector, Endpoint, TransportError};
+use crate::transport::{Connector, Endpoint, TransportError};
 
 pub const USER_AGENT: &str = concat!("monky-deployd/", env!("CARGO_PKG_VERSION"));
+
+/// An idle pooled connection is closed after this long (well inside a tick; shorter than the
+/// peers' own keep-alive, so they rarely close one under us — and then the client retries).
+const POOL_IDLE: Duration = Duration::from_secs(30);
+
+pub type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// The full stack under the HTTP client: TLS over the configured transport.
+pub type Stack = HttpsConnector<Connector>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     #[error(transparent)]
     Transport(#[from] TransportError),
-    #[error("{0}: TLS handshake failed: {1}")]
-    Tls(&'static str, String),
+    #[error("{}: TLS handshake failed: {}", .0, Cause(&**.1))]
+    Tls(&'static str, #[source] BoxError),
     #[error("{0}: request timed out after {1}s")]
     Timeout(&'static str, u64),
     #[error("{0}: response body over the {1}-byte limit")]
     TooLarge(&'static str, usize),
-    #[error("{0}: {1}")]
-    Io(&'static str, String),
+    #[error("{}: {}", .0, Cause(&**.1))]
+    Io(&'static str, #[source] BoxError),
+}
+
+/// The configured host is not a name TLS can check.
+#[derive(Debug, thiserror::Error)]
+#[error("server name {host:?}: {source}")]
+pub struct ServerNameError {
+    host: String,
+    #[source]
+    source: InvalidDnsNameError,
+}
+
+/// Displays an error without hyper-util's `client error (Kind)` wrappers: the first cause that
+/// says something (a transport, TLS or hyper error).
+pub struct Cause<'a>(pub &'a (dyn StdError + 'static));
+
+impl fmt::Display for Cause<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut e = self.0;
+        while e.is::<hyper_util::client::legacy::Error>() {
+            match e.source() {
+                Some(s) => e = s,
+                None => break,
+            }
+        }
+        fmt::Display::fmt(e, f)
+    }
+}
+
+/// The first error of type `T` in `e`'s source chain (`e` included).
+fn find<'a, T: StdError + 'static>(e: &'a (dyn StdError + 'static)) -> Option<&'a T> {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(t) = c.downcast_ref::<T>() {
+            return Some(t);
+        }
+        cur = c.source();
+    }
+    None
 }
 
 pub struct Response {
@@ -59,6 +117,10 @@ pub fn tls_config(ca_file: &str) -> Result<Arc<rustls::ClientConfig>, String> {
                 .map_err(|e| format!("ca_file {ca_file}: {e}"))?;
         }
     }
+    client_config(roots)
+}
+
+fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let cfg = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -68,60 +130,117 @@ pub fn tls_config(ca_file: &str) -> Result<Arc<rustls::ClientConfig>, String> {
     Ok(Arc::new(cfg))
 }
 
+/// TLS over `inner`, checking the server's certificate against `host` (not the dialled
+/// address: over `sdk` and `proxy` that is a service name or 127.0.0.1).
+pub fn tls_layer(
+    inner: Connector,
+    cfg: Arc<rustls::ClientConfig>,
+    host: &str,
+) -> HttpsConnector<Connector> {
+    let host = host.to_string();
+    let resolve = move |_: &Uri| {
+        ServerName::try_from(host.clone()).map_err(|source| ServerNameError {
+            host: host.clone(),
+            source,
+        })
+    };
+    HttpsConnector::new(inner, cfg, false, Arc::new(resolve))
+}
+
+/// `host:port` as a Uri authority (IPv6 literals bracketed).
+fn authority(host: &str, port: u16) -> Result<Authority, String> {
+    let a = if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    a.parse()
+        .map_err(|e| format!("host {host:?} is not a valid host name: {e}"))
+}
+
 pub struct HttpClient {
-    connector: Arc<dyn Connector>,
     pub endpoint: Endpoint,
-    tls: Option<Arc<rustls::ClientConfig>>,
-    sender: Mutex<Option<SendRequest<Full<Bytes>>>>,
+    scheme: Scheme,
+    authority: Authority,
+    stack: Stack,
+    client: Client<Stack, Full<Bytes>>,
 }
 
 impl HttpClient {
     pub fn new(
-        connector: Arc<dyn Connector>,
+        connector: Connector,
         endpoint: Endpoint,
         scheme: Scheme,
         ca_file: &str,
     ) -> Result<Self, String> {
         let tls = match scheme {
-            Scheme::Https => Some(tls_config(ca_file)?),
-            Scheme::Http => None,
+            Scheme::Https => tls_config(ca_file)?,
+            // never used: the https layer passes `http` Uris straight through
+            Scheme::Http => client_config(rustls::RootCertStore::empty())?,
         };
+        let authority = authority(&endpoint.host, endpoint.port)
+            .map_err(|e| format!("{}: {e}", endpoint.label))?;
+        let stack = tls_layer(connector, tls, &endpoint.host);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(POOL_IDLE)
+            .build(stack.clone());
         Ok(HttpClient {
-            connector,
             endpoint,
-            tls,
-            sender: Mutex::new(None),
+            scheme,
+            authority,
+            stack,
+            client,
         })
     }
 
-    async fn open(&self) -> Result<SendRequest<Full<Bytes>>, HttpError> {
-        let label = self.endpoint.label;
-        let io: BoxIo = self.connector.connect(&self.endpoint).await?;
-        let io: BoxIo = match &self.tls {
-            None => io,
-            Some(cfg) => {
-                let name = ServerName::try_from(self.endpoint.host.clone()).map_err(|e| {
-                    HttpError::Tls(label, format!("server name {:?}: {e}", self.endpoint.host))
-                })?;
-                let tls = tokio_rustls::TlsConnector::from(cfg.clone());
-                let s = tokio::time::timeout(self.endpoint.timeout, tls.connect(name, io))
-                    .await
-                    .map_err(|_| HttpError::Timeout(label, self.endpoint.timeout.as_secs()))?
-                    .map_err(|e| HttpError::Tls(label, e.to_string()))?;
-                Box::new(s)
-            }
+    fn uri(&self, path: &str) -> Result<Uri, HttpError> {
+        let scheme = match self.scheme {
+            Scheme::Https => UriScheme::HTTPS,
+            Scheme::Http => UriScheme::HTTP,
         };
-        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(|e| HttpError::Io(label, e.to_string()))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        Ok(sender)
+        Uri::builder()
+            .scheme(scheme)
+            .authority(self.authority.clone())
+            .path_and_query(path)
+            .build()
+            .map_err(|e| HttpError::Io(self.endpoint.label, e.into()))
     }
 
-    /// One request; `limit` bounds the response body. Reuses the open connection when it is
-    /// still usable, which matters over Ziti where a dial costs a round trip to the router.
+    /// A failure of the client, classed as today: the transport's own error as it is, a
+    /// failure to set up an https connection as TLS, everything else as I/O.
+    fn classify(&self, e: hyper_util::client::legacy::Error) -> HttpError {
+        let label = self.endpoint.label;
+        if e.is_connect() {
+            if let Some(t) = find::<TransportError>(&e) {
+                return HttpError::Transport(t.clone());
+            }
+            if matches!(self.scheme, Scheme::Https) {
+                return HttpError::Tls(label, e.into());
+            }
+        }
+        HttpError::Io(label, e.into())
+    }
+
+    /// Prove the endpoint through the full stack without a request: dial over the transport
+    /// and, for https, complete the TLS handshake (certificate checked against the host).
+    pub async fn probe(&self) -> Result<(), HttpError> {
+        let label = self.endpoint.label;
+        let timeout = self.endpoint.timeout;
+        let uri = self.uri("/")?;
+        let mut stack = self.stack.clone();
+        match tokio::time::timeout(timeout + Duration::from_secs(1), stack.call(uri)).await {
+            Err(_) => Err(HttpError::Timeout(label, timeout.as_secs())),
+            Ok(Ok(_conn)) => Ok(()),
+            Ok(Err(e)) => Err(match e.downcast::<TransportError>() {
+                Ok(t) => HttpError::Transport(*t),
+                Err(e) if matches!(self.scheme, Scheme::Https) => HttpError::Tls(label, e),
+                Err(e) => HttpError::Io(label, e),
+            }),
+        }
+    }
+
+    /// One request; `limit` bounds the response body. The pool reuses an open connection.
     pub async fn request(
         &self,
         method: Method,
@@ -133,18 +252,9 @@ impl HttpClient {
         let label = self.endpoint.label;
         let timeout = self.endpoint.timeout;
         let fut = async {
-            let mut guard = self.sender.lock().await;
-            let reused = match guard.take() {
-                Some(mut s) => s.ready().await.is_ok().then_some(s),
-                None => None,
-            };
-            let mut sender = match reused {
-                Some(s) => s,
-                None => self.open().await?,
-            };
             let mut b = Request::builder()
                 .method(method)
-                .uri(path)
+                .uri(self.uri(path)?)
                 .header(hyper::header::HOST, self.endpoint.host.as_str())
                 .header(hyper::header::USER_AGENT, USER_AGENT)
                 .header(hyper::header::ACCEPT, "application/json");
@@ -159,11 +269,12 @@ impl HttpClient {
             } else {
                 b.body(Full::new(Bytes::new()))
             }
-            .map_err(|e| HttpError::Io(label, e.to_string()))?;
-            let resp = sender
-                .send_request(req)
+            .map_err(|e| HttpError::Io(label, e.into()))?;
+            let resp = self
+                .client
+                .request(req)
                 .await
-                .map_err(|e| HttpError::Io(label, e.to_string()))?;
+                .map_err(|e| self.classify(e))?;
             let (parts, body) = resp.into_parts();
             if let Some(len) = parts
                 .headers
@@ -176,15 +287,12 @@ impl HttpClient {
                 }
             }
             let body = Limited::new(body, limit).collect().await.map_err(|e| {
-                if e.downcast_ref::<http_body_util::LengthLimitError>()
-                    .is_some()
-                {
+                if e.is::<http_body_util::LengthLimitError>() {
                     HttpError::TooLarge(label, limit)
                 } else {
-                    HttpError::Io(label, e.to_string())
+                    HttpError::Io(label, e)
                 }
             })?;
-            *guard = Some(sender);
             Ok(Response {
                 status: parts.status,
                 headers: parts.headers,
@@ -197,3 +305,6 @@ impl HttpClient {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

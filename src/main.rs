@@ -356,7 +356,7 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
     let conn = agent::connector(&cfg);
     let (transport_ok, token_ttl, tenancy_reach) = match &conn {
         Ok(c) => {
-            let cl = agent::clients(&cfg, c.clone());
+            let cl = agent::clients(&cfg, c);
             let mut ttl = None;
             let mut reach = Vec::new();
             if let Err(f) = &cl {
@@ -366,15 +366,15 @@ async fn status(cfg: Config, json: bool) -> ExitCode {
                 if let Some(t) = &token {
                     ttl = cl.bao.lookup_self(t).await.ok().map(|i| i.ttl);
                 }
-                let (te, be) = agent::endpoints(&cfg);
-                for ep in [te, be] {
-                    let r = tokio::time::timeout(Duration::from_secs(10), c.connect(&ep)).await;
+                // through the full stack: transport, then the TLS handshake for https
+                for http in [&cl.tenancy.http, &cl.bao.http] {
+                    let r = tokio::time::timeout(Duration::from_secs(10), http.probe()).await;
                     let ok = match r {
-                        Ok(Ok(_)) => "dialable".to_string(),
+                        Ok(Ok(())) => "dialable".to_string(),
                         Ok(Err(e)) => format!("unreachable: {e}"),
                         Err(_) => "unreachable: timed out".to_string(),
                     };
-                    reach.push((ep.label, ok));
+                    reach.push((http.endpoint.label, ok));
                 }
             }
             (Ok(c.describe()), ttl, reach)

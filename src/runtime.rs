@@ -11,9 +11,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::Request;
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde::Deserialize;
-use tokio::net::UnixStream;
+
+use crate::http::Cause;
+use crate::transport::UnixConnector;
 
 use crate::config::{ComposeCmd, Config};
 use crate::tenancy::Container;
@@ -58,8 +61,11 @@ pub fn add_docker_wait(since: Instant) {
 
 // ---- Engine API -------------------------------------------------------------------------
 
+/// The Engine API over its unix socket: hyper-util's pooled client over a [`UnixConnector`],
+/// so a tick's few calls share one connection.
 pub struct Engine {
     socket: PathBuf,
+    client: Client<UnixConnector, Empty<Bytes>>,
 }
 
 #[derive(Deserialize)]
@@ -76,7 +82,11 @@ struct ApiContainer {
 
 impl Engine {
     pub fn new(socket: PathBuf) -> Self {
-        Engine { socket }
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(UnixConnector::new(&socket));
+        Engine { socket, client }
     }
 
     fn err(&self, msg: impl ToString) -> RuntimeError {
@@ -88,22 +98,17 @@ impl Engine {
 
     async fn call(&self, method: hyper::Method, path: &str) -> Result<Bytes, RuntimeError> {
         let fut = async {
-            let s = UnixStream::connect(&self.socket)
-                .await
-                .map_err(|e| self.err(e))?;
-            let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
-                .await
-                .map_err(|e| self.err(e))?;
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
             let req = Request::builder()
                 .method(method)
-                .uri(path)
+                .uri(format!("http://docker{path}"))
                 .header(hyper::header::HOST, "docker")
                 .body(Empty::<Bytes>::new())
                 .map_err(|e| self.err(e))?;
-            let resp = send.send_request(req).await.map_err(|e| self.err(e))?;
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| self.err(Cause(&e)))?;
             let status = resp.status();
             let body = Limited::new(resp.into_body(), 8 << 20)
                 .collect()
@@ -576,6 +581,57 @@ fn path_env() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fake Engine API on a unix socket: `/info` over keep-alive connections, counted.
+    #[tokio::test]
+    async fn engine_calls_share_one_pooled_unix_connection() {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::Arc;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("docker.sock");
+        let l = tokio::net::UnixListener::bind(&sock).unwrap();
+        let conns = Arc::new(AtomicUsize::new(0));
+        let n = conns.clone();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = l.accept().await {
+                n.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    loop {
+                        let mut head = Vec::new();
+                        let mut b = [0u8; 512];
+                        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                            match s.read(&mut b).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(k) => head.extend_from_slice(&b[..k]),
+                            }
+                        }
+                        assert!(head.starts_with(b"GET /info HTTP/1.1\r\n"));
+                        let body = r#"{"DockerRootDir":"/var/lib/docker"}"#;
+                        let r = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if s.write_all(r.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let e = Engine::new(sock.clone());
+        for _ in 0..3 {
+            assert_eq!(e.docker_root().await.unwrap(), Path::new("/var/lib/docker"));
+        }
+        assert_eq!(conns.load(Ordering::SeqCst), 1);
+        // no engine: the socket and the connect failure in the message
+        let gone = Engine::new(dir.path().join("nothing.sock"));
+        let m = gone.docker_root().await.unwrap_err().to_string();
+        assert!(
+            m.contains("nothing.sock") && m.contains("No such file"),
+            "{m}"
+        );
+    }
 
     #[test]
     fn health_from_status() {

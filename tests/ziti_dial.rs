@@ -9,7 +9,8 @@ mod ziti_common;
 use std::time::{Duration, Instant};
 
 use monky_deployd::transport::sdk::{self, SdkConnector};
-use monky_deployd::transport::{Connector, Endpoint, ProxyConnector, TransportError};
+use monky_deployd::transport::{Endpoint, ProxyConnector, TransportError};
+use tower_service::Service;
 use ziti_common::*;
 
 fn endpoint(service: &str, proxy_port: u16) -> Endpoint {
@@ -79,10 +80,11 @@ async fn proxy_transport_goes_through_a_real_ziti_tunnel_proxy() {
     let port = free_port();
     let _proxy = TunnelProxy::start(net, &id, &[(&svc, port)]);
 
-    let mut s = ProxyConnector
-        .connect(&endpoint(&svc, port))
+    let mut s = ProxyConnector::new(endpoint(&svc, port))
+        .call("https://tenancy.test/".parse().unwrap())
         .await
-        .expect("connect to the proxy port");
+        .expect("connect to the proxy port")
+        .into_inner();
     let resp = http_get(&mut s, "/via-proxy").await;
     assert!(resp.ends_with("hello over ziti proxy"), "response: {resp}");
     assert!(

@@ -19,7 +19,7 @@ use hyper::Method;
 use monky_deployd::config::Scheme;
 use monky_deployd::http::HttpClient;
 use monky_deployd::transport::sdk::SdkConnector;
-use monky_deployd::transport::{Connector, Endpoint, ProxyConnector, SystemConnector};
+use monky_deployd::transport::{Dialer, Endpoint};
 use ziti_common::*;
 
 /// A throwaway CA and a `localhost` server certificate, made by the openssl CLI.
@@ -159,8 +159,10 @@ fn bench_record(transport: &str, load: Duration, first: Duration) {
 }
 
 /// GET / over HTTPS through `conn`; returns the body.
-async fn https_get(conn: Arc<dyn Connector>, ep: Endpoint, ca: &Path) -> Result<String, String> {
-    let client = HttpClient::new(conn, ep, Scheme::Https, ca.to_str().unwrap())?;
+async fn https_get(conn: &Dialer, ep: Endpoint, ca: &Path) -> Result<String, String> {
+    let client = HttpClient::new(conn.connector(&ep), ep, Scheme::Https, ca.to_str().unwrap())?;
+    // the full stack without a request: dial + TLS handshake (what `status` checks)
+    client.probe().await.map_err(|e| e.to_string())?;
     let r = client
         .request(Method::GET, "/", None, None, 1 << 20)
         .await
@@ -182,20 +184,20 @@ async fn https_over_sdk_checks_the_configured_server_name() {
     require_sdk();
     let f = fixture();
     let t0 = Instant::now();
-    let conn: Arc<dyn Connector> = Arc::new(
+    let conn = Dialer::Sdk(Arc::new(
         SdkConnector::load(&f.identity, Duration::from_secs(20))
             .await
             .expect("load"),
-    );
+    ));
     let load = t0.elapsed();
-    let body = https_get(conn.clone(), endpoint(&f.service, 1, 1), &f.pki.ca())
+    let body = https_get(&conn, endpoint(&f.service, 1, 1), &f.pki.ca())
         .await
         .expect("https over sdk");
     let first = t0.elapsed();
     assert_s_server_page(&body);
     bench_record("sdk", load, first);
 
-    let err = https_get(conn, endpoint(&f.wrong_service, 1, 1), &f.pki.ca())
+    let err = https_get(&conn, endpoint(&f.wrong_service, 1, 1), &f.pki.ca())
         .await
         .expect_err("wrong cert accepted");
     assert!(
@@ -211,13 +213,9 @@ async fn https_over_a_real_ziti_tunnel_proxy() {
     let port = free_port();
     let _p = TunnelProxy::start(Net::shared(), &f.identity, &[(&f.service, port)]);
     let t0 = Instant::now();
-    let body = https_get(
-        Arc::new(ProxyConnector),
-        endpoint(&f.service, 1, port),
-        &f.pki.ca(),
-    )
-    .await
-    .expect("https over proxy");
+    let body = https_get(&Dialer::Proxy, endpoint(&f.service, 1, port), &f.pki.ca())
+        .await
+        .expect("https over proxy");
     let first = t0.elapsed();
     assert_s_server_page(&body);
     bench_record("proxy", Duration::ZERO, first);
@@ -228,7 +226,7 @@ async fn https_over_system_dns_and_tcp() {
     let f = fixture();
     let t0 = Instant::now();
     let body = https_get(
-        Arc::new(SystemConnector),
+        &Dialer::System,
         endpoint(&f.service, f.server.port, 1),
         &f.pki.ca(),
     )

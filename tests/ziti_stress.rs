@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use monky_deployd::transport::sdk::SdkConnector;
-use monky_deployd::transport::{Connector, Endpoint};
+use monky_deployd::transport::Endpoint;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use ziti_common::*;

@@ -1,23 +1,43 @@
-//! Transports: how the agent reaches tenancy and OpenBao. One [`Connector`] turns a logical
-//! [`Endpoint`] into a byte stream; TLS and HTTP (see [`crate::http`]) sit above it unchanged for
-//! `sdk` (Ziti service name), `proxy` (`127.0.0.1:<proxy_port>`) and `system` (DNS + TCP).
+//! Transports: how the agent reaches tenancy and OpenBao, as hyper connectors.
+//!
+//! Each transport is a connector built for one [`Endpoint`]: a `tower_service::Service<Uri>`
+//! (hyper-util's `Connect`, through its blanket impl) yielding a stream with hyper's IO traits
+//! and hyper-util's [`Connection`]:
+//!
+//! - [`SystemConnector`]: DNS + TCP to `host:port` (laptops whose tunneler does tun + DNS, tests);
+//! - [`ProxyConnector`]: TCP to `127.0.0.1:<proxy_port>`, where `ziti tunnel proxy` forwards;
+//! - [`ZitiConnector`]: the Ziti service by name through the linked C SDK ([`sdk::SdkConnector`]).
+//!
+//! [`Connector`] is whichever one the configuration chose (one type for the HTTP client); the
+//! [`Dialer`] makes it for each endpoint. TLS (hyper-rustls, server name fixed to the endpoint's
+//! real host) and HTTP (hyper-util's pooled `Client`) are layered over it in [`crate::http`].
+//! The Uri a connector is called with carries the configured real host as its authority; the
+//! connector dials what its endpoint says, so the same Uri works over every transport.
+//!
+//! [`UnixConnector`] is the same shape for the Docker Engine API socket.
 
 pub mod sdk;
 
 use std::future::Future;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
+use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper::Uri;
+use hyper_util::client::legacy::connect::{Connected, Connection};
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpStream, UnixStream};
+use tower_service::Service;
 
-/// Any bidirectional byte stream a connector can hand to TLS/HTTP.
-pub trait IoStream: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> IoStream for T {}
-pub type BoxIo = Box<dyn IoStream>;
+pub use sdk::ZitiStream;
 
-pub type ConnectFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<BoxIo, TransportError>> + Send + 'a>>;
+/// What a connector's `call` returns.
+pub type ConnectFuture<T, E = TransportError> =
+    Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'static>>;
 
 /// One remote the agent talks to (tenancy or OpenBao), as every transport needs to see it.
 #[derive(Clone, Debug)]
@@ -26,7 +46,7 @@ pub struct Endpoint {
     pub label: &'static str,
     /// Ziti service name (`sdk`).
     pub service: String,
-    /// Real host name: DNS name for `system`, TLS server name for all.
+    /// Real host name: DNS name for `system`, TLS server name and `Host` for all.
     pub host: String,
     pub port: u16,
     /// `proxy`: the local port `ziti tunnel proxy` listens on.
@@ -34,7 +54,7 @@ pub struct Endpoint {
     pub timeout: Duration,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum TransportError {
     /// Temporary: the mesh, the peer or the network is down. The next tick retries (exit 75).
     #[error("{0}")]
@@ -44,18 +64,12 @@ pub enum TransportError {
     Setup(String),
 }
 
-pub trait Connector: Send + Sync {
-    fn connect<'a>(&'a self, ep: &'a Endpoint) -> ConnectFuture<'a>;
-    /// e.g. `system`, `proxy (127.0.0.1)`, `sdk (libziti 1.18.2, identity …)`.
-    fn describe(&self) -> String;
-}
-
-async fn tcp(addr: (&str, u16), ep: &Endpoint) -> Result<BoxIo, TransportError> {
+async fn tcp(addr: (&str, u16), ep: &Endpoint) -> Result<TcpStream, TransportError> {
     let (h, p) = addr;
     match tokio::time::timeout(ep.timeout, TcpStream::connect((h, p))).await {
         Ok(Ok(s)) => {
             let _ = s.set_nodelay(true);
-            Ok(Box::new(s))
+            Ok(s)
         }
         Ok(Err(e)) => Err(TransportError::Unreachable(format!(
             "{} at {h}:{p}: {e}",
@@ -69,26 +83,348 @@ async fn tcp(addr: (&str, u16), ep: &Endpoint) -> Result<BoxIo, TransportError> 
     }
 }
 
-/// Plain DNS + TCP to `host:port` (laptops whose tunneler runs with tun + DNS, tests).
-pub struct SystemConnector;
+/// `system`: plain DNS + TCP to the endpoint's `host:port`.
+#[derive(Clone, Debug)]
+pub struct SystemConnector {
+    ep: Arc<Endpoint>,
+}
 
-impl Connector for SystemConnector {
-    fn connect<'a>(&'a self, ep: &'a Endpoint) -> ConnectFuture<'a> {
-        Box::pin(async move { tcp((ep.host.as_str(), ep.port), ep).await })
-    }
-    fn describe(&self) -> String {
-        "system".into()
+impl SystemConnector {
+    pub fn new(ep: Endpoint) -> Self {
+        SystemConnector { ep: Arc::new(ep) }
     }
 }
 
-/// TCP to `127.0.0.1:<proxy_port>`, where `ziti tunnel proxy` forwards into the service.
-pub struct ProxyConnector;
+impl Service<Uri> for SystemConnector {
+    type Response = TokioIo<TcpStream>;
+    type Error = TransportError;
+    type Future = ConnectFuture<Self::Response>;
 
-impl Connector for ProxyConnector {
-    fn connect<'a>(&'a self, ep: &'a Endpoint) -> ConnectFuture<'a> {
-        Box::pin(async move { tcp(("127.0.0.1", ep.proxy_port), ep).await })
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
     }
-    fn describe(&self) -> String {
-        "proxy".into()
+
+    fn call(&mut self, _dst: Uri) -> Self::Future {
+        let ep = self.ep.clone();
+        Box::pin(async move {
+            tcp((ep.host.as_str(), ep.port), &ep)
+                .await
+                .map(TokioIo::new)
+        })
+    }
+}
+
+/// `proxy`: TCP to `127.0.0.1:<proxy_port>`, where `ziti tunnel proxy` forwards into the service.
+#[derive(Clone, Debug)]
+pub struct ProxyConnector {
+    ep: Arc<Endpoint>,
+}
+
+impl ProxyConnector {
+    pub fn new(ep: Endpoint) -> Self {
+        ProxyConnector { ep: Arc::new(ep) }
+    }
+}
+
+impl Service<Uri> for ProxyConnector {
+    type Response = TokioIo<TcpStream>;
+    type Error = TransportError;
+    type Future = ConnectFuture<Self::Response>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _dst: Uri) -> Self::Future {
+        let ep = self.ep.clone();
+        Box::pin(async move {
+            tcp(("127.0.0.1", ep.proxy_port), &ep)
+                .await
+                .map(TokioIo::new)
+        })
+    }
+}
+
+/// `sdk`: the endpoint's Ziti service, dialled by name with the identity loaded in `sdk`.
+#[derive(Clone)]
+pub struct ZitiConnector {
+    sdk: Arc<sdk::SdkConnector>,
+    ep: Arc<Endpoint>,
+}
+
+impl ZitiConnector {
+    pub fn new(sdk: Arc<sdk::SdkConnector>, ep: Endpoint) -> Self {
+        ZitiConnector {
+            sdk,
+            ep: Arc::new(ep),
+        }
+    }
+}
+
+impl Service<Uri> for ZitiConnector {
+    type Response = TokioIo<ZitiStream>;
+    type Error = TransportError;
+    type Future = ConnectFuture<Self::Response>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _dst: Uri) -> Self::Future {
+        let (sdk, ep) = (self.sdk.clone(), self.ep.clone());
+        Box::pin(async move { sdk.connect(&ep).await.map(TokioIo::new) })
+    }
+}
+
+impl Connection for ZitiStream {
+    fn connected(&self) -> Connected {
+        Connected::new()
+    }
+}
+
+/// The configured transport's connector for one endpoint.
+#[derive(Clone)]
+pub enum Connector {
+    System(SystemConnector),
+    Proxy(ProxyConnector),
+    Sdk(ZitiConnector),
+}
+
+impl Service<Uri> for Connector {
+    type Response = Io;
+    type Error = TransportError;
+    type Future = ConnectFuture<Io>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        match self {
+            Connector::System(c) => {
+                let f = c.call(dst);
+                Box::pin(async move { f.await.map(Io::Tcp) })
+            }
+            Connector::Proxy(c) => {
+                let f = c.call(dst);
+                Box::pin(async move { f.await.map(Io::Tcp) })
+            }
+            Connector::Sdk(c) => {
+                let f = c.call(dst);
+                Box::pin(async move { f.await.map(Io::Ziti) })
+            }
+        }
+    }
+}
+
+/// Makes the configured transport's [`Connector`] for each endpoint; the `sdk` one shares one
+/// loaded identity between them.
+#[derive(Clone)]
+pub enum Dialer {
+    System,
+    Proxy,
+    Sdk(Arc<sdk::SdkConnector>),
+}
+
+impl Dialer {
+    pub fn connector(&self, ep: &Endpoint) -> Connector {
+        match self {
+            Dialer::System => Connector::System(SystemConnector::new(ep.clone())),
+            Dialer::Proxy => Connector::Proxy(ProxyConnector::new(ep.clone())),
+            Dialer::Sdk(s) => Connector::Sdk(ZitiConnector::new(s.clone(), ep.clone())),
+        }
+    }
+
+    /// e.g. `system`, `proxy`, `sdk (libziti 1.18.2, identity …)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Dialer::System => "system".into(),
+            Dialer::Proxy => "proxy".into(),
+            Dialer::Sdk(s) => s.describe(),
+        }
+    }
+}
+
+/// A stream any [`Connector`] yields: TCP (system, proxy) or the SDK's loopback socket.
+pub enum Io {
+    Tcp(TokioIo<TcpStream>),
+    Ziti(TokioIo<ZitiStream>),
+}
+
+impl Connection for Io {
+    fn connected(&self) -> Connected {
+        match self {
+            Io::Tcp(s) => s.connected(),
+            Io::Ziti(s) => s.connected(),
+        }
+    }
+}
+
+impl Read for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Ziti(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl Write for Io {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Io::Ziti(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Io::Ziti(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Io::Ziti(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Io::Tcp(s) => s.is_write_vectored(),
+            Io::Ziti(s) => s.is_write_vectored(),
+        }
+    }
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Io::Ziti(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+        }
+    }
+}
+
+/// The Docker Engine API's unix socket, as a connector (the Uri's authority is ignored).
+#[derive(Clone, Debug)]
+pub struct UnixConnector {
+    path: Arc<PathBuf>,
+}
+
+impl UnixConnector {
+    pub fn new(path: &Path) -> Self {
+        UnixConnector {
+            path: Arc::new(path.to_path_buf()),
+        }
+    }
+}
+
+impl Service<Uri> for UnixConnector {
+    type Response = TokioIo<UnixStream>;
+    type Error = io::Error;
+    type Future = ConnectFuture<Self::Response, io::Error>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _dst: Uri) -> Self::Future {
+        let path = self.path.clone();
+        Box::pin(async move { UnixStream::connect(&*path).await.map(TokioIo::new) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn ep(port: u16, proxy_port: u16) -> Endpoint {
+        Endpoint {
+            label: "tenancy",
+            service: "monky.tenancy.deploy".into(),
+            host: "localhost".into(),
+            port,
+            proxy_port,
+            timeout: Duration::from_secs(2),
+        }
+    }
+
+    async fn echo_once(l: tokio::net::TcpListener) {
+        let (mut s, _) = l.accept().await.unwrap();
+        let mut b = [0u8; 4];
+        s.read_exact(&mut b).await.unwrap();
+        s.write_all(&b).await.unwrap();
+    }
+
+    async fn roundtrip(mut c: impl Service<Uri, Response = Io, Error = TransportError>) {
+        let io = c
+            .call(Uri::from_static("https://tenancy.example:443/"))
+            .await
+            .expect("connect");
+        let Io::Tcp(io) = io else { panic!("not tcp") };
+        let mut s = io.into_inner();
+        s.write_all(b"ping").await.unwrap();
+        let mut b = [0u8; 4];
+        s.read_exact(&mut b).await.unwrap();
+        assert_eq!(&b, b"ping");
+    }
+
+    #[tokio::test]
+    async fn system_dials_the_endpoint_host_not_the_uri() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let srv = tokio::spawn(echo_once(l));
+        let mut e = ep(port, 1);
+        e.host = "127.0.0.1".into();
+        roundtrip(Dialer::System.connector(&e)).await;
+        srv.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn proxy_dials_loopback_proxy_port() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let srv = tokio::spawn(echo_once(l));
+        roundtrip(Dialer::Proxy.connector(&ep(1, port))).await;
+        srv.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn refused_dial_is_unreachable_naming_the_endpoint() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        let mut c = Dialer::Proxy.connector(&ep(1, port));
+        match c.call(Uri::from_static("http://x/")).await {
+            Err(TransportError::Unreachable(m)) => {
+                assert!(
+                    m.starts_with(&format!("tenancy at 127.0.0.1:{port}: ")),
+                    "{m}"
+                )
+            }
+            Err(e) => panic!("wrong class: {e}"),
+            Ok(_) => panic!("dialled a closed port"),
+        }
+    }
+
+    #[test]
+    fn connectors_are_hyper_util_connect_services() {
+        fn is_connect<C: hyper_util::client::legacy::connect::Connect + Clone>() {}
+        is_connect::<SystemConnector>();
+        is_connect::<ProxyConnector>();
+        is_connect::<ZitiConnector>();
+        is_connect::<Connector>();
+        is_connect::<UnixConnector>();
+        is_connect::<hyper_rustls::HttpsConnector<Connector>>();
     }
 }

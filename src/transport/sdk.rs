@@ -28,7 +28,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::watch;
 use ziti_sys::codes::*;
 
-use super::{ConnectFuture, Connector, Endpoint, TransportError};
+use super::{Endpoint, TransportError};
 
 /// Largest identity file accepted (a 4096-bit RSA identity with its CA bundle is ~12 KiB).
 const MAX_IDENTITY_BYTES: u64 = 1 << 20;
@@ -314,24 +314,26 @@ impl SdkConnector {
     }
 }
 
-impl Connector for SdkConnector {
-    fn connect<'a>(&'a self, ep: &'a Endpoint) -> ConnectFuture<'a> {
-        Box::pin(async move {
-            let t0 = std::time::Instant::now();
-            let h = self.handle().await?;
-            let loaded = t0.elapsed();
-            let s = dial(h, &self.identity, ep).await?;
-            tracing::debug!(
-                "ziti: {} connected via '{}' in {} ms (waited {} ms for the identity)",
-                ep.label,
-                ep.service,
-                t0.elapsed().as_millis(),
-                loaded.as_millis()
-            );
-            Ok(s)
-        })
+impl SdkConnector {
+    /// Dial `ep.service` (waiting for the identity first); [`super::ZitiConnector`] is this as
+    /// a hyper connector.
+    pub async fn connect(&self, ep: &Endpoint) -> Result<ZitiStream, TransportError> {
+        let t0 = std::time::Instant::now();
+        let h = self.handle().await?;
+        let loaded = t0.elapsed();
+        let s = dial(h, &self.identity, ep).await?;
+        tracing::debug!(
+            "ziti: {} connected via '{}' in {} ms (waited {} ms for the identity)",
+            ep.label,
+            ep.service,
+            t0.elapsed().as_millis(),
+            loaded.as_millis()
+        );
+        Ok(s)
     }
-    fn describe(&self) -> String {
+
+    /// e.g. `sdk (libziti 1.18.2, identity /etc/…/id.json)`.
+    pub fn describe(&self) -> String {
         format!(
             "sdk (libziti {}, identity {})",
             self.version,
@@ -406,7 +408,7 @@ async fn dial(
     h: ziti_sys::ziti_handle_t,
     identity: &Path,
     ep: &Endpoint,
-) -> Result<super::BoxIo, TransportError> {
+) -> Result<ZitiStream, TransportError> {
     let service = CString::new(ep.service.as_bytes())
         .map_err(|_| TransportError::Setup(format!("{}: service name contains NUL", ep.label)))?;
     let deadline = tokio::time::Instant::now() + ep.timeout;
@@ -447,7 +449,7 @@ async fn dial_once(
     identity: &Path,
     ep: &Endpoint,
     deadline: tokio::time::Instant,
-) -> Result<super::BoxIo, DialFail> {
+) -> Result<ZitiStream, DialFail> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let svc = service.clone();
     // A plain thread, not the runtime's blocking pool: a call stuck in the SDK must not hold the
@@ -507,7 +509,7 @@ async fn dial_once(
         Err(_) => return Err(timed_out(ep)),
     }
     match t.take_error() {
-        Ok(None) => Ok(Box::new(stream)),
+        Ok(None) => Ok(stream),
         Ok(Some(e)) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Err(DialFail::Refused),
         Ok(Some(e)) | Err(e) => Err(DialFail::Other(TransportError::Unreachable(format!(
             "{} via ziti service '{}': {e}",
