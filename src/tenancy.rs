@@ -59,9 +59,34 @@ pub struct Checkin<'a> {
     pub containers: &'a [Container],
 }
 
+/// What tenancy tells the box to do (PROTOCOL: `action`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Apply,
+    None,
+    Down,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Apply => "apply",
+            Action::None => "none",
+            Action::Down => "down",
+        }
+    }
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct CheckinResponse {
-    pub action: String,
+    pub action: Action,
     #[serde(default)]
     pub desired_sha: Option<String>,
     #[serde(default)]
@@ -290,21 +315,10 @@ impl Tenancy {
 /// A check-in answer, validated: a known action, and a well-formed `desired_sha` when it says
 /// `apply`. Any other `desired_sha` (odd length, non-ASCII…) is dropped, never trusted.
 pub fn parse_checkin(body: &[u8]) -> Result<CheckinResponse, TenancyError> {
+    // an unknown action is a serde error naming the variants it expects
     let mut resp: CheckinResponse = Tenancy::json("checkin", body)?;
-    match resp.action.as_str() {
-        "apply" | "none" | "down" => {}
-        other => {
-            return Err(TenancyError::Protocol {
-                what: "checkin",
-                detail: format!(
-                    "unknown action {:?}",
-                    other.chars().take(40).collect::<String>()
-                ),
-            })
-        }
-    }
     if !resp.desired_sha.as_deref().is_some_and(is_sha) {
-        if resp.action == "apply" {
+        if resp.action == Action::Apply {
             return Err(TenancyError::Protocol {
                 what: "checkin",
                 detail: "action apply without a valid desired_sha".into(),

@@ -693,7 +693,7 @@ proptest! {
             Ok(r) => {
                 prop_assert!(["apply", "none", "down"].contains(&r.action.as_str()));
                 prop_assert!(r.desired_sha.as_deref().is_none_or(is_sha), "{:?}", r.desired_sha);
-                if r.action == "apply" {
+                if r.action == monky_deployd::tenancy::Action::Apply {
                     prop_assert!(r.desired_sha.is_some());
                 }
                 // the log line's short form never splits a character

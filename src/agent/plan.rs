@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::*;
+use crate::tenancy::Action;
 
 /// Version of the `--json` document: bumped only when a field changes meaning or goes away.
 pub const PLAN_SCHEMA: u32 = 1;
@@ -258,7 +259,7 @@ impl Agent {
         let mut p = Plan {
             schema: PLAN_SCHEMA,
             env_id: self.cfg.env_id.clone(),
-            action: resp.action.clone(),
+            action: resp.action.to_string(),
             urgent: resp.urgent,
             applied: Release {
                 sha: self.state.applied_sha.clone(),
@@ -283,8 +284,8 @@ impl Agent {
         }
         p.rollback.auto_rollback = self.cfg.auto_rollback;
         let running = self.running_services().await;
-        match resp.action.as_str() {
-            "apply" => {
+        match resp.action {
+            Action::Apply => {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
                 p.rollback.target = self.rollback_candidate(&sha, &containers);
                 if let Some(f) = self
@@ -344,7 +345,7 @@ impl Agent {
                 }
                 .into();
             }
-            "down" => {
+            Action::Down => {
                 let prod = resp.prod || self.cfg.prod == Some(true);
                 let purge =
                     resp.purge_volumes || self.cfg.volumes_on_absent == VolumesOnAbsent::Purge;

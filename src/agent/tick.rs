@@ -2,6 +2,7 @@
 //! counters and the metrics file written after every tick.
 
 use super::*;
+use crate::tenancy::Action;
 
 impl Agent {
     /// One tick under the lock. A second concurrent tick returns `Ok` at once.
@@ -156,15 +157,15 @@ impl Agent {
             // tenancy changed its mind: a rolled-back sha is not held any more
             self.state.failed_release = None;
         }
-        self.state.last_action = Some(resp.action.clone());
+        self.state.last_action = Some(resp.action.to_string());
         info!(
             "checkin: action={} desired={} applied={}",
             resp.action,
             short(resp.desired_sha.as_deref()),
             short(self.state.applied_sha.as_deref())
         );
-        let result = match resp.action.as_str() {
-            "apply" => {
+        let result = match resp.action {
+            Action::Apply => {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
                 match self.windows.wait(&self.windows.now()) {
                     Some((window, next)) if !resp.urgent => {
@@ -173,13 +174,13 @@ impl Agent {
                     _ => self.apply_or_roll_back(&sha, containers).await,
                 }
             }
-            "down" => self.down(resp.prod, resp.purge_volumes).await,
+            Action::Down => self.down(resp.prod, resp.purge_volumes).await,
             _ => self.heartbeat(containers).await,
         };
         let result = match result {
             // a local failure of the apply (its own files, the guard, compose not starting)
             // that no report carried yet: tenancy hears it too, with a code
-            Err(f) if f.exit == Exit::Fail && resp.action == "apply" && !self.reported => {
+            Err(f) if f.exit == Exit::Fail && resp.action == Action::Apply && !self.reported => {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
                 let msg = match crate::metrics::failure_code(&f.msg) {
                     Some(_) => f.msg.clone(),
