@@ -1,0 +1,288 @@
+//! The apply's checks as `plan` runs them: each refusal collected, the normalised pass with
+//! placeholder secrets in a scratch copy, the registry credential and the per-service diff.
+
+use super::*;
+
+/// The registry host of an image reference (`None`: Docker Hub).
+pub(super) fn image_registry(image: &str) -> Option<&str> {
+    let (first, _) = image.split_once('/')?;
+    (first.contains('.') || first.contains(':') || first == "localhost").then_some(first)
+}
+
+/// `service → image` from a compose document.
+pub(super) fn images(doc: &serde_yaml_ng::Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Some(m) = doc.get("services").and_then(|s| s.as_mapping()) {
+        for (k, v) in m {
+            if let Some(name) = k.as_str() {
+                let img = v
+                    .get("image")
+                    .and_then(|i| i.as_str())
+                    .unwrap_or_default()
+                    .to_string();
+                out.insert(name.to_string(), img);
+            }
+        }
+    }
+    out
+}
+
+/// One secret reference: var, path, key, version, registry-auth.
+pub(super) type SecretKey = (Option<String>, String, String, Option<u64>, bool);
+
+/// The secret references of a manifest, comparable across releases.
+pub(super) fn refs(m: &bundle::Manifest) -> Vec<SecretKey> {
+    let mut v: Vec<_> = m
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.var.clone(),
+                e.path.clone(),
+                e.key.clone(),
+                e.version,
+                e.is_registry_auth(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A scratch directory or file of the plan, removed when the plan ends.
+pub(super) struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::fs::remove_file(&self.0).is_err() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+impl Agent {
+    /// The bundle side of the plan: every refusal found goes to `refusals`; `Err` is a refusal
+    /// that stops the rest (the bundle cannot be read or rendered).
+    pub(super) async fn plan_apply(
+        &mut self,
+        sha: &str,
+        mut wire: crate::tenancy::BundleWire,
+        running: &BTreeMap<String, (String, Option<String>)>,
+        p: &mut Plan,
+        refusals: &mut Vec<Refusal>,
+    ) -> Result<(), Refusal> {
+        let signatures = std::mem::take(&mut wire.signatures);
+        let b = Bundle::decode(wire, &self.cfg.env_id, sha)?;
+        p.signed_by = self.keys.verify(&b.sha, &signatures)?;
+        p.desired.serial = Some(b.meta.serial);
+        p.secrets = b
+            .manifest
+            .entries
+            .iter()
+            .map(|e| SecretRef {
+                var: e.var.clone(),
+                path: e.path.clone(),
+                key: e.key.clone(),
+                version: e.version,
+                registry_auth: e.is_registry_auth(),
+            })
+            .collect();
+        // the checks before a lease, each on its own so every refusal is listed
+        if let Err(r) = b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id) {
+            refusals.push(r);
+        }
+        if let Err(r) = b.check_env_template() {
+            refusals.push(r);
+        }
+        let privileged = self.privileged(&b);
+        match compose_check::parse(b.compose()) {
+            Ok(doc) => {
+                if let Err(r) = compose_check::check(&doc, privileged) {
+                    refusals.push(self.why_privileged(&b, r));
+                }
+            }
+            Err(r) => refusals.push(r),
+        }
+        if let Some(r) = self.rollback_refusal(&b) {
+            refusals.push(r);
+        }
+        match self.engine.docker_root().await {
+            Ok(root) => match runtime::free_bytes(&root) {
+                Ok(free) => {
+                    let need = super::checks::disk_need(&b);
+                    p.disk = Some(Disk {
+                        path: root.display().to_string(),
+                        free_bytes: free,
+                        need_bytes: need,
+                    });
+                    refusals.extend(super::checks::disk_refusal(&root, free, need));
+                }
+                Err(e) => refusals.push(Refusal::new(
+                    "DISK_INSUFFICIENT",
+                    format!("cannot measure {}: {e}", root.display()),
+                )),
+            },
+            Err(e) => refusals.push(Refusal::new("DOCKER_UNAVAILABLE", e.to_string())),
+        }
+        // the normalised pass, with a placeholder for every secret: the bundle's files in a
+        // scratch directory without any `.env`, the placeholders in a file of their own
+        let placeholders: BTreeMap<String, Zeroizing<String>> = b
+            .manifest
+            .entries
+            .iter()
+            .filter(|e| !e.is_registry_auth())
+            .filter_map(|e| e.var.clone())
+            .map(|v| (v, Zeroizing::new(PLACEHOLDER.to_string())))
+            .collect();
+        let env = bundle::render_env(&b.env_template(), &placeholders)?;
+        state::ensure_dir(&self.cfg.staging_dir(), 0o700)
+            .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
+        let scratch = Scratch(
+            self.cfg
+                .staging_dir()
+                .join(format!("plan-{}", std::process::id())),
+        );
+        bundle::stage(&scratch.0, &b, "")
+            .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
+        let _ = std::fs::remove_file(scratch.0.join(".env"));
+        let env_file = self
+            .cfg
+            .staging_dir()
+            .join(format!("plan-{}.placeholders", std::process::id()));
+        state::write_private(&env_file, env.as_bytes(), 0o600)
+            .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
+        let _env_file_gone = Scratch(env_file.clone());
+        let mut compose = Compose::detect(&self.cfg)
+            .await
+            .map_err(|e| Refusal::new("COMPOSE_CONFIG_INVALID", e.to_string()))?;
+        compose.set_deadline(Some(
+            tokio::time::Instant::now() + Duration::from_secs(self.cfg.tick_budget_s),
+        ));
+        let guard = self
+            .guard(&mut compose, &scratch.0, privileged)
+            .await
+            .map_err(|f| Refusal::new("ENGINE_REFUSED", f.msg))?;
+        let config = compose.config_env(&scratch.0, &env_file).await;
+        let mut desired_images = BTreeMap::new();
+        match config {
+            Ok((normalised, warnings)) => {
+                let unset = runtime::unset_variables(&warnings);
+                if !unset.is_empty() {
+                    refusals.push(Refusal::new(
+                        "ENV_INCOMPLETE",
+                        format!(
+                            "compose.yaml uses variables nothing defines: {}",
+                            unset.join(", ")
+                        ),
+                    ));
+                }
+                let ctx = self.normalised_ctx(&scratch.0, privileged);
+                match compose_check::parse(normalised.as_bytes()) {
+                    Ok(doc) => {
+                        desired_images = images(&doc);
+                        if let Err(r) = compose_check::check_normalised(&doc, privileged, &ctx) {
+                            refusals.push(self.why_privileged(&b, r));
+                        }
+                    }
+                    Err(r) => refusals.push(r),
+                }
+            }
+            Err(e) => refusals.push(Refusal::new(
+                "COMPOSE_CONFIG_INVALID",
+                pull_diagnosis(e.output()),
+            )),
+        }
+        // registry credential presence (its value is never read here)
+        let reg = self.cfg.registry_host.clone();
+        p.registry_credential.needed = desired_images
+            .values()
+            .any(|i| image_registry(i) == Some(reg.as_str()));
+        p.registry_credential.in_manifest = b.manifest.entries.iter().any(|e| e.is_registry_auth());
+        p.registry_credential.on_box =
+            std::fs::read(self.cfg.docker_config_dir().join("config.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .is_some_and(|v| v["auths"].get(&reg).is_some());
+        if p.registry_credential.needed
+            && !p.registry_credential.in_manifest
+            && !p.registry_credential.on_box
+        {
+            let who: Vec<String> = desired_images
+                .iter()
+                .filter(|(_, i)| image_registry(i) == Some(reg.as_str()))
+                .map(|(s, i)| format!("{s} ({i})"))
+                .collect();
+            refusals.push(Refusal::new(
+                "REGISTRY_CREDENTIAL_MISSING",
+                format!(
+                    "{} pull from {reg} but the manifest has no `use: registry-auth` entry and the box \
+                     holds no credential for it: the pull would fail (COMPOSE_PULL_FAILED)",
+                    who.join(", ")
+                ),
+            ));
+        }
+        // compose's own config hashes. Secrets unchanged since the running release: its `.env`
+        // is handed to compose as it is (compose reads it, the agent does not), so the hashes
+        // are exact; otherwise the placeholders, and every service that interpolates shows as
+        // changed — which it is.
+        let cur = self
+            .state
+            .applied_sha
+            .as_ref()
+            .map(|s| self.cfg.releases_dir().join(s))
+            .filter(|d| d.join(".env").is_file());
+        let same_env = cur.as_ref().is_some_and(|d| {
+            let tmpl = std::fs::read(d.join("env.template")).unwrap_or_default();
+            let man: bundle::Manifest = std::fs::read(d.join("secrets.manifest.json"))
+                .ok()
+                .and_then(|m| serde_json::from_slice(&m).ok())
+                .unwrap_or_default();
+            tmpl == b.env_template().as_bytes() && refs(&man) == refs(&b.manifest)
+        });
+        p.secrets_changed = self.state.applied_sha.as_ref().map(|_| !same_env);
+        let hash_env = match (&cur, same_env) {
+            (Some(d), true) => d.join(".env"),
+            _ => env_file.clone(),
+        };
+        let hashes = compose
+            .config_hashes(&scratch.0, &hash_env)
+            .await
+            .unwrap_or_else(|e| {
+                warn!("compose config --hash: {e}");
+                BTreeMap::new()
+            });
+        drop(guard);
+        let mut names: Vec<&String> = desired_images.keys().chain(running.keys()).collect();
+        names.sort();
+        names.dedup();
+        for s in names {
+            let run = running.get(s);
+            let want = desired_images.get(s);
+            let mut c = ServiceChange {
+                service: s.clone(),
+                image_running: run.map(|r| r.0.clone()),
+                image_desired: want.cloned(),
+                config_hash_running: run.and_then(|r| r.1.clone()),
+                config_hash_desired: want.and_then(|_| hashes.get(s).cloned()),
+                ..Default::default()
+            };
+            c.change = match (run, want) {
+                (None, _) => "added".into(),
+                (_, None) => "removed".into(),
+                (Some(_), Some(_)) => {
+                    c.image_changed = c.image_running != c.image_desired;
+                    c.config_changed = c.config_hash_running.is_none()
+                        || c.config_hash_desired.is_none()
+                        || c.config_hash_running != c.config_hash_desired;
+                    if c.image_changed || c.config_changed {
+                        "changed".into()
+                    } else {
+                        "unchanged".into()
+                    }
+                }
+            };
+            p.services.push(c);
+        }
+        Ok(())
+    }
+}
