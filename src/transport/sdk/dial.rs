@@ -1,0 +1,258 @@
+//! One dial: `Ziti_socket` + a non-blocking `Ziti_connect` on a plain thread, the loopback
+//! connect awaited on the runtime, the one retry the SDK's bridge race needs, and the stream
+//! that closes through `Ziti_close`.
+
+use super::*;
+
+pub(super) fn dial_error(ep: &Endpoint, identity: &Path, code: i32) -> TransportError {
+    let s = &ep.service;
+    let msg = errorstr(code);
+    let hint = match code {
+        ZITI_SERVICE_UNAVAILABLE | ZITI_NOT_FOUND => format!(
+            ": identity {} may not dial service '{s}' (no Dial policy, or no such service)",
+            identity.display()
+        ),
+        ZITI_GATEWAY_UNAVAILABLE => ": no edge router reachable".into(),
+        ZITI_TIMEOUT | ZITI_CONNABORT | ZITI_CONN_CLOSED | ZITI_EOF => {
+            ": the service's host did not answer (is it running and bound?)".into()
+        }
+        _ => String::new(),
+    };
+    TransportError::Unreachable(format!(
+        "{} via ziti service '{s}': {msg} (ziti error {code}){hint}",
+        ep.label
+    ))
+}
+
+/// Why one dial attempt failed.
+pub(super) enum DialFail {
+    /// The SDK's bridge was gone before our socket reached it: its dial finished before our
+    /// `connect()` ("client not connected in time", a 1 ms window in `zl_on_ziti_connect`).
+    /// Nothing was sent, so trying again is safe.
+    Refused,
+    Other(TransportError),
+}
+
+/// `Ziti_socket` + `Ziti_connect` on the calling (plain) thread. The socket is non-blocking and
+/// close-on-exec before the SDK sees it, so `Ziti_connect` returns at once (`EINPROGRESS`: the
+/// loopback connect to the bridge completes in the kernel). Returns the fd, or the errno and the
+/// thread's `Ziti_last_error`.
+pub(super) fn dial_blocking(
+    h: ziti_sys::ziti_handle_t,
+    service: &CStr,
+) -> Result<OwnedFd, (i32, i32)> {
+    let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    // SAFETY: plain zitilib/libc calls on an fd we own from here on; `service` outlives them.
+    unsafe {
+        let fd = ziti_sys::Ziti_socket(libc::SOCK_STREAM);
+        if fd < 0 {
+            return Err((errno(), ziti_sys::Ziti_last_error()));
+        }
+        // A connect socket never enters the SDK's socket table (only bind/accept ones do), so
+        // `close(2)` is its right close if we give up on it here.
+        let owned = OwnedFd::from_raw_fd(fd);
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0
+            || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0
+            || libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) < 0
+        {
+            return Err((errno(), 0));
+        }
+        if ziti_sys::Ziti_connect(fd, h, service.as_ptr(), std::ptr::null()) == 0 {
+            return Ok(owned);
+        }
+        let e = errno();
+        if e == libc::EINPROGRESS {
+            return Ok(owned);
+        }
+        Err((e, ziti_sys::Ziti_last_error()))
+    }
+}
+
+pub(super) async fn dial(
+    h: ziti_sys::ziti_handle_t,
+    identity: &Path,
+    ep: &Endpoint,
+) -> Result<ZitiStream, TransportError> {
+    let service = CString::new(ep.service.as_bytes())
+        .map_err(|_| TransportError::Setup(format!("{}: service name contains NUL", ep.label)))?;
+    let deadline = tokio::time::Instant::now() + ep.timeout;
+    let mut attempt = 1;
+    loop {
+        match dial_once(h, &service, identity, ep, deadline).await {
+            Ok(s) => return Ok(s),
+            Err(DialFail::Refused) if attempt < DIAL_ATTEMPTS => {
+                tracing::debug!(
+                    "ziti: {} dial {attempt} refused by the SDK's bridge before sending; retrying",
+                    ep.label
+                );
+                attempt += 1;
+            }
+            Err(DialFail::Refused) => {
+                return Err(TransportError::Unreachable(format!(
+                "{} via ziti service '{}': the SDK refused the connection {DIAL_ATTEMPTS} times",
+                ep.label, ep.service
+            )))
+            }
+            Err(DialFail::Other(e)) => return Err(e),
+        }
+    }
+}
+
+pub(super) fn timed_out(ep: &Endpoint) -> DialFail {
+    DialFail::Other(TransportError::Unreachable(format!(
+        "{} via ziti service '{}': dial timed out after {}s",
+        ep.label,
+        ep.service,
+        ep.timeout.as_secs()
+    )))
+}
+
+pub(super) async fn dial_once(
+    h: ziti_sys::ziti_handle_t,
+    service: &CString,
+    identity: &Path,
+    ep: &Endpoint,
+    deadline: tokio::time::Instant,
+) -> Result<ZitiStream, DialFail> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let svc = service.clone();
+    // A plain thread, not the runtime's blocking pool: a call stuck in the SDK must not hold the
+    // runtime's shutdown hostage. If we give up first, the fd is dropped (closed) there.
+    std::thread::Builder::new()
+        .name("ziti-dial".into())
+        .spawn(move || {
+            let _ = tx.send(dial_blocking(h, &svc));
+        })
+        .map_err(|e| {
+            DialFail::Other(TransportError::Unreachable(format!(
+                "{}: cannot start a dial thread: {e}",
+                ep.label
+            )))
+        })?;
+    let fd = match tokio::time::timeout_at(deadline, rx).await {
+        Ok(Ok(Ok(fd))) => fd,
+        Ok(Ok(Err((errno, zerr)))) => {
+            return Err(match (errno, zerr) {
+                (libc::ECONNREFUSED, 0) => DialFail::Refused,
+                (_, z) if z < 0 => DialFail::Other(dial_error(ep, identity, z)),
+                (e, _) => DialFail::Other(TransportError::Unreachable(format!(
+                    "{} via ziti service '{}': {}",
+                    ep.label,
+                    ep.service,
+                    errorstr(e)
+                ))),
+            })
+        }
+        Ok(Err(_)) => {
+            return Err(DialFail::Other(TransportError::Unreachable(format!(
+                "{}: ziti dial thread vanished",
+                ep.label
+            ))))
+        }
+        Err(_) => return Err(timed_out(ep)),
+    };
+    let std = std::net::TcpStream::from(fd);
+    let _ = std.set_nodelay(true);
+    let tcp = tokio::net::TcpStream::from_std(std).map_err(|e| {
+        DialFail::Other(TransportError::Unreachable(format!(
+            "{}: ziti connection fd: {e}",
+            ep.label
+        )))
+    })?;
+    let stream = ZitiStream { inner: Some(tcp) };
+    let t = stream.inner.as_ref().expect("just set");
+    // the loopback connect to the SDK's bridge: writable once it completed (or failed)
+    match tokio::time::timeout_at(deadline, t.writable()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(DialFail::Other(TransportError::Unreachable(format!(
+                "{}: ziti connection: {e}",
+                ep.label
+            ))))
+        }
+        Err(_) => return Err(timed_out(ep)),
+    }
+    match t.take_error() {
+        Ok(None) => Ok(stream),
+        Ok(Some(e)) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Err(DialFail::Refused),
+        Ok(Some(e)) | Err(e) => Err(DialFail::Other(TransportError::Unreachable(format!(
+            "{} via ziti service '{}': {e}",
+            ep.label, ep.service
+        )))),
+    }
+}
+
+/// A dialled Ziti connection (the SDK's loopback TCP socket) as an async byte stream.
+pub struct ZitiStream {
+    inner: Option<tokio::net::TcpStream>,
+}
+
+impl ZitiStream {
+    fn io(&mut self) -> io::Result<&mut tokio::net::TcpStream> {
+        self.inner
+            .as_mut()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))
+    }
+}
+
+impl Drop for ZitiStream {
+    fn drop(&mut self) {
+        let Some(t) = self.inner.take() else { return };
+        // Deregister from the runtime, then hand the fd to the SDK's close; it returns -1 without
+        // closing for a socket it does not track (every connect socket), and then it is ours.
+        if let Ok(std) = t.into_std() {
+            let fd = std.into_raw_fd();
+            // SAFETY: we own fd; exactly one of the two calls closes it.
+            unsafe {
+                if ziti_sys::Ziti_close(fd) != 0 {
+                    libc::close(fd);
+                }
+            }
+        }
+    }
+}
+
+impl AsyncRead for ZitiStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.io() {
+            Ok(s) => Pin::new(s).poll_read(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+}
+
+impl AsyncWrite for ZitiStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.io() {
+            Ok(s) => Pin::new(s).poll_write(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        match self.io() {
+            Ok(s) => Pin::new(s).poll_flush(cx),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        match self.io() {
+            Ok(s) => Pin::new(s).poll_shutdown(cx),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+}
+
+impl AsRawFd for ZitiStream {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.inner.as_ref().map_or(-1, |t| t.as_raw_fd())
+    }
+}
