@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod bao;
 pub mod bundle;
+pub mod commands;
 pub mod compose_check;
 pub mod compose_keys;
 pub mod config;

@@ -1,0 +1,224 @@
+//! The two operator commands besides the tick, as library functions `main` calls: `bootstrap`
+//! and `status`.
+
+use std::time::Duration;
+
+use crate::agent::{self, Agent, Exit, Failure};
+use crate::config::Config;
+use crate::{redact, runtime, state, transport};
+
+/// `monky-deployd bootstrap [--force]`: log in with the kit's grant and store the token, under
+/// the tick's lock. `Ok` carries what to tell the operator.
+pub async fn bootstrap(cfg: Config, force: bool) -> Result<String, Failure> {
+    let token_path = cfg.token_path();
+    if !force && token_path.exists() {
+        return Ok(format!(
+            "a token is already stored at {}; use --force to replace it",
+            token_path.display()
+        ));
+    }
+    let lock_dir = cfg.state_dir.clone();
+    state::ensure_dir(&lock_dir, 0o700)?;
+    let Some(_lock) = state::try_lock(&cfg.lock_path())? else {
+        return Err(Failure::new(
+            Exit::TempFail,
+            "a tick is running; try again in a moment",
+        ));
+    };
+    let state_path = cfg.state_path();
+    let mut agent = Agent::new(cfg, false)?;
+    agent.state = state::State::load(&state_path)?;
+    if force {
+        if let Ok(Some(t)) = state::read_token(&agent.cfg.token_path()) {
+            // so the replaced token is revoked after the new login
+            redact::register(&t);
+        }
+    }
+    agent.load_or_bootstrap_token(force).await?;
+    agent.state.save(&state_path)?;
+    Ok(format!(
+        "token stored at {}",
+        agent.cfg.token_path().display()
+    ))
+}
+
+/// `monky-deployd status [--json]`: what the box knows (state, token, containers) and whether
+/// each endpoint answers through the whole stack; printed. Never changes anything.
+pub async fn status(cfg: Config, json: bool) -> Exit {
+    let st = state::State::load(&cfg.state_path()).unwrap_or_default();
+    let token = state::read_token(&cfg.token_path()).ok().flatten();
+    let engine = runtime::Engine::new(cfg.docker_socket());
+    let containers = engine.containers(&cfg.compose_project).await;
+    let conn = agent::connector(&cfg);
+    let (transport_ok, token_ttl, tenancy_reach) = match &conn {
+        Ok(c) => {
+            let cl = agent::clients(&cfg, c);
+            let mut ttl = None;
+            let mut reach = Vec::new();
+            if let Err(f) = &cl {
+                reach.push(("clients", format!("not usable: {}", f.msg)));
+            }
+            if let Ok(cl) = &cl {
+                if let Some(t) = &token {
+                    ttl = cl.bao.lookup_self(t).await.ok().map(|i| i.ttl);
+                }
+                // through the full stack: transport, then the TLS handshake for https
+                for http in [&cl.tenancy.http, &cl.bao.http] {
+                    let r = tokio::time::timeout(Duration::from_secs(10), http.probe()).await;
+                    let ok = match r {
+                        Ok(Ok(())) => "dialable".to_string(),
+                        Ok(Err(e)) => format!("unreachable: {e}"),
+                        Err(_) => "unreachable: timed out".to_string(),
+                    };
+                    reach.push((http.endpoint.label, ok));
+                }
+            }
+            (Ok(c.describe()), ttl, reach)
+        }
+        Err(e) => (Err(e.to_string()), None, Vec::new()),
+    };
+    let sdk = transport::sdk::sdk_version();
+    let cs = containers.as_ref().ok().cloned().unwrap_or_default();
+    let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+        .ok()
+        .filter(|w| !w.list.is_empty());
+    let (window_open, window_next) = match &windows {
+        None => (true, None),
+        Some(w) => match w.wait(&w.now()) {
+            None => (true, None),
+            Some((name, at)) => (
+                false,
+                Some(format!("{name} at {}", at.strftime("%Y-%m-%dT%H:%M:%S%:z"))),
+            ),
+        },
+    };
+    let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
+    let signatures = if signing_keys.is_empty() {
+        "unsigned accepted (no bundle_signing_keys)".to_string()
+    } else {
+        format!(
+            "required, by one of: {}",
+            signing_keys
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let v = serde_json::json!({
+        "env_id": cfg.env_id,
+        "agent_version": agent::VERSION,
+        "transport": cfg.transport.as_str(),
+        "transport_detail": transport_ok.clone().unwrap_or_else(|e| e),
+        "ziti_sdk": sdk,
+        "endpoints": tenancy_reach.iter().map(|(l, s)| serde_json::json!({"name": l, "state": s})).collect::<Vec<_>>(),
+        "token_present": token.is_some(),
+        "token_source": st.token.as_ref().map(|t| format!("{:?}", t.source).to_lowercase()),
+        "token_ttl_s": token_ttl,
+        "token_expires_at": st.token.as_ref().map(|t| t.expires_at),
+        "applied_sha": st.applied_sha,
+        "desired_sha": st.desired_sha,
+        "in_sync": st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
+        "last_action": st.last_action,
+        "last_checkin": st.last_checkin,
+        "last_report": st.last_report,
+        "last_result": st.last_result,
+        "last_error": st.last_error,
+        "containers": cs,
+        "docker": containers.as_ref().err().map(|e| e.to_string()),
+        "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
+        "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
+        "apply_windows": {"entries": cfg.apply_windows, "open_now": window_open, "next": window_next},
+        "counters": st.counters,
+        "last_success": st.counters.last_success,
+        "applied_serial": st.applied_serial,
+        "failed_release": st.failed_release,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        let ts = |t: Option<u64>| {
+            t.map(|s| {
+                humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(s))
+                    .to_string()
+            })
+            .unwrap_or_else(|| "never".into())
+        };
+        println!("env            {}", cfg.env_id);
+        println!("agent          {}", agent::VERSION);
+        println!(
+            "transport      {} ({}; ziti sdk {})",
+            cfg.transport.as_str(),
+            v["transport_detail"].as_str().unwrap_or(""),
+            sdk.as_deref().unwrap_or("none")
+        );
+        for (l, s) in &tenancy_reach {
+            println!("  {l:<12} {s}");
+        }
+        println!(
+            "token          {}{}",
+            if token.is_some() { "present" } else { "ABSENT" },
+            match (token_ttl, &st.token) {
+                (Some(t), Some(m)) => format!(" ({:?}, ttl {t}s)", m.source).to_lowercase(),
+                (None, Some(m)) => format!(" ({:?}, ttl unknown)", m.source).to_lowercase(),
+                _ => String::new(),
+            }
+        );
+        println!(
+            "applied        {}",
+            st.applied_sha.as_deref().unwrap_or("-")
+        );
+        println!(
+            "desired        {}{}",
+            st.desired_sha.as_deref().unwrap_or("-"),
+            if v["in_sync"].as_bool() == Some(true) {
+                "  (in sync)"
+            } else {
+                ""
+            }
+        );
+        println!("signatures     {signatures}");
+        if windows.is_some() {
+            println!(
+                "apply windows  {} ({})",
+                cfg.apply_windows.join(", "),
+                match &window_next {
+                    None => "open now".to_string(),
+                    Some(n) => format!("closed; next {n}"),
+                }
+            );
+        }
+        println!("last checkin   {}", ts(st.last_checkin));
+        println!(
+            "last report    {} {}",
+            ts(st.last_report),
+            st.last_result.as_deref().unwrap_or("")
+        );
+        if let Some(f) = &st.failed_release {
+            println!(
+                "rolled back    {} failed{}; not retried before {} unless the desired sha changes",
+                f.sha,
+                if f.rollback_ok {
+                    format!(", {} brought back", f.rolled_back_to)
+                } else {
+                    format!(", bringing {} back failed too", f.rolled_back_to)
+                },
+                ts(Some(f.at.saturating_add(cfg.retry_failed_after_s)))
+            );
+        }
+        if let Some(e) = &st.last_error {
+            println!("last error     {}", redact::redact(e));
+        }
+        match &containers {
+            Ok(cs) if cs.is_empty() => println!("containers     none"),
+            Ok(cs) => {
+                println!("containers");
+                for c in cs {
+                    println!("  {:<20} {:<10} {}", c.service, c.state, c.health);
+                }
+            }
+            Err(e) => println!("containers     ? ({e})"),
+        }
+    }
+    Exit::Ok
+}
