@@ -40,6 +40,7 @@ mod report;
 mod rollback;
 mod tick;
 mod token;
+mod token_policy;
 
 use checks::file_policy_on;
 use release::register_env_values;

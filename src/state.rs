@@ -63,10 +63,31 @@ impl TokenMeta {
     /// Seconds left by the boot clock; `None` after a reboot or for state written before 0.3
     /// (the caller then asks OpenBao).
     pub fn remaining(&self) -> Option<u64> {
-        if self.expires_boot == 0 || self.boot_id.is_empty() || self.boot_id != boot_id() {
+        self.remaining_on(&BootClock::now())
+    }
+
+    /// [`TokenMeta::remaining`] on a given boot clock reading (tests inject one).
+    pub fn remaining_on(&self, clock: &BootClock) -> Option<u64> {
+        if self.expires_boot == 0 || self.boot_id.is_empty() || self.boot_id != clock.boot_id {
             return None;
         }
-        Some(self.expires_boot.saturating_sub(boottime()))
+        Some(self.expires_boot.saturating_sub(clock.secs))
+    }
+}
+
+/// A reading of the boot clock: seconds on CLOCK_BOOTTIME and the boot they belong to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BootClock {
+    pub secs: u64,
+    pub boot_id: String,
+}
+
+impl BootClock {
+    pub fn now() -> BootClock {
+        BootClock {
+            secs: boottime(),
+            boot_id: boot_id(),
+        }
     }
 }
 

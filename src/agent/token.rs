@@ -173,17 +173,20 @@ impl Agent {
                 None
             }
         };
-        if is_lease {
-            if let Some(ttl) = cur_ttl {
-                if ttl > self.cfg.bao.renew_below_s {
-                    debug!("reusing the lease-derived token (ttl {ttl}s)");
-                    return Ok(cur);
-                }
+        let fallback = match token_policy::for_apply(is_lease, cur_ttl, self.cfg.bao.renew_below_s)
+        {
+            token_policy::ForApply::Reuse => {
+                debug!(
+                    "reusing the lease-derived token (ttl {}s)",
+                    cur_ttl.unwrap_or_default()
+                );
+                return Ok(cur);
             }
-        }
+            token_policy::ForApply::Lease { fallback } => fallback,
+        };
         match self.lease_login("apply").await {
             Ok(()) => Ok(self.token.clone().unwrap_or_default()),
-            Err(f) if f.rate_limited && cur_ttl.is_some() => {
+            Err(f) if f.rate_limited && fallback => {
                 warn!("{}; applying with the current token, swap deferred", f.msg);
                 self.state.lease_swap_due = true;
                 Ok(cur)
@@ -204,35 +207,37 @@ impl Agent {
         let below = self.cfg.bao.renew_below_s;
         // the boot clock decides, not the wall clock: a backward step of the wall clock must
         // not let the token run out unrenewed (no boot clock reading → ask OpenBao)
-        let left = meta.remaining();
-        if left.is_some_and(|l| l > below) && !self.state.lease_swap_due {
-            return Ok(());
-        }
-        if self.state.lease_swap_due {
-            return self.lease_login("swap").await;
+        let clock = state::BootClock::now();
+        match token_policy::upkeep(&meta, &clock, below, self.state.lease_swap_due) {
+            token_policy::Upkeep::Nothing => return Ok(()),
+            token_policy::Upkeep::Swap => return self.lease_login("swap").await,
+            token_policy::Upkeep::Lookup => {}
         }
         let ttl = self.c.bao.lookup_self(&tok).await.map_err(from_bao)?.ttl;
-        if ttl > below {
-            if let Some(m) = self.state.token.as_mut() {
-                m.set_ttl(ttl);
-            }
-            return Ok(());
-        }
-        if meta.renewable {
-            let got = self
-                .c
-                .bao
-                .renew_self(&tok, below.max(3600) * 4)
-                .await
-                .map_err(from_bao)?;
-            if let Some(m) = self.state.token.as_mut() {
-                m.set_ttl(got);
-            }
-            if got > below {
-                info!("token renewed: ttl {got}s");
+        match token_policy::after_lookup(ttl, below, meta.renewable) {
+            token_policy::AfterLookup::Keep => {
+                if let Some(m) = self.state.token.as_mut() {
+                    m.set_ttl(ttl);
+                }
                 return Ok(());
             }
-            info!("token renewal capped at {got}s (max TTL near); re-leasing");
+            token_policy::AfterLookup::Renew { increment } => {
+                let got = self
+                    .c
+                    .bao
+                    .renew_self(&tok, increment)
+                    .await
+                    .map_err(from_bao)?;
+                if let Some(m) = self.state.token.as_mut() {
+                    m.set_ttl(got);
+                }
+                if !token_policy::renewal_capped(got, below) {
+                    info!("token renewed: ttl {got}s");
+                    return Ok(());
+                }
+                info!("token renewal capped at {got}s (max TTL near); re-leasing");
+            }
+            token_policy::AfterLookup::NewLease => {}
         }
         self.lease_login("renew").await
     }
