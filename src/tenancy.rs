@@ -127,11 +127,36 @@ pub struct Lease {
     pub jti: String,
 }
 
+/// What a report says happened (PROTOCOL: `result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportResult {
+    Applied,
+    Failed,
+    Down,
+}
+
+impl ReportResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportResult::Applied => "applied",
+            ReportResult::Failed => "failed",
+            ReportResult::Down => "down",
+        }
+    }
+}
+
+impl std::fmt::Display for ReportResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct Report<'a> {
     pub env_id: &'a str,
     pub sha: Option<&'a str>,
-    pub result: &'a str,
+    pub result: ReportResult,
     pub detail: String,
     pub log_tail: String,
     pub agent_version: &'a str,

@@ -1,6 +1,7 @@
 //! The actions that are not an apply: heartbeat, deferred (outside every window), down.
 
 use super::*;
+use crate::tenancy::ReportResult;
 
 impl Agent {
     /// Outside every maintenance window: the running release is reported with why the desired
@@ -30,7 +31,8 @@ impl Agent {
             // the running release is not healthy either: the heartbeat says so
             return self.heartbeat(containers).await;
         }
-        self.report(Some(&applied), "applied", &detail, "").await;
+        self.report(Some(&applied), ReportResult::Applied, &detail, "")
+            .await;
         Ok(Exit::Ok)
     }
 
@@ -45,12 +47,13 @@ impl Agent {
             if let Err(e) = self.engine.containers(&self.cfg.compose_project).await {
                 let detail = format!("DOCKER_UNAVAILABLE: {e}");
                 warn!("heartbeat: {detail}");
-                self.report(Some(&sha), "failed", &detail, "").await;
+                self.report(Some(&sha), ReportResult::Failed, &detail, "")
+                    .await;
                 return Err(Failure::fail(detail));
             }
         }
         if runtime::converged(&expected, &containers) {
-            self.report(Some(&sha), "applied", "", "").await;
+            self.report(Some(&sha), ReportResult::Applied, "", "").await;
             Ok(Exit::Ok)
         } else {
             let bad: Vec<String> = expected
@@ -66,7 +69,8 @@ impl Agent {
                 .collect();
             let detail = format!("UNHEALTHY: {}", bad.join(", "));
             warn!("heartbeat: {detail}");
-            self.report(Some(&sha), "failed", &detail, "").await;
+            self.report(Some(&sha), ReportResult::Failed, &detail, "")
+                .await;
             Err(Failure::fail(detail))
         }
     }
@@ -90,7 +94,7 @@ impl Agent {
         let sha = self.state.applied_sha.clone();
         if running.is_empty() && sha.is_none() {
             debug!("down: nothing running");
-            self.report(None, "down", "", "").await;
+            self.report(None, ReportResult::Down, "", "").await;
             return Ok(Exit::Ok);
         }
         let mut compose = Compose::detect(&self.cfg)
@@ -123,12 +127,13 @@ impl Agent {
                 } else {
                     ""
                 };
-                self.report(sha.as_deref(), "down", detail, "").await;
+                self.report(sha.as_deref(), ReportResult::Down, detail, "")
+                    .await;
                 Ok(Exit::Ok)
             }
             Err(e) => {
                 let msg = format!("COMPOSE_DOWN_FAILED: {}", pull_diagnosis(e.output()));
-                self.report(sha.as_deref(), "failed", &msg, e.output())
+                self.report(sha.as_deref(), ReportResult::Failed, &msg, e.output())
                     .await;
                 Err(Failure::fail(msg))
             }

@@ -3,6 +3,7 @@
 //! report.
 
 use super::*;
+use crate::tenancy::ReportResult;
 
 impl Agent {
     pub(super) async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
@@ -54,7 +55,8 @@ impl Agent {
                 Ok(t) => t,
                 Err(f) => {
                     if f.exit == Exit::Fail {
-                        self.report(Some(sha), "failed", &f.msg, "").await;
+                        self.report(Some(sha), ReportResult::Failed, &f.msg, "")
+                            .await;
                     }
                     return Err(f);
                 }
@@ -190,7 +192,7 @@ impl Agent {
                 short(Some(sha)),
                 cs.len()
             );
-            self.report(Some(sha), "applied", "", "").await;
+            self.report(Some(sha), ReportResult::Applied, "", "").await;
             Ok(Exit::Ok)
         } else {
             // why, not just that: the engine's view of each bad container (exit code, OOM, the
@@ -230,7 +232,8 @@ impl Agent {
                 })
                 .collect();
             let detail = unhealthy_detail(self.cfg.healthy_timeout_s, &bad);
-            self.report(Some(sha), "failed", &detail, &logs).await;
+            self.report(Some(sha), ReportResult::Failed, &detail, &logs)
+                .await;
             Err(Failure::fail(detail))
         }
     }
@@ -239,7 +242,7 @@ impl Agent {
     pub(super) async fn interrupted_during(&mut self, sha: &str, step: &str) -> Failure {
         let msg = format!("INTERRUPTED: {step} (SIGTERM)");
         warn!("{msg}");
-        self.report(Some(sha), "failed", &msg, "").await;
+        self.report(Some(sha), ReportResult::Failed, &msg, "").await;
         Failure::new(Exit::TempFail, msg)
     }
 

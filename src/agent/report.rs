@@ -2,18 +2,19 @@
 //! they use.
 
 use super::*;
+use crate::tenancy::ReportResult;
 
 impl Agent {
     pub(super) async fn report(
         &mut self,
         sha: Option<&str>,
-        result: &str,
+        result: ReportResult,
         detail: &str,
         log_tail: &str,
     ) {
         // a held report counts: the rollback sends it, with how that went
         self.reported = true;
-        if self.rb.holding && result == "failed" && self.rb.held.is_none() {
+        if self.rb.holding && result == ReportResult::Failed && self.rb.held.is_none() {
             // an automatic rollback may follow: rollback.rs sends it, with how that went
             self.rb.held = Some(rollback::Held {
                 detail: detail.to_string(),
@@ -40,7 +41,7 @@ impl Agent {
             Ok(()) => {
                 self.state.last_report = Some(state::now());
                 self.state.last_result = Some(result.to_string());
-                if result != "failed" {
+                if result != ReportResult::Failed {
                     self.state.last_error = None;
                 }
             }
@@ -50,7 +51,8 @@ impl Agent {
 
     pub(super) async fn refuse(&mut self, sha: &str, r: Refusal, log_tail: &str) -> Failure {
         let msg = r.to_string();
-        self.report(Some(sha), "failed", &msg, log_tail).await;
+        self.report(Some(sha), ReportResult::Failed, &msg, log_tail)
+            .await;
         Failure::fail(msg)
     }
 }

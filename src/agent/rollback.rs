@@ -11,6 +11,7 @@ use zeroize::Zeroizing;
 
 use super::*;
 use crate::state::FailedRelease;
+use crate::tenancy::ReportResult;
 
 /// The apply's own `failed` report, held back while a rollback may still add to it.
 #[derive(Default)]
@@ -69,7 +70,7 @@ impl Agent {
             other => {
                 // not a failure a rollback answers: the apply's report goes out as it was
                 if let Some(h) = held {
-                    self.report(Some(sha), "failed", &h.detail, &h.log_tail)
+                    self.report(Some(sha), ReportResult::Failed, &h.detail, &h.log_tail)
                         .await;
                 }
                 other
@@ -158,11 +159,16 @@ impl Agent {
                     short(Some(new)),
                     rfc3339(state::now() + self.cfg.retry_failed_after_s)
                 );
-                self.report(Some(new), "failed", &cut(&detail, &suffix), &log_tail)
-                    .await;
+                self.report(
+                    Some(new),
+                    ReportResult::Failed,
+                    &cut(&detail, &suffix),
+                    &log_tail,
+                )
+                .await;
                 self.report(
                     Some(old),
-                    "applied",
+                    ReportResult::Applied,
                     &format!("ROLLED_BACK_FROM: {new}"),
                     "",
                 )
@@ -172,10 +178,16 @@ impl Agent {
             Err(why) => {
                 let suffix = format!("; rollback to {old} failed");
                 warn!("rollback to {} failed: {why}", short(Some(old)));
-                self.report(Some(new), "failed", &cut(&detail, &suffix), &log_tail)
-                    .await;
+                self.report(
+                    Some(new),
+                    ReportResult::Failed,
+                    &cut(&detail, &suffix),
+                    &log_tail,
+                )
+                .await;
                 let why_old = format!("ROLLBACK_FAILED: {why} (rolling back from {new})");
-                self.report(Some(old), "failed", &why_old, "").await;
+                self.report(Some(old), ReportResult::Failed, &why_old, "")
+                    .await;
                 let msg = format!("{}{suffix}: {why}", f.msg);
                 Err(if self.interrupted() {
                     Failure::new(Exit::TempFail, msg)
@@ -259,7 +271,8 @@ impl Agent {
                     f.sha,
                     rfc3339(until)
                 );
-                self.report(Some(&applied), "applied", &detail, "").await;
+                self.report(Some(&applied), ReportResult::Applied, &detail, "")
+                    .await;
                 Ok(Exit::Ok)
             }
             // the rollback did not bring a healthy release back: the heartbeat says how it is

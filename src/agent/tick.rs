@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::tenancy::Action;
+use crate::tenancy::ReportResult;
 
 impl Agent {
     /// One tick under the lock. A second concurrent tick returns `Ok` at once.
@@ -186,7 +187,8 @@ impl Agent {
                     Some(_) => f.msg.clone(),
                     None => format!("APPLY_FAILED: {}", f.msg),
                 };
-                self.report(Some(&sha), "failed", &msg, "").await;
+                self.report(Some(&sha), ReportResult::Failed, &msg, "")
+                    .await;
                 Err(Failure { msg, ..f })
             }
             other => other,
