@@ -305,9 +305,27 @@ pub fn converged(expected: &[String], cs: &[Container]) -> bool {
 
 // ---- compose CLI ------------------------------------------------------------------------
 
+/// Which compose implementation a [`Compose`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComposeFlavour {
+    /// `docker compose` (the CLI plugin: v2, v5).
+    Plugin,
+    /// a standalone `docker-compose` binary (v1, or any `compose_bin`).
+    Standalone,
+}
+
+impl std::fmt::Display for ComposeFlavour {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ComposeFlavour::Plugin => "plugin",
+            ComposeFlavour::Standalone => "standalone",
+        })
+    }
+}
+
 pub struct Compose {
     argv: Vec<String>,
-    pub flavour: &'static str,
+    flavour: ComposeFlavour,
     project: String,
     docker_config: PathBuf,
     docker_host: String,
@@ -320,6 +338,10 @@ pub struct Compose {
 }
 
 impl Compose {
+    pub fn flavour(&self) -> ComposeFlavour {
+        self.flavour
+    }
+
     /// `auto`: the `docker compose` plugin when it answers, else standalone `docker-compose`.
     pub async fn detect(cfg: &Config) -> Result<Compose, RuntimeError> {
         let plugin = vec![cfg.docker_bin.clone(), "compose".into()];
@@ -350,9 +372,9 @@ impl Compose {
             }
         };
         let flavour = if argv.len() == 2 {
-            "plugin"
+            ComposeFlavour::Plugin
         } else {
-            "standalone"
+            ComposeFlavour::Standalone
         };
         Ok(Compose {
             argv,

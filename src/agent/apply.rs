@@ -161,7 +161,7 @@ impl Agent {
         let release = self.promote(&staging, sha)?;
         crate::testhook::pause("after-promote");
         let guard = self.guard(&mut compose, &release, privileged).await?;
-        info!("compose pull ({})", compose.flavour);
+        info!("compose pull ({})", compose.flavour());
         let pulled = compose.pull(&release).await;
         if let Some(f) = self
             .engine_refused(sha, guard.as_ref(), pulled.is_err())
