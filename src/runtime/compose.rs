@@ -1,0 +1,299 @@
+//! The compose CLI (`docker compose` plugin or a standalone binary): pull, up, down, logs,
+//! config, always with a clean environment and within the tick's budget.
+
+use super::*;
+
+/// Which compose implementation a [`Compose`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComposeFlavour {
+    /// `docker compose` (the CLI plugin: v2, v5).
+    Plugin,
+    /// a standalone `docker-compose` binary (v1, or any `compose_bin`).
+    Standalone,
+}
+
+impl std::fmt::Display for ComposeFlavour {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ComposeFlavour::Plugin => "plugin",
+            ComposeFlavour::Standalone => "standalone",
+        })
+    }
+}
+
+pub struct Compose {
+    argv: Vec<String>,
+    flavour: ComposeFlavour,
+    project: String,
+    docker_config: PathBuf,
+    docker_host: String,
+    home: PathBuf,
+    /// Becomes true when the agent must stop (SIGTERM in `--once`): a running step is killed.
+    interrupt: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The tick's budget: no step may run past it (the unit's TimeoutStartSec must never be
+    /// what stops a tick, or nothing is reported and nothing saved).
+    deadline: Option<tokio::time::Instant>,
+}
+
+impl Compose {
+    pub fn flavour(&self) -> ComposeFlavour {
+        self.flavour
+    }
+
+    /// `auto`: the `docker compose` plugin when it answers, else standalone `docker-compose`.
+    pub async fn detect(cfg: &Config) -> Result<Compose, RuntimeError> {
+        let plugin = vec![cfg.docker_bin.clone(), "compose".into()];
+        let standalone = vec![cfg.compose_bin.clone()];
+        let argv = match cfg.compose_cmd {
+            ComposeCmd::Plugin => plugin,
+            ComposeCmd::Standalone => standalone,
+            ComposeCmd::Auto => {
+                let probe = tokio::process::Command::new(&cfg.docker_bin)
+                    .args(["compose", "version"])
+                    .env_clear()
+                    .env("PATH", path_env())
+                    .env("DOCKER_CONFIG", cfg.docker_config_dir())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .kill_on_drop(true)
+                    .status();
+                // a hung CLI must not hold the tick: 15 s, then the standalone binary
+                let ok = matches!(
+                    tokio::time::timeout(Duration::from_secs(15), probe).await,
+                    Ok(Ok(s)) if s.success()
+                );
+                if ok {
+                    plugin
+                } else {
+                    standalone
+                }
+            }
+        };
+        let flavour = if argv.len() == 2 {
+            ComposeFlavour::Plugin
+        } else {
+            ComposeFlavour::Standalone
+        };
+        Ok(Compose {
+            argv,
+            flavour,
+            project: cfg.compose_project.clone(),
+            docker_config: cfg.docker_config_dir(),
+            docker_host: cfg.docker_host.clone(),
+            home: cfg.state_dir.clone(),
+            interrupt: None,
+            deadline: None,
+        })
+    }
+
+    /// Every later compose call talks to the engine through `host` (the agent's checking
+    /// socket, see `guard`).
+    pub fn set_docker_host(&mut self, host: String) {
+        self.docker_host = host;
+    }
+
+    pub fn set_interrupt(&mut self, rx: Option<tokio::sync::watch::Receiver<bool>>) {
+        self.interrupt = rx;
+    }
+
+    pub fn set_deadline(&mut self, deadline: Option<tokio::time::Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// Runs `compose -p <project> [-f dir/compose.yaml --project-directory dir] args…` with a
+    /// clean environment: the agent's own variables must not override `.env` (compose gives the
+    /// shell environment precedence), and `DOCKER_CONFIG` is always the agent's own.
+    async fn run(
+        &self,
+        dir: Option<&Path>,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<String, RuntimeError> {
+        let (mut text, err) = self.run_split(dir, args, timeout).await?;
+        if !err.trim().is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&err);
+        }
+        Ok(text)
+    }
+
+    /// As [`Compose::run`], with stdout and stderr apart on success (a failure merges them).
+    async fn run_split(
+        &self,
+        dir: Option<&Path>,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<(String, String), RuntimeError> {
+        let mut cmd = tokio::process::Command::new(&self.argv[0]);
+        cmd.args(&self.argv[1..]).args(["-p", &self.project]);
+        if let Some(d) = dir {
+            cmd.arg("-f")
+                .arg(d.join("compose.yaml"))
+                .arg("--project-directory")
+                .arg(d)
+                .current_dir(d);
+        }
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", path_env())
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("DOCKER_CONFIG", &self.docker_config)
+            .env("DOCKER_HOST", &self.docker_host)
+            .env("COMPOSE_INTERACTIVE_NO_CLI", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let what = format!(
+            "{} {}",
+            self.argv.join(" "),
+            args.first().copied().unwrap_or("")
+        );
+        let child = cmd
+            .spawn()
+            .map_err(|e| RuntimeError::Spawn(format!("{what}: cannot start: {e}")))?;
+        let started = Instant::now();
+        let timeout = match self.deadline {
+            Some(d) => timeout.min(d.saturating_duration_since(tokio::time::Instant::now())),
+            None => timeout,
+        };
+        let wait = tokio::time::timeout(timeout, child.wait_with_output());
+        let waited = match self.interrupt.clone() {
+            Some(mut rx) => tokio::select! {
+                w = wait => w,
+                // dropping the wait kills the child (kill_on_drop)
+                _ = rx.wait_for(|stop| *stop) => {
+                    add_docker_wait(started);
+                    return Err(RuntimeError::Interrupted(what));
+                }
+            },
+            None => wait.await,
+        };
+        add_docker_wait(started);
+        let out = match waited {
+            Ok(Ok(o)) => o,
+            Ok(Err(e)) => return Err(RuntimeError::Spawn(format!("{what}: {e}"))),
+            Err(_) => {
+                return Err(RuntimeError::Compose {
+                    what,
+                    rc: -1,
+                    output: format!("timed out after {}s", timeout.as_secs()),
+                })
+            }
+        };
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if !out.status.success() {
+            let mut all = text;
+            if !err.trim().is_empty() {
+                if !all.is_empty() && !all.ends_with('\n') {
+                    all.push('\n');
+                }
+                all.push_str(&err);
+            }
+            return Err(RuntimeError::Compose {
+                what,
+                rc: out.status.code().unwrap_or(-1),
+                output: all.trim().to_string(),
+            });
+        }
+        Ok((text, err))
+    }
+
+    /// The normalised config (stdout) and compose's warnings (stderr) apart: a warning line
+    /// in the YAML would make the second privilege pass misread it.
+    pub async fn config(&self, dir: &Path) -> Result<(String, String), RuntimeError> {
+        self.run_split(Some(dir), &["config"], Duration::from_secs(60))
+            .await
+    }
+    /// `config` with variables from `env_file` instead of the project's `.env` (`plan`).
+    pub async fn config_env(
+        &self,
+        dir: &Path,
+        env_file: &Path,
+    ) -> Result<(String, String), RuntimeError> {
+        let f = env_file.display().to_string();
+        self.run_split(
+            Some(dir),
+            &["--env-file", &f, "config"],
+            Duration::from_secs(60),
+        )
+        .await
+    }
+    /// Compose's own per-service config hashes (what it stores in the
+    /// `com.docker.compose.config-hash` label), variables from `env_file`.
+    pub async fn config_hashes(
+        &self,
+        dir: &Path,
+        env_file: &Path,
+    ) -> Result<std::collections::BTreeMap<String, String>, RuntimeError> {
+        let f = env_file.display().to_string();
+        let (out, _) = self
+            .run_split(
+                Some(dir),
+                &["--env-file", &f, "config", "--hash=*"],
+                Duration::from_secs(60),
+            )
+            .await?;
+        Ok(out
+            .lines()
+            .filter_map(|l| l.trim().split_once(' '))
+            .map(|(s, h)| (s.to_string(), h.trim().to_string()))
+            .collect())
+    }
+    pub async fn pull(&self, dir: &Path) -> Result<String, RuntimeError> {
+        self.run(Some(dir), &["pull"], Duration::from_secs(1800))
+            .await
+    }
+    pub async fn up(&self, dir: &Path) -> Result<String, RuntimeError> {
+        self.run(
+            Some(dir),
+            &["up", "-d", "--remove-orphans"],
+            Duration::from_secs(900),
+        )
+        .await
+    }
+    pub async fn down(&self, dir: Option<&Path>, volumes: bool) -> Result<String, RuntimeError> {
+        let mut args = vec!["down", "--remove-orphans"];
+        if volumes {
+            args.push("-v");
+        }
+        self.run(dir, &args, Duration::from_secs(600)).await
+    }
+    pub async fn logs(&self, dir: &Path, tail: u32) -> Result<String, RuntimeError> {
+        let t = tail.to_string();
+        self.run(
+            Some(dir),
+            &["logs", "--no-color", "--tail", &t],
+            Duration::from_secs(60),
+        )
+        .await
+    }
+}
+
+/// Variables compose warned it found unset ("The \"X\" variable is not set" in v2, "The X
+/// variable is not set" in v1): they would reach the containers as blank strings.
+pub fn unset_variables(warnings: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in warnings.lines() {
+        let Some(i) = line.find("The ") else { continue };
+        let rest = &line[i + 4..];
+        let Some(j) = rest.find(" variable is not set") else {
+            continue;
+        };
+        let name = rest[..j].trim_matches(|c| c == '"' || c == '\\');
+        if crate::bundle::valid_var(name) && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+pub(super) fn path_env() -> String {
+    std::env::var("PATH")
+        .unwrap_or_else(|_| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into())
+}

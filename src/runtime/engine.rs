@@ -1,0 +1,224 @@
+//! The Engine API over the Unix socket: container state and health, the Docker root, image
+//! pruning — one pooled client, no subprocess.
+
+use super::*;
+
+/// The Engine API over its unix socket: hyper-util's pooled client over a [`UnixConnector`],
+/// so a tick's few calls share one connection.
+pub struct Engine {
+    socket: PathBuf,
+    client: Client<UnixConnector, Empty<Bytes>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct ApiContainer {
+    #[serde(rename = "Id", default)]
+    id: String,
+    #[serde(rename = "Labels", default)]
+    labels: std::collections::HashMap<String, String>,
+    #[serde(rename = "State", default)]
+    state: String,
+    #[serde(rename = "Status", default)]
+    status: String,
+}
+
+impl Engine {
+    pub fn new(socket: PathBuf) -> Self {
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(UnixConnector::new(&socket));
+        Engine { socket, client }
+    }
+
+    fn err(&self, msg: impl ToString) -> RuntimeError {
+        RuntimeError::Engine {
+            socket: self.socket.display().to_string(),
+            msg: msg.to_string(),
+        }
+    }
+
+    async fn call(&self, method: hyper::Method, path: &str) -> Result<Bytes, RuntimeError> {
+        let fut = async {
+            let req = Request::builder()
+                .method(method)
+                .uri(format!("http://docker{path}"))
+                .header(hyper::header::HOST, "docker")
+                .body(Empty::<Bytes>::new())
+                .map_err(|e| self.err(e))?;
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| self.err(Cause(&e)))?;
+            let status = resp.status();
+            let body = Limited::new(resp.into_body(), 8 << 20)
+                .collect()
+                .await
+                .map_err(|e| self.err(e))?
+                .to_bytes();
+            if !status.is_success() {
+                return Err(self.err(format!(
+                    "{path}: {status}: {}",
+                    String::from_utf8_lossy(&body).trim()
+                )));
+            }
+            Ok(body)
+        };
+        tokio::time::timeout(Duration::from_secs(30), fut)
+            .await
+            .map_err(|_| self.err(format!("{path}: timed out")))?
+    }
+
+    /// The project's containers (one-off `run` containers excluded), with health parsed from
+    /// the list's status text — one request, no per-container inspect.
+    pub async fn containers(&self, project: &str) -> Result<Vec<Container>, RuntimeError> {
+        let filt = serde_json::json!({"label": [format!("com.docker.compose.project={project}")]})
+            .to_string();
+        let path = format!("/containers/json?all=1&filters={}", urlencode(&filt));
+        let body = self.call(hyper::Method::GET, &path).await?;
+        let list: Vec<ApiContainer> = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        let mut out: Vec<Container> = list
+            .into_iter()
+            .filter(|c| {
+                c.labels
+                    .get("com.docker.compose.oneoff")
+                    .map(|v| v != "True")
+                    .unwrap_or(true)
+            })
+            .map(|c| Container {
+                service: c
+                    .labels
+                    .get("com.docker.compose.service")
+                    .cloned()
+                    .unwrap_or_default(),
+                health: health_of(&c.status).into(),
+                state: c.state,
+                id: c.id,
+            })
+            .collect();
+        out.sort_by(|a, b| a.service.cmp(&b.service));
+        Ok(out)
+    }
+
+    /// Why a container is not healthy, in the engine's own words: its exit code and OOM flag
+    /// when it stopped, and its last health probes (exit code and output) — a quiet server
+    /// whose health check fails prints nothing to its log, so this is often the only clue.
+    pub async fn diagnose(&self, c: &Container) -> String {
+        let body = match self
+            .call(hyper::Method::GET, &format!("/containers/{}/json", c.id))
+            .await
+        {
+            Ok(b) => b,
+            Err(e) => return format!("{}: cannot inspect: {e}", c.service),
+        };
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let st = &v["State"];
+        let mut out = format!("{}: {}", c.service, st["Status"].as_str().unwrap_or("?"));
+        if st["Status"] != "running" {
+            out.push_str(&format!(
+                ", exit code {}{}",
+                st["ExitCode"].as_i64().unwrap_or(-1),
+                if st["OOMKilled"] == true {
+                    ", OOM killed"
+                } else {
+                    ""
+                }
+            ));
+            if let Some(e) = st["Error"].as_str().filter(|e| !e.is_empty()) {
+                out.push_str(&format!(", error: {e}"));
+            }
+        }
+        if let Some(h) = st["Health"].as_object() {
+            out.push_str(&format!(
+                "; health {} ({} failing in a row)",
+                h.get("Status").and_then(|s| s.as_str()).unwrap_or("?"),
+                h.get("FailingStreak").and_then(|s| s.as_i64()).unwrap_or(0)
+            ));
+            let log = h
+                .get("Log")
+                .and_then(|l| l.as_array())
+                .cloned()
+                .unwrap_or_default();
+            for p in log.iter().rev().take(3).rev() {
+                let output: String = p["Output"]
+                    .as_str()
+                    .unwrap_or("")
+                    .trim()
+                    .chars()
+                    .take(400)
+                    .collect();
+                out.push_str(&format!(
+                    "\n  probe exit {}: {}",
+                    p["ExitCode"].as_i64().unwrap_or(-1),
+                    if output.is_empty() {
+                        "(no output)"
+                    } else {
+                        &output
+                    }
+                ));
+            }
+        }
+        out
+    }
+
+    /// The project's containers as the engine lists them (labels, image), for `plan`.
+    pub async fn containers_raw(
+        &self,
+        project: &str,
+    ) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        let filt = serde_json::json!({"label": [format!("com.docker.compose.project={project}")]})
+            .to_string();
+        let path = format!("/containers/json?all=1&filters={}", urlencode(&filt));
+        let body = self.call(hyper::Method::GET, &path).await?;
+        serde_json::from_slice(&body).map_err(|e| self.err(e))
+    }
+
+    pub async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
+        let body = self.call(hyper::Method::GET, "/info").await?;
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        v.get("DockerRootDir")
+            .and_then(|d| d.as_str())
+            .map(PathBuf::from)
+            .ok_or_else(|| self.err("/info has no DockerRootDir"))
+    }
+
+    /// Remove dangling images; returns bytes reclaimed.
+    pub async fn prune_images(&self) -> Result<u64, RuntimeError> {
+        let filt = urlencode(r#"{"dangling":["true"]}"#);
+        let body = self
+            .call(
+                hyper::Method::POST,
+                &format!("/images/prune?filters={filt}"),
+            )
+            .await?;
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        Ok(v.get("SpaceReclaimed")
+            .and_then(|x| x.as_u64())
+            .unwrap_or(0))
+    }
+}
+
+pub(super) fn health_of(status: &str) -> &'static str {
+    if status.contains("(healthy)") {
+        "healthy"
+    } else if status.contains("(unhealthy)") {
+        "unhealthy"
+    } else if status.contains("(health: starting)") {
+        "starting"
+    } else {
+        ""
+    }
+}
+
+pub(super) fn urlencode(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            o.push(b as char);
+        } else {
+            o.push_str(&format!("%{b:02X}"));
+        }
+    }
+    o
+}

@@ -1,0 +1,100 @@
+use super::*;
+
+/// A fake Engine API on a unix socket: `/info` over keep-alive connections, counted.
+#[tokio::test]
+async fn engine_calls_share_one_pooled_unix_connection() {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("docker.sock");
+    let l = tokio::net::UnixListener::bind(&sock).unwrap();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let n = conns.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            n.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                loop {
+                    let mut head = Vec::new();
+                    let mut b = [0u8; 512];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut b).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(k) => head.extend_from_slice(&b[..k]),
+                        }
+                    }
+                    assert!(head.starts_with(b"GET /info HTTP/1.1\r\n"));
+                    let body = r#"{"DockerRootDir":"/var/lib/docker"}"#;
+                    let r = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if s.write_all(r.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let e = Engine::new(sock.clone());
+    for _ in 0..3 {
+        assert_eq!(e.docker_root().await.unwrap(), Path::new("/var/lib/docker"));
+    }
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
+    // no engine: the socket and the connect failure in the message
+    let gone = Engine::new(dir.path().join("nothing.sock"));
+    let m = gone.docker_root().await.unwrap_err().to_string();
+    assert!(
+        m.contains("nothing.sock") && m.contains("No such file"),
+        "{m}"
+    );
+}
+
+#[test]
+fn health_from_status() {
+    assert_eq!(health_of("Up 3 seconds (healthy)"), "healthy");
+    assert_eq!(health_of("Up 3 seconds (health: starting)"), "starting");
+    assert_eq!(health_of("Up 1 minute (unhealthy)"), "unhealthy");
+    assert_eq!(health_of("Up 1 minute"), "");
+}
+
+#[test]
+fn convergence() {
+    let c = |s: &str, st: &str, h: &str| Container {
+        service: s.into(),
+        state: st.into(),
+        health: h.into(),
+        id: String::new(),
+    };
+    let exp = vec!["web".to_string(), "api".to_string()];
+    assert!(converged(
+        &exp,
+        &[c("api", "running", ""), c("web", "running", "healthy")]
+    ));
+    assert!(!converged(&exp, &[c("web", "running", "healthy")]));
+    assert!(!converged(
+        &exp,
+        &[
+            c("api", "running", "starting"),
+            c("web", "running", "healthy")
+        ]
+    ));
+    assert!(!converged(
+        &exp,
+        &[c("api", "exited", ""), c("web", "running", "healthy")]
+    ));
+}
+
+#[test]
+fn unset_variable_warnings() {
+    let v2 = "time=\"2026-12-02T10:20:55Z\" level=warning msg=\"The \\\"UNSET_X\\\" variable is not set. Defaulting to a blank string.\"\n";
+    let v1 =
+        "The UNSET_Y variable is not set. Defaulting to a blank string.\nWARNING: something else\n";
+    assert_eq!(unset_variables(v2), vec!["UNSET_X".to_string()]);
+    assert_eq!(
+        unset_variables(&format!("{v1}{v1}")),
+        vec!["UNSET_Y".to_string()]
+    );
+    assert!(unset_variables("level=warning msg=\"version is obsolete\"").is_empty());
+}
