@@ -1,0 +1,57 @@
+use super::*;
+
+fn parse(s: &str) -> Result<Config, ConfigError> {
+    Config::parse(s, Path::new("/x/config.yaml"))
+}
+
+#[test]
+fn example_parses() {
+    let text = include_str!("../../config.example.yaml").replace(
+        "ca_file: /etc/monky-deployd/openbao-ca.pem",
+        "ca_file: \"\"",
+    );
+    let c = parse(&text).unwrap();
+    assert_eq!(c.env_id, "env-qa-02");
+    assert_eq!(c.compose_project, "monky-env-qa-02");
+    assert_eq!(c.tenancy.proxy_port, 18443);
+    assert_eq!(c.bao.renew_below_s, 900);
+}
+
+/// The default tick budget plus the margin fits the timer unit's TimeoutStartSec.
+#[test]
+fn tick_budget_fits_the_units_timeout() {
+    let unit = include_str!("../../packaging/systemd/monky-deployd.service");
+    let line = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("TimeoutStartSec="))
+        .expect("TimeoutStartSec in the unit");
+    let secs = humantime::parse_duration(line.trim()).unwrap().as_secs();
+    assert!(
+        DEFAULT_TICK_BUDGET_S + TICK_MARGIN_S <= secs,
+        "budget {DEFAULT_TICK_BUDGET_S}s + margin {TICK_MARGIN_S}s > TimeoutStartSec {secs}s"
+    );
+}
+
+#[test]
+fn unknown_key_named_with_line() {
+    let e = parse("env_id: a\nsite: b\ntenancy:\n  hots: x\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hots") && e.contains("line 4"), "{e}");
+}
+
+#[test]
+fn bad_values_named() {
+    let e = parse("env_id: a\nsite: b\ntransport: carrier-pigeon\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("carrier-pigeon") && e.contains("sdk"), "{e}");
+    let e = parse("env_id: Bad_Env\nsite: b\n").unwrap_err().to_string();
+    assert!(e.contains("env_id"), "{e}");
+    let e = parse("site: b\n").unwrap_err().to_string();
+    assert!(e.contains("env_id is required"), "{e}");
+    let e = parse("env_id: a\nsite: b\nbao:\n  ca_file: /nope.pem\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bao.ca_file"), "{e}");
+}

@@ -1,0 +1,138 @@
+use super::*;
+use serde_json::json;
+
+fn boundary(dir: &Path) -> Boundary {
+    Boundary {
+        project: "monky-t".into(),
+        release_dir: Some(dir.join("state/releases/abc")),
+        bind_roots: vec![dir.join("srv")],
+        agent_files: vec![dir.join("state")],
+        private: vec![PathBuf::from("/var/run/docker.sock")],
+        privileged: false,
+    }
+}
+
+fn create(hc: Value) -> Value {
+    json!({"Image": "x", "Labels": {"com.docker.compose.project": "monky-t"}, "HostConfig": hc})
+}
+
+#[test]
+fn known_keys_pass_unknown_keys_are_named() {
+    let d = tempfile::tempdir().unwrap();
+    let b = boundary(d.path());
+    let ok = create(
+        json!({"Memory": 100, "PortBindings": {"80/tcp": [{"HostPort": "8080"}]},
+        "NetworkMode": "monky-t_default", "Privileged": false, "CapAdd": ["NET_ADMIN"]}),
+    );
+    assert_eq!(
+        container_create(&ok, &b).unwrap_err(),
+        Denied("HostConfig.CapAdd NET_ADMIN".into())
+    );
+    let ok = create(json!({"Memory": 100, "NetworkMode": "monky-t_default", "CapAdd": ["CHOWN"]}));
+    let r = container_create(&ok, &b).unwrap();
+    assert!(r.networks.contains("monky-t_default"));
+    let bad = create(json!({"FutureKnob": "x"}));
+    assert_eq!(
+        container_create(&bad, &b).unwrap_err(),
+        Denied("HostConfig.FutureKnob x".into())
+    );
+    let top = json!({"Labels": {"com.docker.compose.project": "monky-t"}, "NewThing": 1});
+    assert_eq!(
+        container_create(&top, &b).unwrap_err(),
+        Denied("NewThing".into())
+    );
+    let other = json!({"Labels": {"com.docker.compose.project": "someone-else"}});
+    assert!(container_create(&other, &b).is_err());
+}
+
+#[test]
+fn privileges_refused_unless_permitted() {
+    let d = tempfile::tempdir().unwrap();
+    let mut b = boundary(d.path());
+    for hc in [
+        json!({"Privileged": true}),
+        json!({"PidMode": "host"}),
+        json!({"IpcMode": "host"}),
+        json!({"UsernsMode": "host"}),
+        json!({"UTSMode": "host"}),
+        json!({"NetworkMode": "host"}),
+        json!({"Devices": [{"PathOnHost": "/dev/mem"}]}),
+        json!({"SecurityOpt": ["seccomp=unconfined"]}),
+        json!({"SecurityOpt": ["apparmor=unconfined"]}),
+        json!({"MaskedPaths": []}),
+        json!({"Sysctls": {"kernel.core_pattern": "|/x"}}),
+        json!({"Runtime": "nvidia"}),
+        json!({"CgroupParent": "/"}),
+        json!({"LogConfig": {"Type": "syslog"}}),
+    ] {
+        assert!(container_create(&create(hc.clone()), &b).is_err(), "{hc}");
+    }
+    b.privileged = true;
+    assert!(container_create(&create(json!({"Privileged": true, "PidMode": "host"})), &b).is_ok());
+}
+
+#[test]
+fn bind_sources() {
+    let d = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    let rel = root.join("state/releases/abc");
+    std::fs::create_dir_all(rel.join("data")).unwrap();
+    std::fs::create_dir_all(root.join("srv/app")).unwrap();
+    std::os::unix::fs::symlink("/", rel.join("data/up")).unwrap();
+    std::os::unix::fs::symlink(root.join("state"), rel.join("st")).unwrap();
+    let b = boundary(&root);
+    let mut refs = Refs::default();
+    let ok = |p: &Path, ro: bool| bind_source(p, ro, &b, &mut Refs::default());
+    assert!(ok(&rel.join("data"), false).is_ok());
+    assert!(ok(&root.join("srv/app/x"), false).is_ok());
+    assert!(ok(Path::new("/etc/localtime"), true).is_ok());
+    assert!(ok(Path::new("/etc/localtime"), false).is_err());
+    assert!(ok(&rel.join("data/up"), true).is_err(), "symlink to /");
+    assert!(
+        ok(&rel.join("st"), true).is_err(),
+        "symlink to the state dir"
+    );
+    assert!(ok(&rel.join("../abc/../../bao.token"), true).is_err());
+    assert!(ok(Path::new("/var/run/docker.sock"), false).is_err());
+    assert!(ok(Path::new("/"), true).is_err());
+    assert!(ok(Path::new("/var"), true).is_err());
+    assert!(ok(Path::new("/srv/other"), true).is_err());
+    assert!(ok(Path::new("/etc/cron.d"), false).is_err());
+    bind_source(&rel.join("data"), false, &b, &mut refs).unwrap();
+    assert_eq!(refs.writable, vec![rel.join("data")]);
+    let mut other = Refs::default();
+    bind_source(&rel.join("data/conf"), true, &b, &mut other).unwrap();
+    assert!(inside_writable(&other, &refs.writable).is_err());
+    // the same directory shared by two services is fine
+    assert!(inside_writable(&refs, &refs.writable.clone()).is_ok());
+}
+
+#[test]
+fn volumes_and_networks() {
+    let d = tempfile::tempdir().unwrap();
+    let b = boundary(d.path());
+    let l = json!({"com.docker.compose.project": "monky-t"});
+    assert!(volume_create(
+        &json!({"Name": "monky-t_data", "Driver": "local", "Labels": l}),
+        &b
+    )
+    .is_ok());
+    assert!(volume_create(
+        &json!({"Name": "h", "Labels": l, "DriverOpts": {"type": "none", "o": "bind", "device": "/"}}),
+        &b
+    )
+    .is_err());
+    assert!(volume_create(&json!({"Name": "h", "Driver": "rexray", "Labels": l}), &b).is_err());
+    assert!(volume_create(&json!({"Name": "h"}), &b).is_err());
+    assert!(network_create(
+        &json!({"Name": "monky-t_default", "Driver": "bridge", "Labels": l}),
+        &b
+    )
+    .is_ok());
+    assert!(network_create(&json!({"Name": "n", "Driver": "macvlan", "Labels": l}), &b).is_err());
+    assert!(network_create(
+        &json!({"Name": "n", "Labels": l, "Options": {"com.docker.network.bridge.name": "docker0"}}),
+        &b
+    )
+    .is_err());
+}
