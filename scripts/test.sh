@@ -32,6 +32,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 # docker-bound tests mostly wait on containers, so more threads than cores is fine
 cargo test --workspace --no-fail-fast -- --test-threads "${MONKY_TEST_THREADS:-4}"
+step "ziti-sys build modes (prebuilt SDK, no SDK)"
+bash scripts/check-sdk-modes.sh
 if [ -x packaging/tests/run.sh ]; then
   step "packaging checks"
   bash packaging/tests/run.sh
