@@ -208,47 +208,11 @@ impl Tenancy {
         if r.status.is_success() {
             return Ok(r);
         }
-        let (code, message) = match serde_json::from_slice::<ErrBody>(&r.body) {
-            Ok(b) => (b.error.code, b.error.message),
-            Err(_) => (
-                String::new(),
-                // redacted whole, then cut: a cut secret no longer matches
-                crate::redact::redact(&String::from_utf8_lossy(&r.body))
-                    .chars()
-                    .take(200)
-                    .collect(),
-            ),
-        };
-        let message = crate::redact::redact(&message);
-        Err(match r.status {
-            StatusCode::UNAUTHORIZED => TenancyError::Unauthenticated { code, message },
-            StatusCode::CONFLICT if code == "AGENT_ENV_MISMATCH" => {
-                TenancyError::EnvMismatch(message)
-            }
-            StatusCode::TOO_MANY_REQUESTS => TenancyError::RateLimited {
-                what,
-                code: if code.is_empty() {
-                    "RATE_LIMITED".into()
-                } else {
-                    code
-                },
-                retry_after: r
-                    .headers
-                    .get(hyper::header::RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or(60),
-            },
-            s if s.is_server_error() => {
-                TenancyError::Unavailable(format!("{what}: {s} {code} {message}"))
-            }
-            s => TenancyError::Rejected {
-                what,
-                status: s.as_u16(),
-                code,
-                message,
-            },
-        })
+        let retry_after = r
+            .headers
+            .get(hyper::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok());
+        Err(rejection(what, r.status, retry_after, &r.body))
     }
 
     fn json<T: serde::de::DeserializeOwned>(
@@ -334,6 +298,47 @@ impl Tenancy {
         )
         .await?;
         Ok(())
+    }
+}
+
+/// What a non-2xx answer means, from its status, `Retry-After` and body (pure: property-tested
+/// over arbitrary answers). Code and message are redacted, then cut, whatever shape the body has.
+pub fn rejection(
+    what: &'static str,
+    status: StatusCode,
+    retry_after: Option<&str>,
+    body: &[u8],
+) -> TenancyError {
+    let (code, message) = match serde_json::from_slice::<ErrBody>(body) {
+        Ok(b) => (b.error.code, b.error.message),
+        Err(_) => (String::new(), String::from_utf8_lossy(body).into_owned()),
+    };
+    // redacted whole, then cut: a cut secret no longer matches
+    let cut = |t: &str, n: usize| -> String { crate::redact::redact(t).chars().take(n).collect() };
+    let (code, message) = (cut(&code, 64), cut(&message, 200));
+    match status {
+        StatusCode::UNAUTHORIZED => TenancyError::Unauthenticated { code, message },
+        StatusCode::CONFLICT if code == "AGENT_ENV_MISMATCH" => TenancyError::EnvMismatch(message),
+        StatusCode::TOO_MANY_REQUESTS => TenancyError::RateLimited {
+            what,
+            code: if code.is_empty() {
+                "RATE_LIMITED".into()
+            } else {
+                code
+            },
+            retry_after: retry_after
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(60),
+        },
+        s if s.is_server_error() => {
+            TenancyError::Unavailable(format!("{what}: {s} {code} {message}"))
+        }
+        s => TenancyError::Rejected {
+            what,
+            status: s.as_u16(),
+            code,
+            message,
+        },
     }
 }
 

@@ -746,3 +746,44 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Any non-2xx answer from tenancy: no panic; the class (and so the exit code) follows the
+    /// status as PROTOCOL.md says; code and message are bounded whatever the body holds.
+    #[test]
+    fn any_error_answer_maps_to_its_exit_code(
+        status in 300u16..600,
+        code in prop_oneof![Just("AGENT_ENV_MISMATCH".to_string()), ".{0,100}".prop_map(|s| s)],
+        message in ".{0,400}",
+        json_body in any::<bool>(),
+        raw in prop::collection::vec(any::<u8>(), 0..400),
+        retry_after in prop::option::of(prop_oneof![".{0,12}".prop_map(|s| s), any::<u64>().prop_map(|n| n.to_string())]),
+    ) {
+        use monky_deployd::tenancy::{rejection, TenancyError};
+        let st = hyper::StatusCode::from_u16(status).unwrap();
+        let body = if json_body {
+            serde_json::to_vec(&serde_json::json!({"error": {"code": code, "message": message}})).unwrap()
+        } else {
+            raw
+        };
+        let e = rejection("checkin", st, retry_after.as_deref(), &body);
+        let text = e.to_string();
+        prop_assert!(text.chars().count() < 400, "{} chars", text.chars().count());
+        let want = match status {
+            401 => 1,
+            409 if json_body && code == "AGENT_ENV_MISMATCH" => 78,
+            429 => 75,
+            500..=599 => 75,
+            _ => 1,
+        };
+        match &e {
+            TenancyError::Rejected { message, .. } | TenancyError::Unauthenticated { message, .. } => {
+                prop_assert!(message.chars().count() <= 200)
+            }
+            _ => {}
+        }
+        prop_assert_eq!(monky_deployd::agent::from_tenancy(e).exit as u8, want);
+    }
+}
