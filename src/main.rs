@@ -4,7 +4,6 @@ use monky_deployd::{agent, commands, config, redact, runtime, transport};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
@@ -93,6 +92,18 @@ fn init_logging(level: &str) {
     }
 }
 
+/// The process's exit status. `main` leaves through `_exit` (see there), so this is a plain
+/// byte rather than `std::process::ExitCode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ExitCode(u8);
+
+impl ExitCode {
+    const SUCCESS: ExitCode = ExitCode(0);
+    fn from(code: u8) -> ExitCode {
+        ExitCode(code)
+    }
+}
+
 fn exit(e: Exit) -> ExitCode {
     ExitCode::from(e as u8)
 }
@@ -120,7 +131,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
-fn main() -> ExitCode {
+fn main() {
     // The process holds OpenBao tokens and secret values: no core dumps, no ptrace by the same
     // uid (the docker group's other members included).
     // SAFETY: prctl with PR_SET_DUMPABLE takes plain integer arguments.
@@ -128,9 +139,20 @@ fn main() -> ExitCode {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
     let cli = Cli::parse();
-    // No Ziti_lib_shutdown at exit: process exit closes the SDK's sockets just as well, and
-    // waiting for its loop to wind down would only add to every tick's wall time.
-    dispatch(cli)
+    let code = dispatch(cli);
+    leave(code)
+}
+
+/// Flush and leave with `_exit`, skipping the C library's `atexit` handlers. The OpenZiti SDK's
+/// loop thread is still running at exit (there is no `Ziti_lib_shutdown`: it would only add to
+/// every tick's wall time), and OpenSSL's exit-time cleanup freed state under it: about 1 in 100
+/// `status` runs over `sdk` died by SIGSEGV after printing everything (docs/ZITI.md). Nothing of
+/// ours needs those handlers: state files are fsynced when written, logs are written unbuffered.
+fn leave(code: ExitCode) -> ! {
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit ends the process at once; nothing runs after it.
+    unsafe { libc::_exit(i32::from(code.0)) }
 }
 
 fn dispatch(cli: Cli) -> ExitCode {
