@@ -150,22 +150,26 @@ impl Agent {
                 truncate_head(&redact::redact(d), DETAIL_MAX.saturating_sub(suffix.len()))
             )
         };
+        // the new sha's failure first, with how the rollback went
+        let suffix = match &back {
+            Ok(_) => format!("; rolled back to {old}"),
+            Err(_) => format!("; rollback to {old} failed"),
+        };
+        self.report(
+            Some(new),
+            ReportResult::Failed,
+            &cut(&detail, &suffix),
+            &log_tail,
+        )
+        .await;
         match back {
             Ok(n) => {
-                let suffix = format!("; rolled back to {old}");
                 info!(
                     "rolled back to {} ({n} containers healthy); {} is not retried before {}",
                     short(Some(old)),
                     short(Some(new)),
                     rfc3339(state::now() + self.cfg.retry_failed_after_s)
                 );
-                self.report(
-                    Some(new),
-                    ReportResult::Failed,
-                    &cut(&detail, &suffix),
-                    &log_tail,
-                )
-                .await;
                 self.report(
                     Some(old),
                     ReportResult::Applied,
@@ -176,15 +180,7 @@ impl Agent {
                 Err(Failure::fail(format!("{}{suffix}", f.msg)))
             }
             Err(why) => {
-                let suffix = format!("; rollback to {old} failed");
                 warn!("rollback to {} failed: {why}", short(Some(old)));
-                self.report(
-                    Some(new),
-                    ReportResult::Failed,
-                    &cut(&detail, &suffix),
-                    &log_tail,
-                )
-                .await;
                 let why_old = format!("ROLLBACK_FAILED: {why} (rolling back from {new})");
                 self.report(Some(old), ReportResult::Failed, &why_old, "")
                     .await;

@@ -250,9 +250,3 @@ impl AsyncWrite for ZitiStream {
         }
     }
 }
-
-impl AsRawFd for ZitiStream {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.inner.as_ref().map_or(-1, |t| t.as_raw_fd())
-    }
-}
