@@ -27,7 +27,7 @@ use crate::policy::{self, Boundary};
 use crate::redact;
 use crate::registry;
 use crate::runtime::{self, Compose, Engine, RuntimeError};
-use crate::state::{self, State, TokenMeta, TokenSource};
+use crate::state::{self, State};
 use crate::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
 use crate::transport::{self, Dialer, Endpoint, TransportError};
 
@@ -35,6 +35,7 @@ mod actions;
 mod apply;
 mod checks;
 mod plan;
+mod ports;
 mod release;
 mod report;
 mod rollback;
@@ -199,7 +200,7 @@ pub struct Agent {
     c: Clients,
     engine: Engine,
     pub state: State,
-    token: Option<Zeroizing<String>>,
+    tokens: token::TokenManager,
     prune: bool,
     host: String,
     keys: crate::signing::Keys,
@@ -225,11 +226,11 @@ impl Agent {
             .map_err(Failure::fail)?;
         Ok(Agent {
             keys,
+            tokens: token::TokenManager::new(&cfg),
             cfg,
             c,
             engine,
             state: State::default(),
-            token: None,
             prune,
             host: hostname(),
             interrupt: None,
@@ -246,6 +247,39 @@ impl Agent {
 
     fn interrupted(&self) -> bool {
         self.interrupt.as_ref().is_some_and(|r| *r.borrow())
+    }
+
+    /// The bearer: `bao.token`, or a login with the kit's bootstrap grant (see
+    /// [`token::TokenManager::load_or_bootstrap`]).
+    pub async fn load_or_bootstrap_token(&mut self, force: bool) -> Result<(), Failure> {
+        let p = ports::Ports {
+            vault: &self.c.bao,
+            leaser: &self.c.tenancy,
+            clock: &ports::SystemClock,
+        };
+        self.tokens
+            .load_or_bootstrap(&mut self.state, &p, force)
+            .await
+    }
+
+    /// The token an apply reads its secrets with (0.1.6).
+    async fn token_for_apply(&mut self) -> Result<Zeroizing<String>, Failure> {
+        let p = ports::Ports {
+            vault: &self.c.bao,
+            leaser: &self.c.tenancy,
+            clock: &ports::SystemClock,
+        };
+        self.tokens.for_apply(&mut self.state, &p).await
+    }
+
+    /// Renewal, re-lease, a deferred swap: after the tick's action.
+    async fn token_upkeep(&mut self) -> Result<(), Failure> {
+        let p = ports::Ports {
+            vault: &self.c.bao,
+            leaser: &self.c.tenancy,
+            clock: &ports::SystemClock,
+        };
+        self.tokens.upkeep(&mut self.state, &p).await
     }
 
     fn prepare_dirs(&self) -> Result<(), Failure> {

@@ -28,12 +28,6 @@ pub async fn bootstrap(cfg: Config, force: bool) -> Result<String, Failure> {
     let state_path = cfg.state_path();
     let mut agent = Agent::new(cfg, false)?;
     agent.state = state::State::load(&state_path)?;
-    if force {
-        if let Ok(Some(t)) = state::read_token(&agent.cfg.token_path()) {
-            // so the replaced token is revoked after the new login
-            redact::register(&t);
-        }
-    }
     agent.load_or_bootstrap_token(force).await?;
     agent.state.save(&state_path)?;
     Ok(format!(

@@ -55,9 +55,14 @@ pub struct TokenMeta {
 impl TokenMeta {
     /// Records an expiry `ttl` seconds from now on both clocks.
     pub fn set_ttl(&mut self, ttl: u64) {
-        self.expires_at = now().saturating_add(ttl);
-        self.expires_boot = boottime().saturating_add(ttl);
-        self.boot_id = boot_id();
+        self.set_ttl_on(ttl, now(), &BootClock::now());
+    }
+
+    /// [`TokenMeta::set_ttl`] at given readings of the wall and boot clocks (tests inject them).
+    pub fn set_ttl_on(&mut self, ttl: u64, wall: u64, boot: &BootClock) {
+        self.expires_at = wall.saturating_add(ttl);
+        self.expires_boot = boot.secs.saturating_add(ttl);
+        self.boot_id = boot.boot_id.clone();
     }
 
     /// Seconds left by the boot clock; `None` after a reboot or for state written before 0.3

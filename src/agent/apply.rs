@@ -7,7 +7,7 @@ use crate::tenancy::ReportResult;
 
 impl Agent {
     pub(super) async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
-        let token = self.token.clone().unwrap_or_default();
+        let token = self.tokens.bearer();
         let (mut wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
             Ok(x) => x,
             Err(TenancyError::BundleTooLarge(n)) => {

@@ -80,29 +80,13 @@ impl Agent {
             ));
         };
         self.state = State::load(&self.cfg.state_path())?;
-        match state::read_token(&self.cfg.token_path())? {
-            Some(t) => {
-                redact::register(&t);
-                self.token = Some(t);
-            }
-            None => {
-                return Err(Failure::fail(format!(
-                    "no token at {}: run `monky-deployd bootstrap` or a tick first (plan never logs in)",
-                    self.cfg.token_path().display()
-                )))
-            }
+        if !self.tokens.load()? {
+            return Err(Failure::fail(format!(
+                "no token at {}: run `monky-deployd bootstrap` or a tick first (plan never logs in)",
+                self.cfg.token_path().display()
+            )));
         }
-        if let Some(t) = &self.state.token {
-            if !t.env_id.is_empty() && t.env_id != self.cfg.env_id {
-                return Err(Failure::new(
-                    Exit::EnvMismatch,
-                    format!(
-                        "AGENT_ENV_MISMATCH: the stored token is pinned to {} but config.yaml says {}",
-                        t.env_id, self.cfg.env_id
-                    ),
-                ));
-            }
-        }
+        self.tokens.check_pin(&self.state)?;
         let containers = self.containers().await;
         let resp = self.checkin(&containers).await.map_err(from_tenancy)?;
         let mut p = Plan {
@@ -154,7 +138,7 @@ impl Agent {
                     }
                 }
                 let mut refusals = Vec::new();
-                let token = self.token.clone().unwrap_or_default();
+                let token = self.tokens.bearer();
                 match self.c.tenancy.bundle(&token, &self.cfg.env_id, &sha).await {
                     Ok((wire, _)) => {
                         if let Err(r) = self

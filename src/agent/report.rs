@@ -26,7 +26,7 @@ impl Agent {
         // redaction first, then the cut (as everywhere)
         let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
         let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);
-        let token = self.token.clone().unwrap_or_default();
+        let token = self.tokens.bearer();
         crate::testhook::pause("before-report");
         let rep = Report {
             env_id: &self.cfg.env_id,

@@ -37,7 +37,7 @@ impl Agent {
             f.msg = redact::redact(&f.msg);
             f
         });
-        self.token = None;
+        self.tokens.forget();
         redact::forget_all();
         if let Ok(rd) = std::fs::read_dir(self.cfg.staging_dir()) {
             for e in rd.flatten() {
@@ -124,18 +124,7 @@ impl Agent {
     pub(super) async fn tick_locked(&mut self) -> Result<Exit, Failure> {
         self.reported = false;
         self.load_or_bootstrap_token(false).await?;
-        if let Some(t) = &self.state.token {
-            if !t.env_id.is_empty() && t.env_id != self.cfg.env_id {
-                return Err(Failure::new(
-                    Exit::EnvMismatch,
-                    format!(
-                        "AGENT_ENV_MISMATCH: the stored token is pinned to {} but config.yaml says {}; \
-                         not retried — fix env_id or re-bootstrap this box",
-                        t.env_id, self.cfg.env_id
-                    ),
-                ));
-            }
-        }
+        self.tokens.check_pin(&self.state)?;
         let containers = self.containers().await;
         let resp = match self.checkin(&containers).await {
             Ok(r) => r,
@@ -206,11 +195,11 @@ impl Agent {
         &self,
         containers: &[Container],
     ) -> Result<crate::tenancy::CheckinResponse, TenancyError> {
-        let token = self.token.as_ref().map(|t| t.as_str()).unwrap_or_default();
+        let token = self.tokens.bearer();
         self.c
             .tenancy
             .checkin(
-                token,
+                &token,
                 &Checkin {
                     env_id: &self.cfg.env_id,
                     agent_version: VERSION,

@@ -1,59 +1,123 @@
-//! The box's OpenBao token: bootstrap from the grant, store, lease + login, renew or
-//! re-lease near expiry, revoke the old one.
+//! The box's OpenBao token: the [`TokenManager`] owns it (bootstrap from the grant, store,
+//! lease + login, renew or re-lease near expiry, revoke the old one), one copy of each step.
+//! Its decisions are the pure functions of `token_policy`; its I/O goes through the
+//! [`Ports`](super::ports::Ports) seams, so `token/tests.rs` drives it against fakes.
 
-use super::*;
+use std::path::PathBuf;
 
-impl Agent {
+use tracing::{debug, info, warn};
+use zeroize::Zeroizing;
+
+use super::ports::{Clock, Leaser, Ports, Vault};
+use super::token_policy::{self, AfterLookup, ForApply, Upkeep};
+use super::{from_bao, from_tenancy, Exit, Failure};
+use crate::bao::{BaoError, Login};
+use crate::config::Config;
+use crate::redact;
+use crate::state::{self, State, TokenMeta, TokenSource};
+use crate::tenancy::TenancyError;
+
+#[cfg(test)]
+mod tests;
+
+/// The bearer this box uses, where it is kept, and the rules for replacing it.
+pub(crate) struct TokenManager {
+    token_path: PathBuf,
+    bootstrap_path: PathBuf,
+    state_path: PathBuf,
+    env_id: String,
+    renew_below: u64,
+    current: Option<Zeroizing<String>>,
+}
+
+impl TokenManager {
+    pub(crate) fn new(cfg: &Config) -> TokenManager {
+        TokenManager {
+            token_path: cfg.token_path(),
+            bootstrap_path: cfg.bootstrap_path.clone(),
+            state_path: cfg.state_path(),
+            env_id: cfg.env_id.clone(),
+            renew_below: cfg.bao.renew_below_s,
+            current: None,
+        }
+    }
+
+    /// The bearer for tenancy calls ("" before a token is loaded).
+    pub(crate) fn bearer(&self) -> Zeroizing<String> {
+        self.current.clone().unwrap_or_default()
+    }
+
+    /// The end of a tick: the token leaves memory (zeroized).
+    pub(crate) fn forget(&mut self) {
+        self.current = None;
+    }
+
+    /// Read `bao.token` (masked in every output from now on); `false` when there is none.
+    pub(crate) fn load(&mut self) -> Result<bool, Failure> {
+        match state::read_token(&self.token_path)? {
+            Some(t) => {
+                redact::register(&t);
+                self.current = Some(t);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// The stored token's env pin must be this box's env (a moved config is not retried).
+    pub(crate) fn check_pin(&self, st: &State) -> Result<(), Failure> {
+        match &st.token {
+            Some(t) if !t.env_id.is_empty() && t.env_id != self.env_id => Err(Failure::new(
+                Exit::EnvMismatch,
+                format!(
+                    "AGENT_ENV_MISMATCH: the stored token is pinned to {} but config.yaml says {}; \
+                     not retried — fix env_id or re-bootstrap this box",
+                    t.env_id, self.env_id
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The bearer: `bao.token`, or a login with the kit's bootstrap grant (then the grant file
-    /// is deleted). `force` replaces an existing token.
-    pub async fn load_or_bootstrap_token(&mut self, force: bool) -> Result<(), Failure> {
-        if force && self.token.is_none() {
-            // the token being replaced is revoked after the new login
-            if let Some(t) = state::read_token(&self.cfg.token_path())? {
-                redact::register(&t);
-                self.token = Some(t);
-            }
+    /// is deleted). `force` replaces an existing token, which is revoked after the new login.
+    pub(crate) async fn load_or_bootstrap(
+        &mut self,
+        st: &mut State,
+        p: &Ports<'_, impl Vault, impl Leaser, impl Clock>,
+        force: bool,
+    ) -> Result<(), Failure> {
+        if self.current.is_none() {
+            self.load()?;
         }
-        if !force {
-            if let Some(t) = state::read_token(&self.cfg.token_path())? {
-                redact::register(&t);
-                self.token = Some(t);
-                return Ok(());
-            }
+        if !force && self.current.is_some() {
+            return Ok(());
         }
-        let gp = self.cfg.bootstrap_path.clone();
+        let gp = self.bootstrap_path.clone();
         let grant = match std::fs::read_to_string(&gp) {
             Ok(g) => Zeroizing::new(g.trim().to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Failure::fail(format!(
                     "no credentials: no token at {} and no bootstrap grant at {} — reveal the install kit and \
                      place its grant there",
-                    self.cfg.token_path().display(),
+                    self.token_path.display(),
                     gp.display()
                 )))
             }
             Err(e) => return Err(Failure::fail(format!("cannot read bootstrap grant {}: {e}", gp.display()))),
         };
         redact::register(&grant);
-        let login = self.c.bao.login(&grant).await.map_err(|e| match e {
+        let login = p.vault.login(&grant).await.map_err(|e| match e {
             BaoError::Unavailable(_) => from_bao(e),
             other => Failure::fail(format!(
                 "bootstrap grant {} refused by OpenBao ({other}); it is single-use and valid for 1 h — reveal the kit again",
                 gp.display()
             )),
         })?;
-        if !login.env_id.is_empty() && login.env_id != self.cfg.env_id {
-            let _ = self.c.bao.revoke_self(&login.token).await;
-            return Err(Failure::new(
-                Exit::EnvMismatch,
-                format!(
-                    "AGENT_ENV_MISMATCH: the bootstrap grant is for {} but config.yaml says {}",
-                    login.env_id, self.cfg.env_id
-                ),
-            ));
+        if let Some(f) = self.foreign(&login, p, "the bootstrap grant is for").await {
+            return Err(f);
         }
-        let old = self.token.take();
-        self.store_token(&login, TokenSource::Bootstrap)?;
+        let old = self.swap_in(st, p, &login, TokenSource::Bootstrap).await?;
         if let Err(e) = std::fs::remove_file(&gp) {
             warn!(
                 "could not delete the used bootstrap grant {}: {e}",
@@ -65,21 +129,74 @@ impl Agent {
             "bootstrap: logged in to OpenBao, token stored, grant {} deleted",
             gp.display()
         );
-        if let Some(old) = old {
-            if old.as_str() != login.token.as_str() {
-                let _ = self.c.bao.revoke_self(&old).await;
-            }
-        }
+        self.retire(p, old, &login).await;
         Ok(())
     }
 
-    pub(super) fn store_token(
+    /// A login whose token is pinned to another env: revoked at once, never stored (78).
+    async fn foreign(
+        &self,
+        login: &Login,
+        p: &Ports<'_, impl Vault, impl Leaser, impl Clock>,
+        what: &str,
+    ) -> Option<Failure> {
+        if login.env_id.is_empty() || login.env_id == self.env_id {
+            return None;
+        }
+        let _ = p.vault.revoke(&login.token).await;
+        Some(Failure::new(
+            Exit::EnvMismatch,
+            format!(
+                "AGENT_ENV_MISMATCH: {what} {} but config.yaml says {}",
+                login.env_id, self.env_id
+            ),
+        ))
+    }
+
+    /// Store the new token and make it the bearer; the one it replaces is returned for
+    /// [`TokenManager::retire`]. Not stored (a full state filesystem): the old token stays the
+    /// bearer, so the failure can still be reported, and the new one is not left alive unused.
+    async fn swap_in(
         &mut self,
-        login: &crate::bao::Login,
+        st: &mut State,
+        p: &Ports<'_, impl Vault, impl Leaser, impl Clock>,
+        login: &Login,
+        source: TokenSource,
+    ) -> Result<Option<Zeroizing<String>>, Failure> {
+        let old = self.current.take();
+        if let Err(f) = self.store(st, p.clock, login, source) {
+            self.current = old;
+            let _ = p.vault.revoke(&login.token).await;
+            return Err(f);
+        }
+        Ok(old)
+    }
+
+    /// Revoke a replaced token (once the new one is stored).
+    async fn retire(
+        &self,
+        p: &Ports<'_, impl Vault, impl Leaser, impl Clock>,
+        old: Option<Zeroizing<String>>,
+        new: &Login,
+    ) {
+        if let Some(old) = old {
+            if old.as_str() != new.token.as_str() {
+                if let Err(e) = p.vault.revoke(&old).await {
+                    debug!("revoke of the replaced token: {e}");
+                }
+            }
+        }
+    }
+
+    fn store(
+        &mut self,
+        st: &mut State,
+        clock: &impl Clock,
+        login: &Login,
         source: TokenSource,
     ) -> Result<(), Failure> {
-        state::write_private(&self.cfg.token_path(), login.token.as_bytes(), 0o600)?;
-        let now = state::now();
+        state::write_private(&self.token_path, login.token.as_bytes(), 0o600)?;
+        let now = clock.wall();
         let mut meta = TokenMeta {
             source,
             obtained_at: now,
@@ -87,108 +204,89 @@ impl Agent {
             renewable: login.renewable,
             grant_jti: login.grant_jti.clone(),
             env_id: if login.env_id.is_empty() {
-                self.cfg.env_id.clone()
+                self.env_id.clone()
             } else {
                 login.env_id.clone()
             },
             expires_boot: 0,
             boot_id: String::new(),
         };
-        meta.set_ttl(login.lease_duration);
-        self.state.token = Some(meta);
-        self.token = Some(login.token.clone());
+        meta.set_ttl_on(login.lease_duration, now, &clock.boot());
+        st.token = Some(meta);
+        self.current = Some(login.token.clone());
         // a durable step: a kill before the tick's end must not leave bao.token undescribed
         // (no meta = never renewed) or described as the token it replaced. The token is
         // already stored: a failed save here is retried by the tick's own save.
-        if let Err(e) = self.state.save(&self.cfg.state_path()) {
+        if let Err(e) = st.save(&self.state_path) {
             warn!("{e}");
         }
         Ok(())
     }
 
     /// Lease a grant from tenancy, log in with it, store the new token and revoke the old one.
-    pub(super) async fn lease_login(&mut self, reason: &str) -> Result<(), Failure> {
-        let bearer = self.token.clone().unwrap_or_default();
-        let lease = self
-            .c
-            .tenancy
-            .lease(&bearer, &self.cfg.env_id, reason)
+    pub(crate) async fn lease_login(
+        &mut self,
+        st: &mut State,
+        p: &Ports<'_, impl Vault, impl Leaser, impl Clock>,
+        reason: &str,
+    ) -> Result<(), Failure> {
+        let lease = p
+            .leaser
+            .lease(&self.bearer(), &self.env_id, reason)
             .await
             .map_err(|e| match e {
                 TenancyError::LegacyLease => Failure::fail(format!("LEASE_LEGACY_REFUSED: {e}")),
                 other => from_tenancy(other),
             })?;
         crate::testhook::pause("after-lease");
-        let login = self.c.bao.login(&lease.grant).await.map_err(from_bao)?;
-        if !login.env_id.is_empty() && login.env_id != self.cfg.env_id {
-            // never stored, never used: and not left alive either
-            let _ = self.c.bao.revoke_self(&login.token).await;
-            return Err(Failure::new(
-                Exit::EnvMismatch,
-                format!("AGENT_ENV_MISMATCH: leased grant is for {}", login.env_id),
-            ));
-        }
-        let old = self.token.take();
-        if let Err(f) = self.store_token(&login, TokenSource::Lease) {
-            // not stored (a full state filesystem): the old token stays the bearer, so the
-            // failure can still be reported, and the new one is not left alive unused
-            self.token = old;
-            let _ = self.c.bao.revoke_self(&login.token).await;
+        let login = p.vault.login(&lease.grant).await.map_err(from_bao)?;
+        if let Some(f) = self.foreign(&login, p, "the leased grant is for").await {
             return Err(f);
         }
-        self.state.lease_swap_due = false;
+        let old = self.swap_in(st, p, &login, TokenSource::Lease).await?;
+        st.lease_swap_due = false;
         crate::testhook::pause("after-login");
         info!("lease ({reason}): new token from grant {}", lease.jti);
-        if let Some(old) = old {
-            if old.as_str() != login.token.as_str() {
-                if let Err(e) = self.c.bao.revoke_self(&old).await {
-                    debug!("revoke of the replaced token: {e}");
-                }
-            }
-        }
+        self.retire(p, old, &login).await;
         Ok(())
     }
 
     /// The token to read this bundle's secrets with (0.1.6): a lease-derived token that is still
     /// valid is reused; the bootstrap token is swapped for a lease once; a rate-limited lease
     /// while a working token exists lets the apply go on with it and defers the swap.
-    pub(super) async fn token_for_apply(&mut self) -> Result<Zeroizing<String>, Failure> {
-        let cur = self.token.clone().unwrap_or_default();
-        let is_lease = self
-            .state
+    pub(crate) async fn for_apply(
+        &mut self,
+        st: &mut State,
+        p: &Ports<'_, impl Vault, impl Leaser, impl Clock>,
+    ) -> Result<Zeroizing<String>, Failure> {
+        let cur = self.bearer();
+        let is_lease = st
             .token
             .as_ref()
-            .map(|t| t.source == TokenSource::Lease)
-            .unwrap_or(false);
-        let cur_ttl = match self.c.bao.lookup_self(&cur).await {
-            Ok(info) => Some(info.ttl),
-            Err(BaoError::Unavailable(m)) => {
-                return Err(Failure::new(
-                    Exit::TempFail,
-                    format!("OpenBao unavailable: {m}"),
-                ))
-            }
+            .is_some_and(|t| t.source == TokenSource::Lease);
+        let ttl = match p.vault.ttl(&cur).await {
+            Ok(ttl) => Some(ttl),
+            Err(e @ BaoError::Unavailable(_)) => return Err(from_bao(e)),
             Err(e) => {
                 info!("current token is no longer valid ({e}); leasing");
                 None
             }
         };
-        let fallback = match token_policy::for_apply(is_lease, cur_ttl, self.cfg.bao.renew_below_s)
-        {
-            token_policy::ForApply::Reuse => {
+        let fallback = match token_policy::for_apply(is_lease, ttl, self.renew_below) {
+            ForApply::Reuse => {
                 debug!(
                     "reusing the lease-derived token (ttl {}s)",
-                    cur_ttl.unwrap_or_default()
+                    ttl.unwrap_or_default()
                 );
                 return Ok(cur);
             }
-            token_policy::ForApply::Lease { fallback } => fallback,
+            ForApply::Lease { fallback } => fallback,
         };
-        match self.lease_login("apply").await {
-            Ok(()) => Ok(self.token.clone().unwrap_or_default()),
+        match self.lease_login(st, p, "apply").await {
+            Ok(()) => Ok(self.bearer()),
             Err(f) if f.rate_limited && fallback => {
                 warn!("{}; applying with the current token, swap deferred", f.msg);
-                self.state.lease_swap_due = true;
+                st.lease_swap_due = true;
                 Ok(cur)
             }
             Err(f) => Err(f),
@@ -196,49 +294,45 @@ impl Agent {
     }
 
     /// Renew when the TTL runs low; re-lease when renewal can no longer extend it (max TTL);
-    /// finish a deferred swap. Uses the cached expiry so a normal tick makes no OpenBao call.
-    pub(super) async fn token_upkeep(&mut self) -> Result<(), Failure> {
-        let Some(meta) = self.state.token.clone() else {
+    /// finish a deferred swap. The cached expiry on the boot clock decides first, so a normal
+    /// tick makes no OpenBao call, and a step of the wall clock cannot strand the token.
+    pub(crate) async fn upkeep(
+        &mut self,
+        st: &mut State,
+        p: &Ports<'_, impl Vault, impl Leaser, impl Clock>,
+    ) -> Result<(), Failure> {
+        let (Some(meta), Some(tok)) = (st.token.clone(), self.current.clone()) else {
             return Ok(());
         };
-        let Some(tok) = self.token.clone() else {
-            return Ok(());
-        };
-        let below = self.cfg.bao.renew_below_s;
-        // the boot clock decides, not the wall clock: a backward step of the wall clock must
-        // not let the token run out unrenewed (no boot clock reading → ask OpenBao)
-        let clock = state::BootClock::now();
-        match token_policy::upkeep(&meta, &clock, below, self.state.lease_swap_due) {
-            token_policy::Upkeep::Nothing => return Ok(()),
-            token_policy::Upkeep::Swap => return self.lease_login("swap").await,
-            token_policy::Upkeep::Lookup => {}
+        let below = self.renew_below;
+        match token_policy::upkeep(&meta, &p.clock.boot(), below, st.lease_swap_due) {
+            Upkeep::Nothing => return Ok(()),
+            Upkeep::Swap => return self.lease_login(st, p, "swap").await,
+            Upkeep::Lookup => {}
         }
-        let ttl = self.c.bao.lookup_self(&tok).await.map_err(from_bao)?.ttl;
+        let ttl = p.vault.ttl(&tok).await.map_err(from_bao)?;
         match token_policy::after_lookup(ttl, below, meta.renewable) {
-            token_policy::AfterLookup::Keep => {
-                if let Some(m) = self.state.token.as_mut() {
-                    m.set_ttl(ttl);
-                }
+            AfterLookup::Keep => {
+                self.record_ttl(st, p.clock, ttl);
                 return Ok(());
             }
-            token_policy::AfterLookup::Renew { increment } => {
-                let got = self
-                    .c
-                    .bao
-                    .renew_self(&tok, increment)
-                    .await
-                    .map_err(from_bao)?;
-                if let Some(m) = self.state.token.as_mut() {
-                    m.set_ttl(got);
-                }
+            AfterLookup::Renew { increment } => {
+                let got = p.vault.renew(&tok, increment).await.map_err(from_bao)?;
+                self.record_ttl(st, p.clock, got);
                 if !token_policy::renewal_capped(got, below) {
                     info!("token renewed: ttl {got}s");
                     return Ok(());
                 }
                 info!("token renewal capped at {got}s (max TTL near); re-leasing");
             }
-            token_policy::AfterLookup::NewLease => {}
+            AfterLookup::NewLease => {}
         }
-        self.lease_login("renew").await
+        self.lease_login(st, p, "renew").await
+    }
+
+    fn record_ttl(&self, st: &mut State, clock: &impl Clock, ttl: u64) {
+        if let Some(m) = st.token.as_mut() {
+            m.set_ttl_on(ttl, clock.wall(), &clock.boot());
+        }
     }
 }
