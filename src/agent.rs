@@ -48,87 +48,13 @@ use release::register_env_values;
 pub use report::short;
 use report::{pull_diagnosis, truncate_head, unhealthy_detail};
 
+pub use crate::error::{Exit, Failure, Kind};
 pub use plan::plan;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 const GIB: u64 = 1 << 30;
 const DETAIL_MAX: usize = 900;
 const LOG_TAIL_MAX: usize = 16 * 1024;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    Ok = 0,
-    Fail = 1,
-    TempFail = 75,
-    EnvMismatch = 78,
-}
-
-/// A tick that did not converge: what the operator reads, and the exit code.
-#[derive(Debug)]
-pub struct Failure {
-    pub exit: Exit,
-    pub msg: String,
-    /// Tenancy answered 429: the 0.1.6 rule lets an apply go on with a working token.
-    pub rate_limited: bool,
-}
-
-impl Failure {
-    pub fn new(exit: Exit, msg: impl Into<String>) -> Self {
-        Failure {
-            exit,
-            msg: msg.into(),
-            rate_limited: false,
-        }
-    }
-    fn fail(msg: impl Into<String>) -> Self {
-        Failure::new(Exit::Fail, msg)
-    }
-}
-
-impl From<state::StateError> for Failure {
-    fn from(e: state::StateError) -> Self {
-        if e.what == "cannot write" {
-            // a full or read-only state filesystem: reported with a code like any failure
-            return Failure::fail(format!("STATE_WRITE_FAILED: {e}"));
-        }
-        Failure::fail(e.to_string())
-    }
-}
-
-fn from_transport(e: TransportError) -> Failure {
-    match e {
-        TransportError::Unreachable(m) => Failure::new(Exit::TempFail, m),
-        TransportError::Setup(m) => Failure::fail(m),
-    }
-}
-
-/// The exit code and message a tenancy failure ends a tick with.
-pub fn from_tenancy(e: TenancyError) -> Failure {
-    let msg = e.to_string();
-    match e {
-        TenancyError::Unauthenticated { .. } => Failure::fail(format!(
-            "AGENT_UNAUTHENTICATED: {msg}. The box's token is unknown, expired, or its grant was superseded \
-             (kit re-revealed or environment retired): reveal the install kit again, put the new grant at the \
-             bootstrap path and run `monky-deployd bootstrap --force`"
-        )),
-        TenancyError::EnvMismatch(_) => Failure::new(Exit::EnvMismatch, msg),
-        TenancyError::RateLimited { .. } => Failure {
-            rate_limited: true,
-            ..Failure::new(Exit::TempFail, msg)
-        },
-        TenancyError::Unavailable(_) => Failure::new(Exit::TempFail, msg),
-        _ => Failure::fail(msg),
-    }
-}
-
-fn from_bao(e: BaoError) -> Failure {
-    match e {
-        BaoError::Unavailable(m) => {
-            Failure::new(Exit::TempFail, format!("OpenBao unavailable: {m}"))
-        }
-        other => Failure::fail(other.to_string()),
-    }
-}
 
 /// The configured transport, which makes each endpoint's connector.
 pub fn connector(cfg: &Config) -> Result<Dialer, TransportError> {
@@ -218,7 +144,7 @@ pub struct Agent {
 
 impl Agent {
     pub fn new(cfg: Config, prune: bool) -> Result<Agent, Failure> {
-        let conn = connector(&cfg).map_err(from_transport)?;
+        let conn = connector(&cfg).map_err(Failure::from)?;
         let c = clients(&cfg, &conn)?;
         let engine = Engine::new(cfg.docker_socket());
         let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;

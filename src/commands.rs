@@ -20,8 +20,7 @@ pub async fn bootstrap(cfg: Config, force: bool) -> Result<String, Failure> {
     let lock_dir = cfg.state_dir.clone();
     state::ensure_dir(&lock_dir, 0o700)?;
     let Some(_lock) = state::try_lock(&cfg.lock_path())? else {
-        return Err(Failure::new(
-            Exit::TempFail,
+        return Err(Failure::temporary(
             "a tick is running; try again in a moment",
         ));
     };
@@ -50,7 +49,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
             let mut ttl = None;
             let mut reach = Vec::new();
             if let Err(f) = &cl {
-                reach.push(("clients", format!("not usable: {}", f.msg)));
+                reach.push(("clients", format!("not usable: {}", f.message())));
             }
             if let Ok(cl) = &cl {
                 if let Some(t) = &token {

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod compose_check;
 pub mod compose_keys;
 pub mod config;
+pub mod error;
 pub mod guard;
 pub mod http;
 pub mod metrics;

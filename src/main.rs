@@ -116,12 +116,12 @@ fn load_config(path: &Path) -> Result<Config, ExitCode> {
 }
 
 fn report_failure(f: &Failure) -> ExitCode {
-    let msg = redact::redact(&f.msg);
-    match f.exit {
+    let msg = redact::redact(f.message());
+    match f.exit() {
         Exit::TempFail => tracing::warn!("temporary failure (exit 75, next tick retries): {msg}"),
         _ => error!("{msg}"),
     }
-    exit(f.exit)
+    exit(f.exit())
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -236,11 +236,11 @@ async fn run(cfg: Config, once: bool, prune: bool) -> ExitCode {
     let mut agent = loop {
         match Agent::new(cfg.clone(), prune) {
             Ok(a) => break a,
-            Err(f) if f.exit == Exit::TempFail && laptop && once => {
-                info!("offline (laptop mode): {}", redact::redact(&f.msg));
+            Err(f) if f.exit() == Exit::TempFail && laptop && once => {
+                info!("offline (laptop mode): {}", redact::redact(f.message()));
                 return ExitCode::SUCCESS;
             }
-            Err(f) if f.exit == Exit::TempFail && !once => {
+            Err(f) if f.exit() == Exit::TempFail && !once => {
                 report_failure(&f);
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_secs(interval)) => {}
@@ -302,7 +302,7 @@ async fn finish_tick(agent: &mut Agent) -> (ExitCode, Exit) {
             Ok(e) => *e,
             Err(f) => {
                 report_failure(f);
-                f.exit
+                f.exit()
             }
         };
         (exit(code), code)

@@ -702,9 +702,9 @@ proptest! {
             }
             Err(e) => {
                 prop_assert!(matches!(e, TenancyError::Protocol { what: "checkin", .. }), "{e}");
-                let f = monky_deployd::agent::from_tenancy(e);
-                prop_assert_eq!(f.exit as u8, 1);
-                prop_assert!(f.msg.contains("checkin"), "{}", f.msg);
+                let f = monky_deployd::agent::Failure::from(e);
+                prop_assert_eq!(f.exit() as u8, 1);
+                prop_assert!(f.message().contains("checkin"), "{}", f.message());
             }
         }
     }
@@ -741,7 +741,7 @@ proptest! {
             Err(TenancyError::LegacyLease) => prop_assert!(v.get("secret_id").is_some() || v.get("role_id").is_some() || v.get("wrap_token").is_some()),
             Err(e) => {
                 prop_assert!(matches!(e, TenancyError::Protocol { what: "lease", .. }), "{e}");
-                prop_assert_eq!(monky_deployd::agent::from_tenancy(e).exit as u8, 1);
+                prop_assert_eq!(monky_deployd::agent::Failure::from(e).exit() as u8, 1);
             }
         }
     }
@@ -784,6 +784,6 @@ proptest! {
             }
             _ => {}
         }
-        prop_assert_eq!(monky_deployd::agent::from_tenancy(e).exit as u8, want);
+        prop_assert_eq!(monky_deployd::agent::Failure::from(e).exit() as u8, want);
     }
 }

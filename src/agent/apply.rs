@@ -19,7 +19,7 @@ impl Agent {
                     )
                     .await)
             }
-            Err(e) => return Err(from_tenancy(e)),
+            Err(e) => return Err(Failure::from(e)),
         };
         let signatures = std::mem::take(&mut wire.signatures);
         let b = match Bundle::decode(wire, &self.cfg.env_id, sha) {
@@ -54,8 +54,8 @@ impl Agent {
             let tok = match self.token_for_apply().await {
                 Ok(t) => t,
                 Err(f) => {
-                    if f.exit == Exit::Fail {
-                        self.report(Some(sha), ReportResult::Failed, &f.msg, "")
+                    if f.exit() == Exit::Fail {
+                        self.report(Some(sha), ReportResult::Failed, f.message(), "")
                             .await;
                     }
                     return Err(f);
@@ -66,10 +66,7 @@ impl Agent {
                 let v = match read {
                     Ok(v) => v,
                     Err(BaoError::Unavailable(m)) => {
-                        return Err(Failure::new(
-                            Exit::TempFail,
-                            format!("OpenBao unavailable: {m}"),
-                        ))
+                        return Err(Failure::temporary(format!("OpenBao unavailable: {m}")))
                     }
                     Err(err) => {
                         let r = Refusal::new(
@@ -111,9 +108,7 @@ impl Agent {
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
         drop(env);
-        let mut compose = Compose::detect(&self.cfg)
-            .await
-            .map_err(|e| Failure::fail(e.to_string()))?;
+        let mut compose = Compose::detect(&self.cfg).await.map_err(Failure::from)?;
         compose.set_interrupt(self.interrupt.clone());
         compose.set_deadline(Some(self.deadline));
         let privileged = self.privileged(&b);
@@ -243,7 +238,7 @@ impl Agent {
         let msg = format!("INTERRUPTED: {step} (SIGTERM)");
         warn!("{msg}");
         self.report(Some(sha), ReportResult::Failed, &msg, "").await;
-        Failure::new(Exit::TempFail, msg)
+        Failure::temporary(msg)
     }
 
     pub(super) async fn compose_failed(

@@ -32,7 +32,7 @@ impl Agent {
             .engine
             .docker_root()
             .await
-            .map_err(|e| Failure::fail(format!("DOCKER_UNAVAILABLE: {e}")))?;
+            .map_err(|e| Failure::fail(format!("DOCKER_UNAVAILABLE: {e}")).caused_by(e))?;
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p));
         let mut agent_files = Vec::new();
         for p in [
@@ -59,8 +59,9 @@ impl Agent {
             ],
             privileged,
         };
-        let g = Guard::start(&sock, &self.cfg.state_dir.join("guard"), boundary)
-            .map_err(|e| Failure::fail(format!("cannot start the engine guard: {e}")))?;
+        let g = Guard::start(&sock, &self.cfg.state_dir.join("guard"), boundary).map_err(|e| {
+            Failure::fail(format!("cannot start the engine guard: {e}")).caused_by(e)
+        })?;
         compose.set_docker_host(g.docker_host());
         Ok(Some(g))
     }

@@ -47,16 +47,16 @@ pub async fn plan(cfg: Config, json: bool) -> Exit {
             }
         }
         Err(f) => {
-            let msg = redact::redact(&f.msg);
+            let msg = redact::redact(f.message());
             if json {
                 let v = serde_json::json!({
                     "schema": PLAN_SCHEMA, "env_id": env_id,
-                    "error": msg, "exit_code": f.exit as i32,
+                    "error": msg, "exit_code": f.exit() as i32,
                 });
                 println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             }
             eprintln!("monky-deployd plan: {msg}");
-            f.exit
+            f.exit()
         }
     }
 }
@@ -74,8 +74,7 @@ impl Agent {
             )));
         }
         let Some(_lock) = state::try_lock(&self.cfg.lock_path())? else {
-            return Err(Failure::new(
-                Exit::TempFail,
+            return Err(Failure::temporary(
                 "a tick is running (the lock is held); try again in a moment",
             ));
         };
@@ -88,7 +87,7 @@ impl Agent {
         }
         self.tokens.check_pin(&self.state)?;
         let containers = self.containers().await;
-        let resp = self.checkin(&containers).await.map_err(from_tenancy)?;
+        let resp = self.checkin(&containers).await.map_err(Failure::from)?;
         let mut p = Plan {
             schema: PLAN_SCHEMA,
             env_id: self.cfg.env_id.clone(),
@@ -152,7 +151,7 @@ impl Agent {
                         refusals.push(Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes")))
                     }
                     // transport trouble (75) or tenancy's refusal to hand it out
-                    Err(e) => return Err(from_tenancy(e)),
+                    Err(e) => return Err(Failure::from(e)),
                 }
                 for r in refusals {
                     let r = PlanRefusal {

@@ -11,19 +11,20 @@ impl Agent {
             // may bind into it and may have written files there (root-owned ones the agent
             // cannot delete), so it is never removed; the bundle's own files are replaced
             Ok(m) if m.file_type().is_dir() => {
-                overlay(staging, &rel)
-                    .map_err(|e| Failure::fail(format!("cannot refresh {}: {e}", rel.display())))?;
+                overlay(staging, &rel).map_err(|e| {
+                    Failure::fail(format!("cannot refresh {}: {e}", rel.display())).caused_by(e)
+                })?;
                 let _ = std::fs::remove_dir_all(staging);
             }
             other => {
                 if other.is_ok() {
                     // a symlink or a file planted where the release goes: never followed
                     std::fs::remove_file(&rel).map_err(|e| {
-                        Failure::fail(format!("cannot replace {}: {e}", rel.display()))
+                        Failure::fail(format!("cannot replace {}: {e}", rel.display())).caused_by(e)
                     })?;
                 }
                 std::fs::rename(staging, &rel).map_err(|e| {
-                    Failure::fail(format!("cannot promote to {}: {e}", rel.display()))
+                    Failure::fail(format!("cannot promote to {}: {e}", rel.display())).caused_by(e)
                 })?;
             }
         }

@@ -50,10 +50,9 @@ impl Agent {
     }
 
     pub(super) async fn refuse(&mut self, sha: &str, r: Refusal, log_tail: &str) -> Failure {
-        let msg = r.to_string();
-        self.report(Some(sha), ReportResult::Failed, &msg, log_tail)
+        self.report(Some(sha), ReportResult::Failed, &r.to_string(), log_tail)
             .await;
-        Failure::fail(msg)
+        Failure::from(r)
     }
 }
 

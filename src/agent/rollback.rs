@@ -28,8 +28,7 @@ pub(super) struct Held {
 /// The failures a rollback answers: the new release was started (or starting it failed) and
 /// is not healthy. Refusals before `up` never touched the running release.
 fn rollback_worthy(f: &Failure) -> bool {
-    f.exit == Exit::Fail
-        && (f.msg.starts_with("UNHEALTHY:") || f.msg.starts_with("COMPOSE_UP_FAILED:"))
+    f.exit() == Exit::Fail && matches!(f.code(), Some("UNHEALTHY" | "COMPOSE_UP_FAILED"))
 }
 
 fn rfc3339(unix: u64) -> String {
@@ -123,7 +122,7 @@ impl Agent {
     ) -> Result<Exit, Failure> {
         let (detail, log_tail) = match held {
             Some(h) => (h.detail, h.log_tail),
-            None => (f.msg.clone(), Zeroizing::new(String::new())),
+            None => (f.message().to_string(), Zeroizing::new(String::new())),
         };
         warn!(
             "apply of {} failed; auto_rollback: bringing {} back",
@@ -177,16 +176,16 @@ impl Agent {
                     "",
                 )
                 .await;
-                Err(Failure::fail(format!("{}{suffix}", f.msg)))
+                Err(Failure::fail(format!("{}{suffix}", f.message())))
             }
             Err(why) => {
                 warn!("rollback to {} failed: {why}", short(Some(old)));
                 let why_old = format!("ROLLBACK_FAILED: {why} (rolling back from {new})");
                 self.report(Some(old), ReportResult::Failed, &why_old, "")
                     .await;
-                let msg = format!("{}{suffix}: {why}", f.msg);
+                let msg = format!("{}{suffix}: {why}", f.message());
                 Err(if self.interrupted() {
-                    Failure::new(Exit::TempFail, msg)
+                    Failure::temporary(msg)
                 } else {
                     Failure::fail(msg)
                 })
@@ -213,7 +212,7 @@ impl Agent {
         let guard = self
             .guard(&mut compose, &rel, privileged)
             .await
-            .map_err(|f| f.msg)?;
+            .map_err(|f| f.message().to_string())?;
         info!(
             "rollback: compose up -d --remove-orphans in {}",
             rel.display()

@@ -25,18 +25,15 @@ impl Agent {
         let applied_before = self.state.applied_sha.clone();
         let res = self.tick_locked().await;
         let res = match res {
-            Err(f) if f.exit == Exit::TempFail && self.cfg.laptop_mode => {
-                info!("offline (laptop mode): {}", redact::redact(&f.msg));
+            Err(f) if f.exit() == Exit::TempFail && self.cfg.laptop_mode => {
+                info!("offline (laptop mode): {}", redact::redact(f.message()));
                 Ok(Exit::Ok)
             }
             other => other,
         };
         // finally: scrub, clean staging, save state. The failure message is masked while the
         // values this tick read are still registered: it goes to the journal and state.json.
-        let res = res.map_err(|mut f| {
-            f.msg = redact::redact(&f.msg);
-            f
-        });
+        let res = res.map_err(|f| f.map_message(|m| redact::redact(&m)));
         self.tokens.forget();
         redact::forget_all();
         if let Ok(rd) = std::fs::read_dir(self.cfg.staging_dir()) {
@@ -45,17 +42,14 @@ impl Agent {
             }
         }
         if let Err(f) = &res {
-            self.state.last_error = Some(redact::redact(&f.msg));
+            self.state.last_error = Some(redact::redact(f.message()));
         }
         self.count(&res, applied_before.as_deref());
         crate::testhook::pause("before-save");
         if let Err(e) = self.state.save(&self.cfg.state_path()) {
             // the tick's own failure stays what the journal and the exit code say
             return Err(match res {
-                Err(mut f) => {
-                    f.msg = format!("{}; and {e}", f.msg);
-                    f
-                }
+                Err(f) => f.map_message(|m| format!("{m}; and {e}")),
                 Ok(_) => Failure::from(e),
             });
         }
@@ -71,7 +65,7 @@ impl Agent {
         let c = &mut self.state.counters;
         let exit = match res {
             Ok(e) => *e,
-            Err(f) => f.exit,
+            Err(f) => f.exit(),
         };
         *c.ticks.entry((exit as i32).to_string()).or_default() += 1;
         match res {
@@ -82,8 +76,8 @@ impl Agent {
                     c.applies += 1;
                 }
             }
-            Err(f) if f.exit == Exit::Fail => {
-                if let Some(code) = crate::metrics::failure_code(&f.msg) {
+            Err(f) if f.exit() == Exit::Fail => {
+                if let Some(code) = crate::metrics::failure_code(f.message()) {
                     *c.failures.entry(code.to_string()).or_default() += 1;
                 }
             }
@@ -107,7 +101,7 @@ impl Agent {
             end_time: now,
             exit_code: match res {
                 Ok(e) => *e as i32,
-                Err(f) => f.exit as i32,
+                Err(f) => f.exit() as i32,
             },
             counters: &st.counters,
             applied_serial: st.applied_serial,
@@ -132,9 +126,9 @@ impl Agent {
                 // a re-revealed kit's grant is waiting: use it, then try once more
                 warn!("tenancy refused the stored token; a bootstrap grant is present, logging in with it");
                 self.load_or_bootstrap_token(true).await?;
-                self.checkin(&containers).await.map_err(from_tenancy)?
+                self.checkin(&containers).await.map_err(Failure::from)?
             }
-            Err(e) => return Err(from_tenancy(e)),
+            Err(e) => return Err(Failure::from(e)),
         };
         self.state.last_checkin = Some(state::now());
         self.state.desired_sha = resp.desired_sha.clone();
@@ -170,20 +164,20 @@ impl Agent {
         let result = match result {
             // a local failure of the apply (its own files, the guard, compose not starting)
             // that no report carried yet: tenancy hears it too, with a code
-            Err(f) if f.exit == Exit::Fail && resp.action == Action::Apply && !self.reported => {
+            Err(f) if f.exit() == Exit::Fail && resp.action == Action::Apply && !self.reported => {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
-                let msg = match crate::metrics::failure_code(&f.msg) {
-                    Some(_) => f.msg.clone(),
-                    None => format!("APPLY_FAILED: {}", f.msg),
+                let msg = match f.code() {
+                    Some(_) => f.message().to_string(),
+                    None => format!("APPLY_FAILED: {}", f.message()),
                 };
                 self.report(Some(&sha), ReportResult::Failed, &msg, "")
                     .await;
-                Err(Failure { msg, ..f })
+                Err(f.map_message(|_| msg))
             }
             other => other,
         };
         if let Err(f) = self.token_upkeep().await {
-            warn!("token upkeep: {}", f.msg);
+            warn!("token upkeep: {}", f.message());
         }
         if self.prune && result.is_ok() {
             self.prune_releases().await;

@@ -10,7 +10,7 @@ use zeroize::Zeroizing;
 
 use super::ports::{Clock, Leaser, Ports, Vault};
 use super::token_policy::{self, AfterLookup, ForApply, Upkeep};
-use super::{from_bao, from_tenancy, Exit, Failure};
+use super::{Failure, Kind};
 use crate::bao::{BaoError, Login};
 use crate::config::Config;
 use crate::redact;
@@ -67,14 +67,13 @@ impl TokenManager {
     /// The stored token's env pin must be this box's env (a moved config is not retried).
     pub(crate) fn check_pin(&self, st: &State) -> Result<(), Failure> {
         match &st.token {
-            Some(t) if !t.env_id.is_empty() && t.env_id != self.env_id => Err(Failure::new(
-                Exit::EnvMismatch,
-                format!(
+            Some(t) if !t.env_id.is_empty() && t.env_id != self.env_id => {
+                Err(Failure::env_mismatch(format!(
                     "AGENT_ENV_MISMATCH: the stored token is pinned to {} but config.yaml says {}; \
                      not retried — fix env_id or re-bootstrap this box",
                     t.env_id, self.env_id
-                ),
-            )),
+                )))
+            }
             _ => Ok(()),
         }
     }
@@ -108,7 +107,7 @@ impl TokenManager {
         };
         redact::register(&grant);
         let login = p.vault.login(&grant).await.map_err(|e| match e {
-            BaoError::Unavailable(_) => from_bao(e),
+            BaoError::Unavailable(_) => Failure::from(e),
             other => Failure::fail(format!(
                 "bootstrap grant {} refused by OpenBao ({other}); it is single-use and valid for 1 h — reveal the kit again",
                 gp.display()
@@ -144,13 +143,10 @@ impl TokenManager {
             return None;
         }
         let _ = p.vault.revoke(&login.token).await;
-        Some(Failure::new(
-            Exit::EnvMismatch,
-            format!(
-                "AGENT_ENV_MISMATCH: {what} {} but config.yaml says {}",
-                login.env_id, self.env_id
-            ),
-        ))
+        Some(Failure::env_mismatch(format!(
+            "AGENT_ENV_MISMATCH: {what} {} but config.yaml says {}",
+            login.env_id, self.env_id
+        )))
     }
 
     /// Store the new token and make it the bearer; the one it replaces is returned for
@@ -236,10 +232,10 @@ impl TokenManager {
             .await
             .map_err(|e| match e {
                 TenancyError::LegacyLease => Failure::fail(format!("LEASE_LEGACY_REFUSED: {e}")),
-                other => from_tenancy(other),
+                other => Failure::from(other),
             })?;
         crate::testhook::pause("after-lease");
-        let login = p.vault.login(&lease.grant).await.map_err(from_bao)?;
+        let login = p.vault.login(&lease.grant).await.map_err(Failure::from)?;
         if let Some(f) = self.foreign(&login, p, "the leased grant is for").await {
             return Err(f);
         }
@@ -266,7 +262,7 @@ impl TokenManager {
             .is_some_and(|t| t.source == TokenSource::Lease);
         let ttl = match p.vault.ttl(&cur).await {
             Ok(ttl) => Some(ttl),
-            Err(e @ BaoError::Unavailable(_)) => return Err(from_bao(e)),
+            Err(e @ BaoError::Unavailable(_)) => return Err(Failure::from(e)),
             Err(e) => {
                 info!("current token is no longer valid ({e}); leasing");
                 None
@@ -284,8 +280,11 @@ impl TokenManager {
         };
         match self.lease_login(st, p, "apply").await {
             Ok(()) => Ok(self.bearer()),
-            Err(f) if f.rate_limited && fallback => {
-                warn!("{}; applying with the current token, swap deferred", f.msg);
+            Err(f) if f.kind() == Kind::RateLimited && fallback => {
+                warn!(
+                    "{}; applying with the current token, swap deferred",
+                    f.message()
+                );
                 st.lease_swap_due = true;
                 Ok(cur)
             }
@@ -310,14 +309,18 @@ impl TokenManager {
             Upkeep::Swap => return self.lease_login(st, p, "swap").await,
             Upkeep::Lookup => {}
         }
-        let ttl = p.vault.ttl(&tok).await.map_err(from_bao)?;
+        let ttl = p.vault.ttl(&tok).await.map_err(Failure::from)?;
         match token_policy::after_lookup(ttl, below, meta.renewable) {
             AfterLookup::Keep => {
                 self.record_ttl(st, p.clock, ttl);
                 return Ok(());
             }
             AfterLookup::Renew { increment } => {
-                let got = p.vault.renew(&tok, increment).await.map_err(from_bao)?;
+                let got = p
+                    .vault
+                    .renew(&tok, increment)
+                    .await
+                    .map_err(Failure::from)?;
                 self.record_ttl(st, p.clock, got);
                 if !token_policy::renewal_capped(got, below) {
                     info!("token renewed: ttl {got}s");

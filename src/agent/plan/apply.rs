@@ -161,7 +161,7 @@ impl Agent {
         let guard = self
             .guard(&mut compose, &scratch.0, privileged)
             .await
-            .map_err(|f| Refusal::new("ENGINE_REFUSED", f.msg))?;
+            .map_err(|f| Refusal::new("ENGINE_REFUSED", f.message()))?;
         let config = compose.config_env(&scratch.0, &env_file).await;
         let mut desired_images = BTreeMap::new();
         match config {

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::bao::{BaoError, Login};
+use crate::error::{Exit, Kind};
 use crate::state::BootClock;
 use crate::tenancy::{Lease, TenancyError};
 
@@ -281,9 +282,9 @@ fn no_token_and_no_grant_is_a_clear_failure() {
     let f = w
         .run(async |tm, st, p| tm.load_or_bootstrap(st, p, false).await)
         .unwrap_err();
-    assert_eq!(f.exit, Exit::Fail);
-    assert!(f.msg.contains("no credentials"), "{}", f.msg);
-    assert!(f.msg.contains("bootstrap.jwt"), "{}", f.msg);
+    assert_eq!(f.exit(), Exit::Fail);
+    assert!(f.message().contains("no credentials"), "{}", f.message());
+    assert!(f.message().contains("bootstrap.jwt"), "{}", f.message());
     assert!(w.bao.take_calls().is_empty());
 }
 
@@ -312,9 +313,13 @@ fn a_bootstrap_grant_for_another_env_is_revoked_and_never_stored() {
     let f = w
         .run(async |tm, st, p| tm.load_or_bootstrap(st, p, false).await)
         .unwrap_err();
-    assert_eq!(f.exit, Exit::EnvMismatch);
-    assert!(f.msg.starts_with("AGENT_ENV_MISMATCH"), "{}", f.msg);
-    assert!(f.msg.contains("env-b"), "{}", f.msg);
+    assert_eq!(f.exit(), Exit::EnvMismatch);
+    assert!(
+        f.message().starts_with("AGENT_ENV_MISMATCH"),
+        "{}",
+        f.message()
+    );
+    assert!(f.message().contains("env-b"), "{}", f.message());
     let calls = w.bao.take_calls();
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert!(calls[1].starts_with("revoke hvs.token-1"), "{calls:?}");
@@ -396,8 +401,8 @@ fn a_rate_limited_lease_with_a_dead_token_is_a_temporary_failure() {
     let f = w
         .run(async |tm, st, p| tm.for_apply(st, p).await)
         .unwrap_err();
-    assert_eq!(f.exit, Exit::TempFail);
-    assert!(f.rate_limited);
+    assert_eq!(f.exit(), Exit::TempFail);
+    assert_eq!(f.kind(), Kind::RateLimited);
     assert!(!w.st.lease_swap_due);
     assert_eq!(w.stored(), old);
 }
@@ -411,8 +416,12 @@ fn a_leased_grant_for_another_env_is_revoked_and_the_old_token_stays() {
     let f = w
         .run(async |tm, st, p| tm.for_apply(st, p).await)
         .unwrap_err();
-    assert_eq!(f.exit, Exit::EnvMismatch);
-    assert!(f.msg.contains("leased grant is for env-b"), "{}", f.msg);
+    assert_eq!(f.exit(), Exit::EnvMismatch);
+    assert!(
+        f.message().contains("leased grant is for env-b"),
+        "{}",
+        f.message()
+    );
     assert_eq!(w.tm.bearer().as_str(), old);
     assert_eq!(w.stored(), old);
     assert!(w.bao.alive(&old));
@@ -432,8 +441,12 @@ fn a_token_that_cannot_be_stored_is_revoked_and_the_old_one_stays_the_bearer() {
     let f = w
         .run(async |tm, st, p| tm.for_apply(st, p).await)
         .unwrap_err();
-    assert_eq!(f.exit, Exit::Fail);
-    assert!(f.msg.starts_with("STATE_WRITE_FAILED"), "{}", f.msg);
+    assert_eq!(f.exit(), Exit::Fail);
+    assert!(
+        f.message().starts_with("STATE_WRITE_FAILED"),
+        "{}",
+        f.message()
+    );
     assert_eq!(w.tm.bearer().as_str(), old);
     assert!(w.bao.alive(&old));
     assert_eq!(w.bao.live.borrow().len(), 1);
@@ -447,8 +460,12 @@ fn openbao_down_during_an_apply_is_a_temporary_failure() {
     let f = w
         .run(async |tm, st, p| tm.for_apply(st, p).await)
         .unwrap_err();
-    assert_eq!(f.exit, Exit::TempFail);
-    assert!(f.msg.contains("OpenBao unavailable"), "{}", f.msg);
+    assert_eq!(f.exit(), Exit::TempFail);
+    assert!(
+        f.message().contains("OpenBao unavailable"),
+        "{}",
+        f.message()
+    );
     assert!(w.leases.calls.borrow().is_empty());
 }
 
@@ -525,8 +542,8 @@ fn a_stored_token_pinned_to_another_env_is_refused() {
     w.leased();
     w.st.token.as_mut().unwrap().env_id = "env-b".into();
     let f = w.tm.check_pin(&w.st).unwrap_err();
-    assert_eq!(f.exit, Exit::EnvMismatch);
-    assert!(f.msg.contains("pinned to env-b"), "{}", f.msg);
+    assert_eq!(f.exit(), Exit::EnvMismatch);
+    assert!(f.message().contains("pinned to env-b"), "{}", f.message());
     w.st.token.as_mut().unwrap().env_id = ENV.into();
     assert!(w.tm.check_pin(&w.st).is_ok());
 }
