@@ -138,6 +138,8 @@ pub struct Agent {
     windows: crate::windows::Windows,
     /// A failed report held back while an automatic rollback may still add to it.
     rb: rollback::Hold,
+    /// Time spent waiting on compose and on health, for the tick's cost line.
+    docker_wait: runtime::DockerWait,
     /// A report was attempted this tick (an apply's failure that was not is reported at its end).
     reported: bool,
 }
@@ -164,11 +166,17 @@ impl Agent {
             windows,
             rb: Default::default(),
             reported: false,
+            docker_wait: Default::default(),
         })
     }
 
     pub fn set_interrupt(&mut self, rx: tokio::sync::watch::Receiver<bool>) {
         self.interrupt = Some(rx);
+    }
+
+    /// Milliseconds this agent has waited on compose and container health so far.
+    pub fn docker_wait_ms(&self) -> u64 {
+        self.docker_wait.ms()
     }
 
     fn interrupted(&self) -> bool {

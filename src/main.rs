@@ -1,6 +1,6 @@
 //! monky-deployd: the on-box pull agent for Monky backends.
 
-use monky_deployd::{agent, commands, config, redact, runtime, transport};
+use monky_deployd::{agent, commands, config, redact, transport};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -286,11 +286,11 @@ async fn run(cfg: Config, once: bool, prune: bool) -> ExitCode {
 async fn finish_tick(agent: &mut Agent) -> (ExitCode, Exit) {
     {
         let started = std::time::Instant::now();
-        let docker_before = runtime::docker_wait_ms();
+        let docker_before = agent.docker_wait_ms();
         let res = agent.tick().await;
         let (wall, docker) = (
             started.elapsed().as_millis() as u64,
-            runtime::docker_wait_ms() - docker_before,
+            agent.docker_wait_ms() - docker_before,
         );
         let ru = self_rusage();
         tracing::debug!(

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -53,16 +54,21 @@ impl RuntimeError {
     }
 }
 
-/// Wall time this process spent waiting on the compose CLI and on containers to become healthy,
-/// so a tick's own cost can be told apart from docker's (logged at the end of each tick).
-static DOCKER_WAIT_MS: AtomicU64 = AtomicU64::new(0);
+/// Wall time spent waiting on the compose CLI and on containers to become healthy, so a tick's
+/// own cost can be told apart from docker's (logged at the end of each tick). One meter per
+/// agent; its compose runs hold clones.
+#[derive(Clone, Debug, Default)]
+pub struct DockerWait(Arc<AtomicU64>);
 
-pub fn docker_wait_ms() -> u64 {
-    DOCKER_WAIT_MS.load(Ordering::Relaxed)
-}
+impl DockerWait {
+    pub fn add(&self, since: Instant) {
+        let ms = u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.0.fetch_add(ms, Ordering::Relaxed);
+    }
 
-pub fn add_docker_wait(since: Instant) {
-    DOCKER_WAIT_MS.fetch_add(since.elapsed().as_millis() as u64, Ordering::Relaxed);
+    pub fn ms(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// Free bytes for unprivileged writers on the filesystem holding `path`.

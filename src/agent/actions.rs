@@ -97,7 +97,9 @@ impl Agent {
             self.report(None, ReportResult::Down, "", "").await;
             return Ok(Exit::Ok);
         }
-        let mut compose = Compose::detect(&self.cfg).await.map_err(Failure::from)?;
+        let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
+            .await
+            .map_err(Failure::from)?;
         let cur = self.cfg.current_link();
         let dir = if cur.join("compose.yaml").exists() {
             Some(cur.as_path())

@@ -6,7 +6,52 @@ use super::*;
 use crate::tenancy::ReportResult;
 
 impl Agent {
+    /// The pipeline, one named step after another; each step that refuses reports it first.
     pub(super) async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
+        let b = self.fetch_bundle(sha).await?;
+        let services = match self.pre_lease_checks(&b).await {
+            Ok(s) => s,
+            Err(r) => return Err(self.refuse(sha, r, "").await),
+        };
+        let (env, registry_auth) = self.read_secrets(sha, &b).await?;
+        let staging = self.cfg.staging_dir().join(sha);
+        bundle::stage(&staging, &b, &env)?;
+        drop(env);
+        let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
+            .await
+            .map_err(Failure::from)?;
+        compose.set_interrupt(self.interrupt.clone());
+        compose.set_deadline(Some(self.deadline));
+        let privileged = self.privileged(&b);
+        self.second_pass(sha, &b, &mut compose, &staging, privileged)
+            .await?;
+        if let Some(a) = &registry_auth {
+            registry::write_docker_config(&self.cfg.docker_config_dir(), a)?;
+            info!("registry credential for {} in place", a.registry);
+        }
+        let release = self.promote(&staging, sha)?;
+        crate::testhook::pause("after-promote");
+        self.start(sha, &mut compose, &release, privileged).await?;
+        let (ok, cs) = self.wait_healthy(&services).await;
+        if !ok && self.interrupted() {
+            return Err(self.interrupted_during(sha, "waiting for health").await);
+        }
+        if !ok {
+            return Err(self.unhealthy(sha, &compose, &release, &cs).await);
+        }
+        self.state.applied_sha = Some(sha.to_string());
+        self.state.applied_serial = Some(b.meta.serial);
+        info!(
+            "applied {} ({} containers healthy)",
+            short(Some(sha)),
+            cs.len()
+        );
+        self.report(Some(sha), ReportResult::Applied, "", "").await;
+        Ok(Exit::Ok)
+    }
+
+    /// Fetch the bundle, decode it (paths, sha) and check its signature.
+    async fn fetch_bundle(&mut self, sha: &str) -> Result<Bundle, Failure> {
         let token = self.tokens.bearer();
         let (mut wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
             Ok(x) => x,
@@ -42,11 +87,16 @@ impl Agent {
                 );
             }
         }
-        let services = match self.pre_lease_checks(&b).await {
-            Ok(s) => s,
-            Err(r) => return Err(self.refuse(sha, r, "").await),
-        };
-        // secrets: names are logged, values never
+        Ok(b)
+    }
+
+    /// Lease + login when the bundle reads secrets, read them, render `.env`. Names are
+    /// logged, values never; the values are scrubbed on drop.
+    async fn read_secrets(
+        &mut self,
+        sha: &str,
+        b: &Bundle,
+    ) -> Result<(Zeroizing<String>, Option<registry::RegistryAuth>), Failure> {
         let mut values: BTreeMap<String, Zeroizing<String>> = BTreeMap::new();
         let mut registry_auth: Option<registry::RegistryAuth> = None;
         let entries = b.manifest.entries.clone();
@@ -105,16 +155,20 @@ impl Agent {
             Err(r) => return Err(self.refuse(sha, r, "").await),
         };
         drop(values);
-        let staging = self.cfg.staging_dir().join(sha);
-        bundle::stage(&staging, &b, &env)?;
-        drop(env);
-        let mut compose = Compose::detect(&self.cfg).await.map_err(Failure::from)?;
-        compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.deadline));
-        let privileged = self.privileged(&b);
-        let guard = self.guard(&mut compose, &staging, privileged).await?;
-        // second pass: what compose itself will run, after interpolation from .env
-        let config = compose.config(&staging).await;
+        Ok((env, registry_auth))
+    }
+
+    /// What compose itself will run, after interpolation from `.env`, checked again.
+    async fn second_pass(
+        &mut self,
+        sha: &str,
+        b: &Bundle,
+        compose: &mut Compose,
+        staging: &Path,
+        privileged: bool,
+    ) -> Result<(), Failure> {
+        let guard = self.guard(compose, staging, privileged).await?;
+        let config = compose.config(staging).await;
         drop(guard);
         match config {
             Ok((normalised, warnings)) => {
@@ -134,10 +188,10 @@ impl Agent {
                 if !warnings.trim().is_empty() {
                     warn!("compose config: {}", warnings.trim());
                 }
-                let ctx = self.normalised_ctx(&staging, privileged);
+                let ctx = self.normalised_ctx(staging, privileged);
                 let check = compose_check::parse(normalised.as_bytes())
                     .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
-                if let Err(r) = check.map_err(|r| self.why_privileged(&b, r)) {
+                if let Err(r) = check.map_err(|r| self.why_privileged(b, r)) {
                     if file_policy_on() {
                         return Err(self.refuse(sha, r, "").await);
                     }
@@ -149,15 +203,20 @@ impl Agent {
                 return Err(self.refuse(sha, r, e.output()).await);
             }
         }
-        if let Some(a) = &registry_auth {
-            registry::write_docker_config(&self.cfg.docker_config_dir(), a)?;
-            info!("registry credential for {} in place", a.registry);
-        }
-        let release = self.promote(&staging, sha)?;
-        crate::testhook::pause("after-promote");
-        let guard = self.guard(&mut compose, &release, privileged).await?;
+        Ok(())
+    }
+
+    /// `compose pull` and `up -d` through the engine guard.
+    async fn start(
+        &mut self,
+        sha: &str,
+        compose: &mut Compose,
+        release: &Path,
+        privileged: bool,
+    ) -> Result<(), Failure> {
+        let guard = self.guard(compose, release, privileged).await?;
         info!("compose pull ({})", compose.flavour());
-        let pulled = compose.pull(&release).await;
+        let pulled = compose.pull(release).await;
         if let Some(f) = self
             .engine_refused(sha, guard.as_ref(), pulled.is_err())
             .await
@@ -168,69 +227,45 @@ impl Agent {
             return Err(self.compose_failed(sha, "COMPOSE_PULL_FAILED", &e).await);
         }
         info!("compose up -d --remove-orphans");
-        let up = compose.up(&release).await;
+        let up = compose.up(release).await;
         if let Some(f) = self.engine_refused(sha, guard.as_ref(), up.is_err()).await {
             return Err(f);
         }
         if let Err(e) = up {
             return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
         }
-        let (ok, cs) = self.wait_healthy(&services).await;
-        if !ok && self.interrupted() {
-            return Err(self.interrupted_during(sha, "waiting for health").await);
+        Ok(())
+    }
+
+    /// Not healthy in time: why, not just that. The engine's view of each bad container (exit
+    /// code, OOM, the last health probes with their output), then the compose log tail.
+    /// Container output may hold secrets in clear: scrubbed on drop, redacted before the cut.
+    async fn unhealthy(
+        &mut self,
+        sha: &str,
+        compose: &Compose,
+        release: &Path,
+        cs: &[Container],
+    ) -> Failure {
+        let mut why = String::new();
+        for c in cs.iter().filter(|c| unwell(c)) {
+            why.push_str(&self.engine.diagnose(c).await);
+            why.push('\n');
         }
-        if ok {
-            self.state.applied_sha = Some(sha.to_string());
-            self.state.applied_serial = Some(b.meta.serial);
-            info!(
-                "applied {} ({} containers healthy)",
-                short(Some(sha)),
-                cs.len()
-            );
-            self.report(Some(sha), ReportResult::Applied, "", "").await;
-            Ok(Exit::Ok)
-        } else {
-            // why, not just that: the engine's view of each bad container (exit code, OOM, the
-            // last health probes with their output), then the compose log tail. Container
-            // output may hold secrets in clear: scrubbed on drop, redacted before the cut.
-            let mut why = String::new();
-            for c in cs
-                .iter()
-                .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
-            {
-                why.push_str(&self.engine.diagnose(c).await);
-                why.push('\n');
-            }
-            // (the diagnosis goes last: the report keeps the tail when it must cut)
-            let logs = Zeroizing::new(format!(
-                "{}\n--- why (engine) ---\n{why}",
-                compose
-                    .logs(&release, 200)
-                    .await
-                    .unwrap_or_else(|e| e.to_string())
-                    .trim_end()
-            ));
-            let bad: Vec<String> = cs
-                .iter()
-                .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
-                .map(|c| {
-                    format!(
-                        "{} {}{}",
-                        c.service,
-                        c.state,
-                        if c.health.is_empty() {
-                            String::new()
-                        } else {
-                            format!("/{}", c.health)
-                        }
-                    )
-                })
-                .collect();
-            let detail = unhealthy_detail(self.cfg.healthy_timeout_s, &bad);
-            self.report(Some(sha), ReportResult::Failed, &detail, &logs)
-                .await;
-            Err(Failure::fail(detail))
-        }
+        // (the diagnosis goes last: the report keeps the tail when it must cut)
+        let logs = Zeroizing::new(format!(
+            "{}\n--- why (engine) ---\n{why}",
+            compose
+                .logs(release, 200)
+                .await
+                .unwrap_or_else(|e| e.to_string())
+                .trim_end()
+        ));
+        let bad: Vec<String> = cs.iter().filter(|c| unwell(c)).map(condition).collect();
+        let detail = unhealthy_detail(self.cfg.healthy_timeout_s, &bad);
+        self.report(Some(sha), ReportResult::Failed, &detail, &logs)
+            .await;
+        Failure::fail(detail)
     }
 
     /// SIGTERM during an apply: reported, then exit 75 (the next tick converges).
@@ -256,5 +291,48 @@ impl Agent {
         };
         let r = Refusal::new(code, diag);
         self.refuse(sha, r, e.output()).await
+    }
+}
+
+/// Not running, or running with a health check that is not (yet) healthy.
+fn unwell(c: &Container) -> bool {
+    c.state != "running" || !(c.health.is_empty() || c.health == "healthy")
+}
+
+/// `service state[/health]`, as the UNHEALTHY detail lists it.
+fn condition(c: &Container) -> String {
+    if c.health.is_empty() {
+        format!("{} {}", c.service, c.state)
+    } else {
+        format!("{} {}/{}", c.service, c.state, c.health)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(service: &str, state: &str, health: &str) -> Container {
+        Container {
+            service: service.into(),
+            state: state.into(),
+            health: health.into(),
+            id: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_container_is_unwell_unless_running_and_healthy_or_unchecked() {
+        assert!(!unwell(&c("a", "running", "")));
+        assert!(!unwell(&c("a", "running", "healthy")));
+        assert!(unwell(&c("a", "running", "starting")));
+        assert!(unwell(&c("a", "running", "unhealthy")));
+        assert!(unwell(&c("a", "exited", "")));
+        assert!(unwell(&c("a", "restarting", "healthy")));
+        assert_eq!(
+            condition(&c("db", "running", "unhealthy")),
+            "db running/unhealthy"
+        );
+        assert_eq!(condition(&c("web", "exited", "")), "web exited");
     }
 }

@@ -36,7 +36,7 @@ impl Agent {
         crate::testhook::pause("wait-healthy");
         let started = std::time::Instant::now();
         let r = self.wait_healthy_inner(services).await;
-        runtime::add_docker_wait(started);
+        self.docker_wait.add(started);
         r
     }
 

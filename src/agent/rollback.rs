@@ -204,7 +204,7 @@ impl Agent {
         let privileged = meta.agent.allow_privileged && self.cfg.permit_privileged;
         // compose reads that release's .env: its values are masked in whatever it prints
         register_env_values(&rel.join(".env"));
-        let mut compose = Compose::detect(&self.cfg)
+        let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
             .map_err(|e| e.to_string())?;
         compose.set_interrupt(self.interrupt.clone());

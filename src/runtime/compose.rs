@@ -33,6 +33,7 @@ pub struct Compose {
     /// The tick's budget: no step may run past it (the unit's TimeoutStartSec must never be
     /// what stops a tick, or nothing is reported and nothing saved).
     deadline: Option<tokio::time::Instant>,
+    wait: DockerWait,
 }
 
 impl Compose {
@@ -41,7 +42,7 @@ impl Compose {
     }
 
     /// `auto`: the `docker compose` plugin when it answers, else standalone `docker-compose`.
-    pub async fn detect(cfg: &Config) -> Result<Compose, RuntimeError> {
+    pub async fn detect(cfg: &Config, wait: &DockerWait) -> Result<Compose, RuntimeError> {
         let plugin = vec![cfg.docker_bin.clone(), "compose".into()];
         let standalone = vec![cfg.compose_bin.clone()];
         let argv = match cfg.compose_cmd {
@@ -83,6 +84,7 @@ impl Compose {
             home: cfg.state_dir.clone(),
             interrupt: None,
             deadline: None,
+            wait: wait.clone(),
         })
     }
 
@@ -166,13 +168,13 @@ impl Compose {
                 w = wait => w,
                 // dropping the wait kills the child (kill_on_drop)
                 _ = rx.wait_for(|stop| *stop) => {
-                    add_docker_wait(started);
+                    self.wait.add(started);
                     return Err(RuntimeError::Interrupted(what));
                 }
             },
             None => wait.await,
         };
-        add_docker_wait(started);
+        self.wait.add(started);
         let out = match waited {
             Ok(Ok(o)) => o,
             Ok(Err(e)) => return Err(RuntimeError::Spawn(format!("{what}: {e}"))),

@@ -152,7 +152,7 @@ impl Agent {
         state::write_private(&env_file, env.as_bytes(), 0o600)
             .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
         let _env_file_gone = Scratch(env_file.clone());
-        let mut compose = Compose::detect(&self.cfg)
+        let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
             .map_err(|e| Refusal::new("COMPOSE_CONFIG_INVALID", e.to_string()))?;
         compose.set_deadline(Some(
