@@ -31,7 +31,8 @@ impl Agent {
         }
         let release = self.promote(&staging, sha)?;
         crate::testhook::pause("after-promote");
-        self.start(sha, &mut compose, &release, privileged).await?;
+        // the guard stays up until the tick is done with compose (the log tail reads through it)
+        let _guard = self.start(sha, &mut compose, &release, privileged).await?;
         let (ok, cs) = self.wait_healthy(&services).await;
         if !ok && self.interrupted() {
             return Err(self.interrupted_during(sha, "waiting for health").await);
@@ -206,14 +207,15 @@ impl Agent {
         Ok(())
     }
 
-    /// `compose pull` and `up -d` through the engine guard.
+    /// `compose pull` and `up -d` through the engine guard, which is handed back: compose's
+    /// later calls go through it too.
     async fn start(
         &mut self,
         sha: &str,
         compose: &mut Compose,
         release: &Path,
         privileged: bool,
-    ) -> Result<(), Failure> {
+    ) -> Result<Option<Guard>, Failure> {
         let guard = self.guard(compose, release, privileged).await?;
         info!("compose pull ({})", compose.flavour());
         let pulled = compose.pull(release).await;
@@ -234,7 +236,7 @@ impl Agent {
         if let Err(e) = up {
             return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
         }
-        Ok(())
+        Ok(guard)
     }
 
     /// Not healthy in time: why, not just that. The engine's view of each bad container (exit
