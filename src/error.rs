@@ -114,8 +114,8 @@ impl From<StateError> for Failure {
 impl From<TransportError> for Failure {
     fn from(e: TransportError) -> Self {
         let kind = match e {
-            TransportError::Unreachable(_) => Kind::Temporary,
-            TransportError::Setup(_) => Kind::Fail,
+            TransportError::Unreachable { .. } => Kind::Temporary,
+            TransportError::Setup { .. } => Kind::Fail,
         };
         Failure::new(kind, e.to_string()).caused_by(e)
     }
@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn a_rewritten_message_keeps_kind_and_cause() {
-        let f = Failure::from(TransportError::Unreachable("tenancy at x: refused".into()))
+        let f = Failure::from(TransportError::unreachable("tenancy at x: refused"))
             .map_message(|m| format!("{m}; and more"));
         assert_eq!(f.exit(), Exit::TempFail);
         assert_eq!(f.message(), "tenancy at x: refused; and more");

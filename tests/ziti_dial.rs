@@ -123,7 +123,7 @@ async fn sdk_dial_of_a_service_without_dial_rights_is_a_clear_unreachable_error(
         t0.elapsed()
     );
     match &err {
-        TransportError::Unreachable(m) => {
+        TransportError::Unreachable { msg: m, .. } => {
             assert!(m.contains(&denied) && m.contains("may not dial"), "{m}");
         }
         other => panic!("expected Unreachable (exit 75), got {other:?}"),
@@ -145,7 +145,7 @@ async fn sdk_load_of_an_identity_without_services_is_bounded() {
     let r = SdkConnector::load(&id, Duration::from_secs(3)).await;
     let took = t0.elapsed();
     match r {
-        Err(TransportError::Unreachable(m)) => {
+        Err(TransportError::Unreachable { msg: m, .. }) => {
             assert!(
                 m.contains(&id.display().to_string()) && m.contains("within 3s"),
                 "{m}"
@@ -175,7 +175,9 @@ fn corrupt_identity_file_is_a_setup_error_naming_the_file() {
     )
     .unwrap();
     match SdkConnector::new(&p, Duration::from_secs(5)) {
-        Err(TransportError::Setup(m)) => assert!(m.contains(&p.display().to_string()), "{m}"),
+        Err(TransportError::Setup { msg: m, .. }) => {
+            assert!(m.contains(&p.display().to_string()), "{m}")
+        }
         Err(other) => panic!("expected Setup (exit 1), got {other:?}"),
         Ok(_) => panic!("a corrupt identity loaded"),
     }
@@ -218,7 +220,7 @@ async fn enroll_with_a_real_one_time_jwt_yields_an_identity_that_dials() {
     // The JWT is single-use: a second enrolment is refused by the controller.
     let out2 = dir.path().join("again.json");
     match sdk::enroll(&jwt, &out2) {
-        Err(TransportError::Setup(m)) => assert!(m.contains("one enrolment"), "{m}"),
+        Err(TransportError::Setup { msg: m, .. }) => assert!(m.contains("one enrolment"), "{m}"),
         other => panic!("second enrolment with the same JWT: {other:?}"),
     }
     assert!(!out2.exists());

@@ -243,7 +243,7 @@ async fn limits_timeouts_and_transport_failures_keep_their_class() {
         let c = client("tenancy.test", closed, scheme, "");
         for r in [get(&c, 16).await.map(|_| ()), c.probe().await] {
             match r {
-                Err(HttpError::Transport(TransportError::Unreachable(m))) => {
+                Err(HttpError::Transport(TransportError::Unreachable { msg: m, .. })) => {
                     assert!(
                         m.starts_with(&format!("tenancy at 127.0.0.1:{closed}: ")),
                         "{m}"

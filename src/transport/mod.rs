@@ -54,14 +54,51 @@ pub struct Endpoint {
     pub timeout: Duration,
 }
 
+/// A dial that failed, in one of two classes (the exit code follows the class). `msg` is what
+/// the operator reads; an OS error behind it stays reachable as `source()` (the SDK's failures
+/// are C error codes, already named in `msg`). Clone: one identity load answers every waiter.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum TransportError {
     /// Temporary: the mesh, the peer or the network is down. The next tick retries (exit 75).
-    #[error("{0}")]
-    Unreachable(String),
+    #[error("{msg}")]
+    Unreachable {
+        msg: String,
+        #[source]
+        source: Option<Arc<io::Error>>,
+    },
     /// Permanent until an operator acts: no SDK linked, unreadable identity… (exit 1).
-    #[error("{0}")]
-    Setup(String),
+    #[error("{msg}")]
+    Setup {
+        msg: String,
+        #[source]
+        source: Option<Arc<io::Error>>,
+    },
+}
+
+impl TransportError {
+    pub fn unreachable(msg: impl Into<String>) -> Self {
+        TransportError::Unreachable {
+            msg: msg.into(),
+            source: None,
+        }
+    }
+
+    pub fn setup(msg: impl Into<String>) -> Self {
+        TransportError::Setup {
+            msg: msg.into(),
+            source: None,
+        }
+    }
+
+    /// Keeps the OS error this failure came from.
+    pub fn because(mut self, e: io::Error) -> Self {
+        match &mut self {
+            TransportError::Unreachable { source, .. } | TransportError::Setup { source, .. } => {
+                *source = Some(Arc::new(e))
+            }
+        }
+        self
+    }
 }
 
 async fn tcp(addr: (&str, u16), ep: &Endpoint) -> Result<TcpStream, TransportError> {
@@ -71,11 +108,10 @@ async fn tcp(addr: (&str, u16), ep: &Endpoint) -> Result<TcpStream, TransportErr
             let _ = s.set_nodelay(true);
             Ok(s)
         }
-        Ok(Err(e)) => Err(TransportError::Unreachable(format!(
-            "{} at {h}:{p}: {e}",
-            ep.label
-        ))),
-        Err(_) => Err(TransportError::Unreachable(format!(
+        Ok(Err(e)) => {
+            Err(TransportError::unreachable(format!("{} at {h}:{p}: {e}", ep.label)).because(e))
+        }
+        Err(_) => Err(TransportError::unreachable(format!(
             "{} at {h}:{p}: connect timed out after {}s",
             ep.label,
             ep.timeout.as_secs()

@@ -66,7 +66,7 @@ pub fn sdk_version() -> Option<String> {
 }
 
 fn no_sdk(what: &str) -> TransportError {
-    TransportError::Setup(format!(
+    TransportError::setup(format!(
         "{what}: this build of monky-deployd has no OpenZiti SDK linked; {}",
         ziti_sys::HOW_TO_GET
     ))
@@ -168,7 +168,7 @@ impl SdkConnector {
                 self.load_timeout,
                 code,
             )),
-            None => Err(TransportError::Unreachable(format!(
+            None => Err(TransportError::unreachable(format!(
                 "ziti identity {}: the loader thread vanished",
                 self.identity.display()
             ))),
@@ -218,7 +218,7 @@ mod tests {
         )
         .unwrap();
         match check_identity(&p) {
-            Err(TransportError::Setup(m)) => assert!(
+            Err(TransportError::Setup { msg: m, .. }) => assert!(
                 m.contains(&p.display().to_string()) && m.contains("JSON"),
                 "{m}"
             ),
@@ -231,7 +231,7 @@ mod tests {
         )
         .unwrap();
         match check_identity(&p) {
-            Err(TransportError::Setup(m)) => {
+            Err(TransportError::Setup { msg: m, .. }) => {
                 assert!(m.contains("id.key") && m.contains("id.ca"), "{m}")
             }
             _ => panic!("identity without key accepted"),
@@ -246,7 +246,7 @@ mod tests {
         }
         if !ziti_sys::LINKED {
             match SdkConnector::new(Path::new("/nonexistent"), Duration::from_secs(1)) {
-                Err(TransportError::Setup(m)) => assert!(m.contains("proxy"), "{m}"),
+                Err(TransportError::Setup { msg: m, .. }) => assert!(m.contains("proxy"), "{m}"),
                 _ => panic!("sdk transport must refuse to start without an SDK"),
             }
         }
@@ -266,11 +266,11 @@ mod tests {
         ] {
             assert!(matches!(
                 load_error(p, &info, t, code),
-                TransportError::Unreachable(_)
+                TransportError::Unreachable { .. }
             ));
         }
         match load_error(p, &info, t, ZITI_TIMEOUT) {
-            TransportError::Unreachable(m) => assert!(m.contains("within 7s"), "{m}"),
+            TransportError::Unreachable { msg: m, .. } => assert!(m.contains("within 7s"), "{m}"),
             _ => unreachable!(),
         }
         for code in [
@@ -279,7 +279,9 @@ mod tests {
             ZITI_KEY_LOAD_FAILED,
         ] {
             match load_error(p, &info, t, code) {
-                TransportError::Setup(m) => assert!(m.contains("/etc/monky/id.json"), "{m}"),
+                TransportError::Setup { msg: m, .. } => {
+                    assert!(m.contains("/etc/monky/id.json"), "{m}")
+                }
                 other => panic!("{code}: {other}"),
             }
         }

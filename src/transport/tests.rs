@@ -59,11 +59,14 @@ async fn refused_dial_is_unreachable_naming_the_endpoint() {
     drop(l);
     let mut c = Dialer::Proxy.connector(&ep(1, port));
     match c.call(Uri::from_static("http://x/")).await {
-        Err(TransportError::Unreachable(m)) => {
+        Err(TransportError::Unreachable { msg: m, source }) => {
             assert!(
                 m.starts_with(&format!("tenancy at 127.0.0.1:{port}: ")),
                 "{m}"
-            )
+            );
+            // the OS error is kept, not only its text
+            let kind = source.map(|e| e.kind());
+            assert_eq!(kind, Some(io::ErrorKind::ConnectionRefused));
         }
         Err(e) => panic!("wrong class: {e}"),
         Ok(_) => panic!("dialled a closed port"),

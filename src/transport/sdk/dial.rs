@@ -18,7 +18,7 @@ pub(super) fn dial_error(ep: &Endpoint, identity: &Path, code: i32) -> Transport
         }
         _ => String::new(),
     };
-    TransportError::Unreachable(format!(
+    TransportError::unreachable(format!(
         "{} via ziti service '{s}': {msg} (ziti error {code}){hint}",
         ep.label
     ))
@@ -75,7 +75,7 @@ pub(super) async fn dial(
     ep: &Endpoint,
 ) -> Result<ZitiStream, TransportError> {
     let service = CString::new(ep.service.as_bytes())
-        .map_err(|_| TransportError::Setup(format!("{}: service name contains NUL", ep.label)))?;
+        .map_err(|_| TransportError::setup(format!("{}: service name contains NUL", ep.label)))?;
     let deadline = tokio::time::Instant::now() + ep.timeout;
     let mut attempt = 1;
     loop {
@@ -89,7 +89,7 @@ pub(super) async fn dial(
                 attempt += 1;
             }
             Err(DialFail::Refused) => {
-                return Err(TransportError::Unreachable(format!(
+                return Err(TransportError::unreachable(format!(
                 "{} via ziti service '{}': the SDK refused the connection {DIAL_ATTEMPTS} times",
                 ep.label, ep.service
             )))
@@ -100,7 +100,7 @@ pub(super) async fn dial(
 }
 
 pub(super) fn timed_out(ep: &Endpoint) -> DialFail {
-    DialFail::Other(TransportError::Unreachable(format!(
+    DialFail::Other(TransportError::unreachable(format!(
         "{} via ziti service '{}': dial timed out after {}s",
         ep.label,
         ep.service,
@@ -125,7 +125,7 @@ pub(super) async fn dial_once(
             let _ = tx.send(dial_blocking(h, &svc));
         })
         .map_err(|e| {
-            DialFail::Other(TransportError::Unreachable(format!(
+            DialFail::Other(TransportError::unreachable(format!(
                 "{}: cannot start a dial thread: {e}",
                 ep.label
             )))
@@ -136,7 +136,7 @@ pub(super) async fn dial_once(
             return Err(match (errno, zerr) {
                 (libc::ECONNREFUSED, 0) => DialFail::Refused,
                 (_, z) if z < 0 => DialFail::Other(dial_error(ep, identity, z)),
-                (e, _) => DialFail::Other(TransportError::Unreachable(format!(
+                (e, _) => DialFail::Other(TransportError::unreachable(format!(
                     "{} via ziti service '{}': {}",
                     ep.label,
                     ep.service,
@@ -145,7 +145,7 @@ pub(super) async fn dial_once(
             })
         }
         Ok(Err(_)) => {
-            return Err(DialFail::Other(TransportError::Unreachable(format!(
+            return Err(DialFail::Other(TransportError::unreachable(format!(
                 "{}: ziti dial thread vanished",
                 ep.label
             ))))
@@ -155,7 +155,7 @@ pub(super) async fn dial_once(
     let std = std::net::TcpStream::from(fd);
     let _ = std.set_nodelay(true);
     let tcp = tokio::net::TcpStream::from_std(std).map_err(|e| {
-        DialFail::Other(TransportError::Unreachable(format!(
+        DialFail::Other(TransportError::unreachable(format!(
             "{}: ziti connection fd: {e}",
             ep.label
         )))
@@ -166,7 +166,7 @@ pub(super) async fn dial_once(
     match tokio::time::timeout_at(deadline, t.writable()).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
-            return Err(DialFail::Other(TransportError::Unreachable(format!(
+            return Err(DialFail::Other(TransportError::unreachable(format!(
                 "{}: ziti connection: {e}",
                 ep.label
             ))))
@@ -176,7 +176,7 @@ pub(super) async fn dial_once(
     match t.take_error() {
         Ok(None) => Ok(stream),
         Ok(Some(e)) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Err(DialFail::Refused),
-        Ok(Some(e)) | Err(e) => Err(DialFail::Other(TransportError::Unreachable(format!(
+        Ok(Some(e)) | Err(e) => Err(DialFail::Other(TransportError::unreachable(format!(
             "{} via ziti service '{}': {e}",
             ep.label, ep.service
         )))),

@@ -9,27 +9,27 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
         return Err(no_sdk("enroll"));
     }
     let j = jwt.display();
-    let meta =
-        fs::metadata(jwt).map_err(|e| TransportError::Setup(format!("enroll: JWT {j}: {e}")))?;
+    let meta = fs::metadata(jwt)
+        .map_err(|e| TransportError::setup(format!("enroll: JWT {j}: {e}")).because(e))?;
     if meta.len() > MAX_JWT_BYTES {
-        return Err(TransportError::Setup(format!(
+        return Err(TransportError::setup(format!(
             "enroll: JWT {j}: {} bytes is not a JWT",
             meta.len()
         )));
     }
     let text = fs::read_to_string(jwt)
-        .map_err(|e| TransportError::Setup(format!("enroll: JWT {j}: {e}")))?;
+        .map_err(|e| TransportError::setup(format!("enroll: JWT {j}: {e}")).because(e))?;
     let token = text.trim();
     if token.split('.').count() != 3 {
-        return Err(TransportError::Setup(format!(
+        return Err(TransportError::setup(format!(
             "enroll: {j} does not hold a JWT (expected header.payload.signature)"
         )));
     }
     let ctoken = CString::new(token)
-        .map_err(|_| TransportError::Setup(format!("enroll: JWT {j} contains NUL")))?;
+        .map_err(|_| TransportError::setup(format!("enroll: JWT {j} contains NUL")))?;
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
-            return Err(TransportError::Setup(format!(
+            return Err(TransportError::setup(format!(
                 "enroll: directory {} does not exist",
                 dir.display()
             )));
@@ -64,22 +64,24 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
             };
             let _ = tx.send(res);
         })
-        .map_err(|e| TransportError::Setup(format!("enroll: cannot start a thread: {e}")))?;
+        .map_err(|e| {
+            TransportError::setup(format!("enroll: cannot start a thread: {e}")).because(e)
+        })?;
     let bytes = match rx.recv_timeout(ENROLL_TIMEOUT) {
         Ok(Ok(b)) => b,
         Ok(Err(code)) => {
             let msg = errorstr(code);
             return Err(match code {
                 ZITI_CONTROLLER_UNAVAILABLE | ZITI_TIMEOUT => {
-                    TransportError::Unreachable(format!("enroll: controller named in {j}: {msg}"))
+                    TransportError::unreachable(format!("enroll: controller named in {j}: {msg}"))
                 }
-                _ => TransportError::Setup(format!(
+                _ => TransportError::setup(format!(
                     "enroll with {j}: {msg} (code {code}); a JWT is good for one enrolment only"
                 )),
             });
         }
         Err(_) => {
-            return Err(TransportError::Unreachable(format!(
+            return Err(TransportError::unreachable(format!(
                 "enroll: no answer from the controller within {}s",
                 ENROLL_TIMEOUT.as_secs()
             )))
@@ -91,5 +93,5 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
         _ => bytes,
     };
     crate::state::write_private(out, &bytes, 0o600)
-        .map_err(|e| TransportError::Setup(format!("enroll: {e}")))
+        .map_err(|e| TransportError::setup(format!("enroll: {e}")))
 }

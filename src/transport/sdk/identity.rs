@@ -13,18 +13,20 @@ pub(super) struct IdentityInfo {
 /// naming the file rather than whatever the SDK makes of it.
 pub(super) fn check_identity(path: &Path) -> Result<IdentityInfo, TransportError> {
     let p = path.display();
-    let meta = fs::metadata(path)
-        .map_err(|e| TransportError::Setup(format!("ziti identity {p}: cannot read: {e}")))?;
+    let meta = fs::metadata(path).map_err(|e| {
+        TransportError::setup(format!("ziti identity {p}: cannot read: {e}")).because(e)
+    })?;
     if meta.len() > MAX_IDENTITY_BYTES {
-        return Err(TransportError::Setup(format!(
+        return Err(TransportError::setup(format!(
             "ziti identity {p}: {} bytes, larger than any identity ({MAX_IDENTITY_BYTES} max)",
             meta.len()
         )));
     }
-    let text = fs::read(path)
-        .map_err(|e| TransportError::Setup(format!("ziti identity {p}: cannot read: {e}")))?;
+    let text = fs::read(path).map_err(|e| {
+        TransportError::setup(format!("ziti identity {p}: cannot read: {e}")).because(e)
+    })?;
     let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
-        TransportError::Setup(format!(
+        TransportError::setup(format!(
             "ziti identity {p} is not valid JSON ({e}); re-enrol with `monky-deployd enroll`"
         ))
     })?;
@@ -51,7 +53,7 @@ pub(super) fn check_identity(path: &Path) -> Result<IdentityInfo, TransportError
     .map(|(k, _)| *k)
     .collect();
     if !missing.is_empty() {
-        return Err(TransportError::Setup(format!(
+        return Err(TransportError::setup(format!(
             "ziti identity {p} is not a Ziti identity: missing {}; re-enrol with `monky-deployd enroll`",
             missing.join(", ")
         )));
@@ -68,7 +70,7 @@ pub(super) fn identity_cstr(key: &Path) -> Result<&'static CStr, TransportError>
         return Ok(c);
     }
     let c = CString::new(key.as_os_str().as_encoded_bytes()).map_err(|_| {
-        TransportError::Setup(format!(
+        TransportError::setup(format!(
             "ziti identity {}: path contains NUL",
             key.display()
         ))
@@ -115,7 +117,7 @@ pub(super) fn start_load(
             let _ = tx.send(Some(if rc == ZITI_OK { Ok(h) } else { Err(rc) }));
         })
         .map_err(|e| {
-            TransportError::Setup(format!(
+            TransportError::setup(format!(
                 "ziti: cannot start the identity loader thread: {e}"
             ))
         })?;
@@ -133,23 +135,23 @@ pub(super) fn load_error(
     let c = &info.controller;
     let msg = errorstr(code);
     match code {
-        ZITI_TIMEOUT => TransportError::Unreachable(format!(
+        ZITI_TIMEOUT => TransportError::unreachable(format!(
             "ziti identity {p}: not loaded within {}s (controller {c} unreachable, or no service \
              is granted to this identity)",
             timeout.as_secs()
         )),
         ZITI_CONTROLLER_UNAVAILABLE | ZITI_GATEWAY_UNAVAILABLE => {
-            TransportError::Unreachable(format!("ziti identity {p}: controller {c}: {msg}"))
+            TransportError::unreachable(format!("ziti identity {p}: controller {c}: {msg}"))
         }
         // an earlier load of this file timed out and the SDK has not finished cleaning it up
-        ZITI_INVALID_STATE => TransportError::Unreachable(format!(
+        ZITI_INVALID_STATE => TransportError::unreachable(format!(
             "ziti identity {p}: the SDK is still winding down an earlier load ({msg}); retrying \
              next tick"
         )),
-        ZITI_NOT_AUTHORIZED | ZITI_AUTHENTICATION_FAILED => TransportError::Setup(format!(
+        ZITI_NOT_AUTHORIZED | ZITI_AUTHENTICATION_FAILED => TransportError::setup(format!(
             "ziti identity {p}: rejected by controller {c} ({msg}); re-enrol with `monky-deployd enroll`"
         )),
-        _ => TransportError::Setup(format!(
+        _ => TransportError::setup(format!(
             "ziti identity {p}: the SDK cannot load it ({msg}, code {code})"
         )),
     }
