@@ -1,5 +1,6 @@
-//! The rules of the file passes, one function per compose key, in the order `check_in` applies
-//! them (the first refusal is the one reported, so the order is part of the behaviour).
+//! The rules of the file passes: one function per rule, tabled by the compose key it judges, in
+//! the order `check_in` applies them (the first refusal is the one reported, so the order is
+//! part of the behaviour).
 
 use serde_yaml_ng::Value;
 
@@ -12,11 +13,11 @@ use crate::bundle::Refusal;
 #[derive(Default)]
 pub(super) struct Ctx<'a> {
     /// Set on the second pass (compose's normalised `config`).
-    pub normalised: Option<&'a Normalised>,
+    pub(super) normalised: Option<&'a Normalised>,
     /// Named volumes that are really host binds: (name, device).
-    pub bind_volumes: Vec<(String, String)>,
+    pub(super) bind_volumes: Vec<(String, String)>,
     /// Keys of top-level networks that are the host's network.
-    pub host_networks: Vec<String>,
+    pub(super) host_networks: Vec<String>,
 }
 
 type R = Result<(), Refusal>;

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::paths::bind_source;
 use super::{deny, is_zero, known, network_name, short_value, str_of, Boundary, Denied, Refs, R};
 
+/// Keys whose every value is harmless on the host; they pass before any rule is looked up.
 pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
     ("PortBindings", "publishing ports is what services do"),
     ("RestartPolicy", "the container's own lifecycle"),
