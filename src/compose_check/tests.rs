@@ -229,3 +229,32 @@ fn system_trees_read_only_at_most() {
         assert!(run(&ok).is_ok(), "refused: {ok} {:?}", run(&ok));
     }
 }
+
+#[test]
+fn each_rule_judges_a_distinct_key_the_allow_list_does_not_wave_through() {
+    use crate::compose_keys;
+    for (table, keys) in [
+        (
+            "file",
+            rules::FILE_RULES.iter().map(|r| r.0).collect::<Vec<_>>(),
+        ),
+        (
+            "service",
+            rules::SERVICE_RULES.iter().map(|r| r.0).collect(),
+        ),
+    ] {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in keys {
+            assert!(seen.insert(k), "{table} rule {k} twice");
+        }
+    }
+    for (k, _) in rules::FILE_RULES {
+        assert!(compose_keys::TOP.iter().any(|(t, _)| t == k), "{k}");
+    }
+    // a service key a rule judges is either marked checked in the allow-list or refused by it
+    for (k, _) in rules::SERVICE_RULES {
+        if let Some((_, why)) = compose_keys::SERVICE.iter().find(|(t, _)| t == k) {
+            assert!(why.starts_with("checked"), "{k}: {why}");
+        }
+    }
+}

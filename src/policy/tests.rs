@@ -1,5 +1,6 @@
 use super::*;
 use serde_json::json;
+use std::path::Path;
 
 fn boundary(dir: &Path) -> Boundary {
     Boundary {
@@ -135,4 +136,15 @@ fn volumes_and_networks() {
         &b
     )
     .is_err());
+}
+
+#[test]
+fn host_config_rules_are_distinct_and_not_shadowed_by_the_harmless_list() {
+    use host_config::{HOST_HARMLESS, HOST_RULES};
+    let mut seen = BTreeSet::new();
+    for (k, _) in HOST_RULES {
+        assert!(seen.insert(k), "{k} twice");
+        // harmless keys pass before any rule is looked up
+        assert!(!known(HOST_HARMLESS, k), "{k} is also harmless");
+    }
 }

@@ -1,0 +1,369 @@
+//! `HostConfig` of a container create: one rule per key that may hold more than its zero value,
+//! and the shapes of `Binds` and `Mounts`. A key in no table is refused by name and value.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::paths::bind_source;
+use super::{deny, is_zero, known, network_name, short_value, str_of, Boundary, Denied, Refs, R};
+
+/// Keys whose every value is harmless on the host; they pass before any rule is looked up.
+pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
+    ("PortBindings", "publishing ports is what services do"),
+    ("RestartPolicy", "the container's own lifecycle"),
+    ("AutoRemove", "the container's own lifecycle"),
+    ("ConsoleSize", "terminal size"),
+    ("Dns", "resolver inside the container"),
+    ("DnsOptions", "resolver inside the container"),
+    ("DnsSearch", "resolver inside the container"),
+    ("ExtraHosts", "/etc/hosts inside the container"),
+    ("GroupAdd", "groups inside the container's user namespace"),
+    ("Links", "names of the project's own containers"),
+    ("OomScoreAdj", "its own OOM priority"),
+    ("PublishAllPorts", "publishing ports"),
+    ("ReadonlyRootfs", "less, not more"),
+    ("ShmSize", "its own /dev/shm"),
+    ("Tmpfs", "memory-backed, inside the container"),
+    ("CapDrop", "less, not more"),
+    ("Init", "an init process inside the container"),
+    ("CpuShares", "resource limit"),
+    ("Memory", "resource limit"),
+    ("NanoCpus", "resource limit"),
+    ("CpuPeriod", "resource limit"),
+    ("CpuQuota", "resource limit"),
+    ("CpusetCpus", "resource limit"),
+    ("CpusetMems", "resource limit"),
+    ("MemoryReservation", "resource limit"),
+    ("MemorySwap", "resource limit"),
+    ("MemorySwappiness", "resource limit"),
+    ("PidsLimit", "resource limit"),
+    ("Ulimits", "resource limit"),
+    ("BlkioWeight", "resource limit"),
+    ("BlkioWeightDevice", "resource limit"),
+    ("BlkioDeviceReadBps", "resource limit"),
+    ("BlkioDeviceWriteBps", "resource limit"),
+    ("BlkioDeviceReadIOps", "resource limit"),
+    ("BlkioDeviceWriteIOps", "resource limit"),
+    ("KernelMemory", "deprecated resource limit"),
+    ("KernelMemoryTCP", "deprecated resource limit"),
+    ("CpuCount", "Windows resource limit"),
+    ("CpuPercent", "Windows resource limit"),
+    ("IOMaximumIOps", "Windows resource limit"),
+    ("IOMaximumBandwidth", "Windows resource limit"),
+];
+
+/// Capabilities that stay inside the container's namespaces (Docker's default set plus a few
+/// that grant nothing on the host when the other namespaces are private).
+pub const SAFE_CAPS: &[&str] = &[
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "NET_RAW",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+    "IPC_LOCK",
+    "SYS_NICE",
+    "SYS_RESOURCE",
+];
+
+/// A rule over one non-zero `HostConfig` key: `(path, value, boundary, refs)`, where `path` is
+/// `HostConfig.<key>` for the refusal.
+type Rule = fn(&str, &Value, &Boundary, &mut Refs) -> R;
+
+pub(super) const HOST_RULES: &[(&str, Rule)] = &[
+    ("Binds", binds),
+    ("Mounts", mounts),
+    ("NetworkMode", network_mode),
+    ("VolumesFrom", volumes_from),
+    ("IpcMode", ipc_mode),
+    ("PidMode", pid_mode),
+    ("LogConfig", log_config),
+    ("CgroupnsMode", cgroupns_mode),
+    ("Isolation", isolation),
+    ("Runtime", runtime),
+    ("SecurityOpt", security_opt),
+    ("CapAdd", cap_add),
+    ("Sysctls", sysctls),
+    // privilege proper: only the box's own permit lets these through
+    ("Privileged", privilege),
+    ("UTSMode", privilege),
+    ("UsernsMode", privilege),
+    ("Devices", privilege),
+    ("DeviceRequests", privilege),
+    ("DeviceCgroupRules", privilege),
+    ("CgroupParent", privilege),
+    ("Cgroup", privilege),
+    ("OomKillDisable", privilege),
+    ("MaskedPaths", unmask),
+    ("ReadonlyPaths", unmask),
+    ("Annotations", privilege),
+    ("StorageOpt", privilege),
+    ("CpuRealtimePeriod", privilege),
+    ("CpuRealtimeRuntime", privilege),
+];
+
+pub(super) fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    let Some(hc) = hc.as_object() else {
+        return deny("HostConfig is not an object");
+    };
+    for (k, v) in hc {
+        let path = format!("HostConfig.{k}");
+        if known(HOST_HARMLESS, k) || is_zero(v) {
+            continue;
+        }
+        match HOST_RULES.iter().find(|(n, _)| n == k) {
+            Some((_, rule)) => rule(&path, v, b, refs)?,
+            None => return refused(&path, v),
+        }
+    }
+    // An empty MaskedPaths list is "zero" above but means "unmask everything".
+    for k in ["MaskedPaths", "ReadonlyPaths"] {
+        if matches!(hc.get(k), Some(Value::Array(a)) if a.is_empty()) && !b.privileged {
+            return deny(format!(
+                "HostConfig.{k} (empty list unmasks /proc and /sys)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn refused(path: &str, v: &Value) -> R {
+    deny(format!("{path} {}", short_value(v)))
+}
+
+fn privilege(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
+    if b.privileged {
+        Ok(())
+    } else {
+        refused(path, v)
+    }
+}
+
+/// MaskedPaths: [] (systempaths=unconfined) unmasks /proc; zero-ness is not enough, and the
+/// refusal names no value.
+fn unmask(path: &str, _: &Value, b: &Boundary, _: &mut Refs) -> R {
+    if b.privileged {
+        Ok(())
+    } else {
+        deny(path)
+    }
+}
+
+fn binds(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    for s in v.as_array().into_iter().flatten() {
+        bind_string(str_of(s), b, refs).map_err(|d| Denied(format!("{path}: {}", d.0)))?;
+    }
+    Ok(())
+}
+
+fn mounts(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    for m in v.as_array().into_iter().flatten() {
+        mount(m, b, refs).map_err(|d| Denied(format!("{path}: {}", d.0)))?;
+    }
+    Ok(())
+}
+
+fn network_mode(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
+    network_name(str_of(v), refs)
+}
+
+/// Another container of the project: its mounts were judged when it was created.
+fn volumes_from(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
+    for c in v.as_array().into_iter().flatten() {
+        let id = str_of(c).split(':').next().unwrap_or("");
+        refs.containers.insert(id.to_string());
+    }
+    Ok(())
+}
+
+/// `container:<id>`: for the caller to check it is the project's own.
+fn joins_container(v: &Value, refs: &mut Refs) -> bool {
+    match str_of(v).strip_prefix("container:") {
+        Some(id) => {
+            refs.containers.insert(id.to_string());
+            true
+        }
+        None => false,
+    }
+}
+
+fn ipc_mode(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    if joins_container(v, refs) || ["private", "shareable", "none"].contains(&str_of(v)) {
+        return Ok(());
+    }
+    privilege(path, v, b, refs)
+}
+
+fn pid_mode(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    if joins_container(v, refs) {
+        return Ok(());
+    }
+    privilege(path, v, b, refs)
+}
+
+fn log_config(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
+    let drv = v.get("Type").map(str_of).unwrap_or("");
+    if !["", "json-file", "local", "journald", "none"].contains(&drv) {
+        return deny(format!("{path}.Type {drv}"));
+    }
+    Ok(())
+}
+
+fn cgroupns_mode(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    if str_of(v) == "private" {
+        return Ok(());
+    }
+    privilege(path, v, b, refs)
+}
+
+/// Not a privilege: a box's permit does not let another isolation through.
+fn isolation(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
+    if str_of(v) == "default" {
+        return Ok(());
+    }
+    refused(path, v)
+}
+
+fn runtime(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    if str_of(v) == "runc" {
+        return Ok(());
+    }
+    privilege(path, v, b, refs)
+}
+
+fn security_opt(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
+    for o in v.as_array().into_iter().flatten() {
+        let o = str_of(o);
+        let ok = matches!(
+            o,
+            "no-new-privileges" | "no-new-privileges:true" | "no-new-privileges=true"
+        );
+        if !ok && !b.privileged {
+            return deny(format!("{path} {o}"));
+        }
+    }
+    Ok(())
+}
+
+fn cap_add(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
+    for c in v.as_array().into_iter().flatten() {
+        let c = str_of(c).trim_start_matches("CAP_").to_ascii_uppercase();
+        if !SAFE_CAPS.contains(&c.as_str()) && !b.privileged {
+            return deny(format!("{path} {c}"));
+        }
+    }
+    Ok(())
+}
+
+/// Namespaced sysctls only: they change the container's own namespaces.
+fn sysctls(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
+    for name in v.as_object().into_iter().flat_map(|m| m.keys()) {
+        let ns = name.starts_with("net.")
+            || name.starts_with("fs.mqueue.")
+            || [
+                "kernel.shmmax",
+                "kernel.shmall",
+                "kernel.shmmni",
+                "kernel.msgmax",
+                "kernel.msgmnb",
+                "kernel.msgmni",
+                "kernel.sem",
+                "kernel.shm_rmid_forced",
+            ]
+            .contains(&name.as_str());
+        if !ns && !b.privileged {
+            return deny(format!("{path} {name}"));
+        }
+    }
+    Ok(())
+}
+
+fn bind_string(s: &str, b: &Boundary, refs: &mut Refs) -> R {
+    let mut parts = s.splitn(3, ':');
+    let src = parts.next().unwrap_or("");
+    let _dst = parts.next().unwrap_or("");
+    let opts = parts.next().unwrap_or("");
+    let mut read_only = false;
+    for o in opts.split(',').filter(|o| !o.is_empty()) {
+        match o {
+            "ro" => read_only = true,
+            "rw" | "nocopy" | "rprivate" | "private" => {}
+            other => return deny(format!("{src}: bind option {other}")),
+        }
+    }
+    if src.starts_with('/') {
+        bind_source(Path::new(src), read_only, b, refs)
+    } else {
+        refs.volumes.insert(src.to_string());
+        Ok(())
+    }
+}
+
+fn mount(m: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    let ty = m.get("Type").map(str_of).unwrap_or("");
+    let src = m.get("Source").map(str_of).unwrap_or("");
+    let read_only = m.get("ReadOnly").and_then(|v| v.as_bool()).unwrap_or(false);
+    if let Some(o) = m.as_object() {
+        for k in o.keys() {
+            if ![
+                "Type",
+                "Source",
+                "Target",
+                "ReadOnly",
+                "Consistency",
+                "BindOptions",
+                "VolumeOptions",
+                "TmpfsOptions",
+            ]
+            .contains(&k.as_str())
+                && !is_zero(&o[k])
+            {
+                return deny(format!("mount key {k}"));
+            }
+        }
+    }
+    match ty {
+        "bind" => {
+            if let Some(bo) = m.get("BindOptions").and_then(|v| v.as_object()) {
+                for (k, v) in bo {
+                    let ok = match k.as_str() {
+                        "Propagation" => ["", "rprivate", "private"].contains(&str_of(v)),
+                        "CreateMountpoint"
+                        | "NonRecursive"
+                        | "ReadOnlyNonRecursive"
+                        | "ReadOnlyForceRecursive" => true,
+                        _ => is_zero(v),
+                    };
+                    if !ok {
+                        return deny(format!("{src}: BindOptions.{k} {}", short_value(v)));
+                    }
+                }
+            }
+            bind_source(Path::new(src), read_only, b, refs)
+        }
+        "volume" => {
+            if let Some(vo) = m.get("VolumeOptions").and_then(|v| v.as_object()) {
+                for (k, v) in vo {
+                    if !["NoCopy", "Labels", "Subpath"].contains(&k.as_str()) && !is_zero(v) {
+                        return deny(format!("volume {src}: VolumeOptions.{k}"));
+                    }
+                }
+            }
+            if !src.is_empty() {
+                refs.volumes.insert(src.to_string());
+            }
+            Ok(())
+        }
+        "tmpfs" => Ok(()),
+        other => deny(format!("mount type {other:?}")),
+    }
+}
