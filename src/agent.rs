@@ -90,8 +90,18 @@ pub fn endpoints(cfg: &Config) -> (Endpoint, Endpoint) {
 }
 
 pub struct Clients {
-    pub tenancy: Tenancy,
-    pub bao: Bao,
+    tenancy: Tenancy,
+    bao: Bao,
+}
+
+impl Clients {
+    pub fn tenancy(&self) -> &Tenancy {
+        &self.tenancy
+    }
+
+    pub fn bao(&self) -> &Bao {
+        &self.bao
+    }
 }
 
 pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
@@ -106,7 +116,7 @@ pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
     let bh = HttpClient::new(dialer.connector(&b), b, cfg.bao.scheme, &cfg.bao.ca_file)
         .map_err(Failure::fail)?;
     Ok(Clients {
-        tenancy: Tenancy { http: th },
+        tenancy: Tenancy::new(th),
         bao: Bao {
             http: bh,
             auth_mount: cfg.bao.auth_mount.clone(),
@@ -122,10 +132,10 @@ pub fn hostname() -> String {
 }
 
 pub struct Agent {
-    pub cfg: Config,
+    cfg: Config,
     c: Clients,
     engine: Engine,
-    pub state: State,
+    state: State,
     tokens: token::TokenManager,
     prune: bool,
     host: String,
@@ -183,9 +193,18 @@ impl Agent {
         self.interrupt.as_ref().is_some_and(|r| *r.borrow())
     }
 
+    /// `bootstrap`: the state loaded, the token stored (see [`Agent::load_or_bootstrap_token`]),
+    /// the state saved. The caller holds the tick's lock.
+    pub async fn bootstrap(&mut self, force: bool) -> Result<(), Failure> {
+        self.state = State::load(&self.cfg.state_path())?;
+        self.load_or_bootstrap_token(force).await?;
+        self.state.save(&self.cfg.state_path())?;
+        Ok(())
+    }
+
     /// The bearer: `bao.token`, or a login with the kit's bootstrap grant (see
     /// [`token::TokenManager::load_or_bootstrap`]).
-    pub async fn load_or_bootstrap_token(&mut self, force: bool) -> Result<(), Failure> {
+    async fn load_or_bootstrap_token(&mut self, force: bool) -> Result<(), Failure> {
         let p = ports::Ports {
             vault: &self.c.bao,
             leaser: &self.c.tenancy,

@@ -24,15 +24,8 @@ pub async fn bootstrap(cfg: Config, force: bool) -> Result<String, Failure> {
             "a tick is running; try again in a moment",
         ));
     };
-    let state_path = cfg.state_path();
-    let mut agent = Agent::new(cfg, false)?;
-    agent.state = state::State::load(&state_path)?;
-    agent.load_or_bootstrap_token(force).await?;
-    agent.state.save(&state_path)?;
-    Ok(format!(
-        "token stored at {}",
-        agent.cfg.token_path().display()
-    ))
+    Agent::new(cfg, false)?.bootstrap(force).await?;
+    Ok(format!("token stored at {}", token_path.display()))
 }
 
 /// `monky-deployd status [--json]`: what the box knows (state, token, containers) and whether
@@ -53,17 +46,17 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
             }
             if let Ok(cl) = &cl {
                 if let Some(t) = &token {
-                    ttl = cl.bao.lookup_self(t).await.ok().map(|i| i.ttl);
+                    ttl = cl.bao().lookup_self(t).await.ok().map(|i| i.ttl);
                 }
                 // through the full stack: transport, then the TLS handshake for https
-                for http in [&cl.tenancy.http, &cl.bao.http] {
+                for http in [cl.tenancy().http(), &cl.bao().http] {
                     let r = tokio::time::timeout(Duration::from_secs(10), http.probe()).await;
                     let ok = match r {
                         Ok(Ok(())) => "dialable".to_string(),
                         Ok(Err(e)) => format!("unreachable: {e}"),
                         Err(_) => "unreachable: timed out".to_string(),
                     };
-                    reach.push((http.endpoint.label, ok));
+                    reach.push((http.label(), ok));
                 }
             }
             (Ok(c.describe()), ttl, reach)
@@ -74,7 +67,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     let cs = containers.as_ref().ok().cloned().unwrap_or_default();
     let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
         .ok()
-        .filter(|w| !w.list.is_empty());
+        .filter(|w| !w.is_empty());
     let (window_open, window_next) = match &windows {
         None => (true, None),
         Some(w) => match w.wait(&w.now()) {

@@ -159,7 +159,7 @@ fn authority(host: &str, port: u16) -> Result<Authority, String> {
 }
 
 pub struct HttpClient {
-    pub endpoint: Endpoint,
+    endpoint: Endpoint,
     scheme: Scheme,
     authority: Authority,
     stack: Stack,
@@ -167,6 +167,11 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
+    /// "tenancy" or "openbao".
+    pub fn label(&self) -> &'static str {
+        self.endpoint.label
+    }
+
     pub fn new(
         connector: Connector,
         endpoint: Endpoint,

@@ -164,7 +164,7 @@ pub struct Report<'a> {
 }
 
 pub struct Tenancy {
-    pub http: HttpClient,
+    http: HttpClient,
 }
 
 #[derive(Deserialize)]
@@ -191,6 +191,14 @@ fn map_http(e: HttpError, what: &'static str, limit: usize) -> TenancyError {
 }
 
 impl Tenancy {
+    pub fn new(http: HttpClient) -> Tenancy {
+        Tenancy { http }
+    }
+
+    pub fn http(&self) -> &HttpClient {
+        &self.http
+    }
+
     async fn call(
         &self,
         what: &'static str,

@@ -17,8 +17,8 @@ pub struct Window {
 
 #[derive(Debug, Clone)]
 pub struct Windows {
-    pub list: Vec<Window>,
-    pub tz: TimeZone,
+    list: Vec<Window>,
+    tz: TimeZone,
 }
 
 fn day(s: &str) -> Option<usize> {
@@ -121,6 +121,10 @@ impl Window {
 }
 
 impl Windows {
+    /// No window configured: applies are never held back.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
     pub fn parse(entries: &[String], tz: &str) -> Result<Windows, String> {
         let list = entries
             .iter()
