@@ -1,5 +1,7 @@
 //! The OpenBao calls the agent makes with its own token: JWT login, pinned KV v2 reads, and
-//! token upkeep (lookup-self, renew-self with an explicit increment, revoke-self).
+//! token upkeep (lookup-self, renew-self with an explicit increment, revoke-self); and the pure
+//! reading of their answers ([`answer`], the `parse_*` functions, [`duration`]), which the
+//! calls use as is and the property tests reach directly.
 
 use bytes::Bytes;
 use hyper::{Method, StatusCode};

@@ -1,6 +1,7 @@
 //! The rendered bundle: the refusal type, decoding, the canonical sha, path safety, its
 //! metadata and secrets manifest, and staging it on disk. `.env` rendering lives in
-//! [`env`] (re-exported here). Every refusal here happens before a lease or an OpenBao request.
+//! `bundle/env.rs` (re-exported here). Every refusal here happens before a lease or an OpenBao
+//! request.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

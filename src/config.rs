@@ -1,7 +1,7 @@
 //! `/etc/monky-deployd/config.yaml`: the schema, its defaults, loading and parsing, and the
 //! paths derived from it. Unknown keys and invalid values are errors that name the key (and, for
 //! YAML errors, the line), so a typo never silently becomes a default; the checks of the values
-//! are in [`validate`].
+//! are in `config/validate.rs`.
 
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,7 @@
 //!
 //! This file owns the socket and the plumbing: serving it, the refusal answers, the client to
 //! the real engine and the forward of what passed. What each request is and whether it passes
-//! is [`judge`]'s.
+//! is `guard/judge.rs`'s.
 
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Validation of a parsed configuration: required keys, ranges, the endpoints, bind roots,
 //! signing keys and windows, and last the files it names; and the defaults that depend on
-//! other keys (identity path, compose project). Every message names the key.
+//! other keys (identity path, compose project); the env_id rule. Every message names the key.
 
 use std::path::Path;
 
