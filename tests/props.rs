@@ -1217,9 +1217,9 @@ proptest! {
             }
             Err(e) => {
                 prop_assert!(!wire_well_typed(&case.body), "well-typed body refused ({e}): {}", case.body);
-                let f = monky_deployd::agent::from_tenancy(TenancyError::Protocol { what: "bundle", detail: e.to_string() });
-                prop_assert_eq!(f.exit as u8, 1);
-                prop_assert!(f.msg.contains("bundle"), "{}", f.msg);
+                let f = monky_deployd::agent::Failure::from(TenancyError::Protocol { what: "bundle", detail: e.to_string() });
+                prop_assert_eq!(f.exit() as u8, 1);
+                prop_assert!(f.message().contains("bundle"), "{}", f.message());
                 return Ok(());
             }
         };
