@@ -1,6 +1,7 @@
-//! The rendered bundle: decoding, the canonical sha, path safety, its metadata and secrets
-//! manifest, `.env` rendering, and staging it on disk. Every refusal here happens before a
-//! lease or an OpenBao request.
+//! The rendered bundle: the refusal type, decoding, the canonical sha, path safety, its
+//! metadata and secrets manifest, and staging it on disk. `.env` rendering lives in
+//! `bundle/env.rs` (re-exported here). Every refusal here happens before a lease or an OpenBao
+//! request.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -9,9 +10,11 @@ use std::path::Path;
 use base64::Engine;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use zeroize::Zeroizing;
 
 use crate::tenancy::BundleWire;
+
+mod env;
+pub use env::{dotenv_encode, render_env, valid_var};
 
 pub const MAX_FILES: usize = 512;
 pub const MAX_PATH: usize = 255;
@@ -295,217 +298,6 @@ impl Bundle {
         Ok(())
     }
 }
-
-impl Bundle {
-    /// Every placeholder `env.template` uses must be a manifest variable: `ENV_INCOMPLETE` is
-    /// known before the lease, so a bundle that cannot render leases nothing and reads nothing.
-    pub fn check_env_template(&self) -> Result<(), Refusal> {
-        let names: BTreeMap<String, Zeroizing<String>> = self
-            .manifest
-            .entries
-            .iter()
-            .filter(|e| !e.is_registry_auth())
-            .filter_map(|e| e.var.clone())
-            .map(|v| (v, Zeroizing::new(String::new())))
-            .collect();
-        render_env(&self.env_template(), &names).map(|_| ())
-    }
-}
-
-pub fn valid_var(v: &str) -> bool {
-    let mut b = v.bytes();
-    matches!(b.next(), Some(c) if c.is_ascii_alphabetic() || c == b'_')
-        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
-}
-
-/// Fill `${VAR}` placeholders in one pass (a value is never re-scanned by the agent) and write
-/// every assignment that received a secret so that compose's own `.env` parser — python-dotenv
-/// in v1, compose-go in v2, which both interpolate `$`, strip ` #comments`, trim whitespace and
-/// decode escapes — reads back exactly the value: bare when it is plain, in single quotes when
-/// it has no `'` or `\`, in double quotes (`\\`, `\"` escaped) when it has no `$`.
-/// Unresolved names → `ENV_INCOMPLETE`; a value with a line break, or one no quoting carries
-/// exactly through both parsers (`${`, or `$` together with `'`/`\`) → `ENV_VALUE_UNSAFE`.
-/// Names only, never values.
-pub fn render_env(
-    template: &str,
-    values: &BTreeMap<String, Zeroizing<String>>,
-) -> Result<Zeroizing<String>, Refusal> {
-    let mut out = Zeroizing::new(String::with_capacity(template.len() + 64));
-    let mut missing = BTreeSet::new();
-    let mut unsafe_vals = BTreeSet::new();
-    let mut inexact = BTreeSet::new();
-    for line in template.split_inclusive('\n') {
-        let (body, nl) = match line.strip_suffix('\n') {
-            Some(b) => (b, "\n"),
-            None => (line, ""),
-        };
-        match assignment_value(body) {
-            Some(at) if body[at..].contains("${") => {
-                let inner = template_value(&body[at..]);
-                let mut used = BTreeSet::new();
-                let rendered = substitute(inner, values, &mut missing, &mut unsafe_vals, &mut used);
-                match dotenv_encode(&rendered) {
-                    Some(enc) => {
-                        out.push_str(&body[..at]);
-                        out.push_str(&enc);
-                    }
-                    None => inexact.extend(used),
-                }
-            }
-            _ => {
-                let mut used = BTreeSet::new();
-                let rendered = substitute(body, values, &mut missing, &mut unsafe_vals, &mut used);
-                out.push_str(&rendered);
-            }
-        }
-        out.push_str(nl);
-    }
-    if !missing.is_empty() {
-        return Err(Refusal::new(
-            "ENV_INCOMPLETE",
-            format!(
-                "unresolved: {}",
-                missing.into_iter().collect::<Vec<_>>().join(", ")
-            ),
-        ));
-    }
-    if !unsafe_vals.is_empty() {
-        return Err(Refusal::new(
-            "ENV_VALUE_UNSAFE",
-            format!(
-                "secret value contains a line break: {}",
-                unsafe_vals.into_iter().collect::<Vec<_>>().join(", ")
-            ),
-        ));
-    }
-    if !inexact.is_empty() {
-        return Err(Refusal::new(
-            "ENV_VALUE_UNSAFE",
-            format!(
-                "secret value cannot be written to .env so that compose reads it back exactly \
-                 (it contains `${{`, or `$` with a quote or backslash): {}",
-                inexact.into_iter().collect::<Vec<_>>().join(", ")
-            ),
-        ));
-    }
-    Ok(out)
-}
-
-/// One pass over `text`: `${NAME}` → its value; values are never scanned again.
-fn substitute(
-    text: &str,
-    values: &BTreeMap<String, Zeroizing<String>>,
-    missing: &mut BTreeSet<String>,
-    unsafe_vals: &mut BTreeSet<String>,
-    used: &mut BTreeSet<String>,
-) -> Zeroizing<String> {
-    let mut out = Zeroizing::new(String::with_capacity(text.len() + 32));
-    let mut rest = text;
-    while let Some(i) = rest.find("${") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        match after.find('}') {
-            Some(j) if valid_var(&after[..j]) => {
-                let name = &after[..j];
-                match values.get(name) {
-                    Some(v) => {
-                        if v.contains(['\n', '\r', '\0']) {
-                            unsafe_vals.insert(name.to_string());
-                        }
-                        used.insert(name.to_string());
-                        out.push_str(v);
-                    }
-                    None => {
-                        missing.insert(name.to_string());
-                    }
-                }
-                rest = &after[j + 1..];
-            }
-            _ => {
-                // not a placeholder we fill (e.g. `${X:-default}`): left for compose, but a
-                // left-over `${` is still unresolved from the agent's side.
-                let end = after.find('}').map(|j| j + 1).unwrap_or(after.len());
-                let name: String = after[..end].trim_end_matches('}').to_string();
-                missing.insert(name);
-                out.push_str(&rest[i..i + 2 + end]);
-                rest = &after[end..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// `[export ]NAME=` → the byte offset where the value starts.
-fn assignment_value(line: &str) -> Option<usize> {
-    let t = line.trim_start();
-    let lead = line.len() - t.len();
-    let (t, lead) = match t.strip_prefix("export ") {
-        Some(r) => {
-            let r2 = r.trim_start();
-            (r2, lead + 7 + (r.len() - r2.len()))
-        }
-        None => (t, lead),
-    };
-    let name_len = t
-        .bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || b"_.-".contains(b))
-        .count();
-    if name_len == 0 || t.as_bytes()[0].is_ascii_digit() {
-        return None;
-    }
-    let after = &t[name_len..];
-    let sp = after.len() - after.trim_start_matches([' ', '\t']).len();
-    after[sp..]
-        .starts_with('=')
-        .then_some(lead + name_len + sp + 1)
-}
-
-/// The literal text of a template value: inside its quotes if the operator quoted it, else
-/// without a trailing ` # comment` and surrounding blanks (what dotenv would have done).
-fn template_value(v: &str) -> &str {
-    let t = v.trim();
-    for q in ['\'', '"'] {
-        if t.len() >= 2 && t.starts_with(q) && t.ends_with(q) {
-            return &t[1..t.len() - 1];
-        }
-    }
-    let cut = t
-        .char_indices()
-        .find(|&(i, c)| c == '#' && i > 0 && t[..i].ends_with([' ', '\t']))
-        .map(|(i, _)| i)
-        .unwrap_or(t.len());
-    t[..cut].trim_end()
-}
-
-/// How a value is written so that compose v1 and v2 both read back exactly it (see
-/// [`render_env`]); `None` when no form does.
-pub fn dotenv_encode(v: &str) -> Option<Zeroizing<String>> {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.:/@+=,%~^*!?&()[]{}|;<>".contains(c);
-    if v.chars().all(plain) {
-        return Some(Zeroizing::new(v.to_string()));
-    }
-    if v.contains("${") || v.contains(['\n', '\r', '\0']) {
-        return None;
-    }
-    if !v.contains(['\'', '\\']) {
-        return Some(Zeroizing::new(format!("'{v}'")));
-    }
-    if v.contains('$') {
-        return None;
-    }
-    let mut o = Zeroizing::new(String::with_capacity(v.len() + 8));
-    o.push('"');
-    for c in v.chars() {
-        if c == '\\' || c == '"' {
-            o.push('\\');
-        }
-        o.push(c);
-    }
-    o.push('"');
-    Some(o)
-}
-
 /// Write the bundle and `.env` into a fresh staging directory (0700 dirs, 0600 files).
 pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::state::StateError> {
     use crate::state::{ensure_dir, write_private, StateError};

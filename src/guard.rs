@@ -5,6 +5,10 @@
 //! by [`crate::policy`]; objects another project owns are never touched; everything else —
 //! build, exec, plugins, swarm, anything unlisted — is refused with a 403 whose message names
 //! the rule, and remembered so the report can say why.
+//!
+//! This file owns the socket and the plumbing: serving it, the refusal answers, the client to
+//! the real engine and the forward of what passed. What each request is and whether it passes
+//! is `guard/judge.rs`'s.
 
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
@@ -15,20 +19,18 @@ use std::time::Instant;
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full, Limited};
 use hyper::body::Incoming;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Request, Response, StatusCode};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use serde_json::Value;
 use tokio::net::UnixListener;
 use tracing::{debug, warn};
 
 use crate::http::{BoxError, Cause};
-use crate::policy::{self, Boundary, Denied};
+use crate::policy::Boundary;
 use crate::transport::UnixConnector;
 
-/// Create bodies are small JSON documents; anything bigger is refused unread.
-const CREATE_BODY_MAX: usize = 1 << 20;
-const LABEL: &str = "com.docker.compose.project";
+mod judge;
+use judge::decide;
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -132,77 +134,6 @@ impl Drop for Guard {
     }
 }
 
-/// What a request is, once the API version prefix is gone.
-#[derive(Debug, PartialEq, Eq)]
-enum Route {
-    /// Read-only or lifecycle calls that touch nothing outside the project.
-    Pass,
-    /// A call on one container: it must belong to the project.
-    Container(String),
-    CreateContainer,
-    CreateVolume,
-    CreateNetwork,
-    /// Connecting a container to a network: both must be the project's.
-    Connect(String),
-    /// Removing a volume or network: only the project's own.
-    DeleteVolume(String),
-    DeleteNetwork(String),
-    Pull,
-    /// Optional side channels (BuildKit sessions) compose v2 opens and does without: refused
-    /// but not reported, so they never mask the real cause of a failure.
-    Quiet,
-    Refuse(String),
-}
-
-fn strip_version(path: &str) -> &str {
-    if let Some(rest) = path.strip_prefix("/v") {
-        if let Some(i) = rest.find('/') {
-            let v = &rest[..i];
-            if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-                return &rest[i..];
-            }
-        }
-    }
-    path
-}
-
-fn route(method: &Method, path: &str, query: &str) -> Route {
-    let p = strip_version(path);
-    let seg: Vec<&str> = p.trim_start_matches('/').split('/').collect();
-    let m = method.as_str();
-    match (m, seg.as_slice()) {
-        ("GET" | "HEAD", ["_ping"]) | ("GET", ["version"]) | ("GET", ["info"]) => Route::Pass,
-        ("GET", ["events"]) => Route::Pass,
-        ("GET", ["containers", "json"]) => Route::Pass,
-        ("GET", ["images", "json"]) => Route::Pass,
-        ("GET", ["images", ..]) if seg.last() == Some(&"json") => Route::Pass,
-        ("GET", ["distribution", ..]) if seg.last() == Some(&"json") => Route::Pass,
-        ("GET", ["networks"]) | ("GET", ["networks", _]) => Route::Pass,
-        ("GET", ["volumes"]) | ("GET", ["volumes", _]) => Route::Pass,
-        ("POST", ["images", "create"]) => {
-            if query.contains("fromSrc=") || !query.contains("fromImage=") {
-                Route::Refuse("image import (only registry pulls are allowed)".into())
-            } else {
-                Route::Pull
-            }
-        }
-        ("POST", ["grpc" | "session"]) => Route::Quiet,
-        ("POST", ["containers", "create"]) => Route::CreateContainer,
-        ("GET", ["containers", id, "json" | "logs"]) => Route::Container(id.to_string()),
-        (
-            "POST",
-            ["containers", id, "start" | "stop" | "kill" | "restart" | "wait" | "rename" | "pause" | "unpause"],
-        ) => Route::Container(id.to_string()),
-        ("DELETE", ["containers", id]) => Route::Container(id.to_string()),
-        ("POST", ["volumes", "create"]) => Route::CreateVolume,
-        ("DELETE", ["volumes", name]) => Route::DeleteVolume(name.to_string()),
-        ("POST", ["networks", "create"]) => Route::CreateNetwork,
-        ("POST", ["networks", id, "connect" | "disconnect"]) => Route::Connect(id.to_string()),
-        ("DELETE", ["networks", id]) => Route::DeleteNetwork(id.to_string()),
-        _ => Route::Refuse(format!("{m} {p} is not an endpoint compose needs")),
-    }
-}
-
 fn refused(sh: &Shared, why: String) -> Response<Body> {
     warn!("engine request refused: {why}");
     if let Ok(mut d) = sh.denied.lock() {
@@ -234,160 +165,6 @@ async fn handle(sh: &Shared, req: Request<Incoming>) -> Response<Body> {
         (None, None) => refused(sh, "internal: nothing to forward".into()),
     }
 }
-
-/// The request to forward, or the answer that replaces it.
-async fn decide(
-    sh: &Shared,
-    req: Request<Incoming>,
-) -> (Option<Request<Body>>, Option<Response<Body>>) {
-    let path = req.uri().path().to_string();
-    let query = req.uri().query().unwrap_or("").to_string();
-    let r = route(req.method(), &path, &query);
-    debug!("engine {} {} → {:?}", req.method(), path, r);
-    let check = match &r {
-        Route::Pass | Route::Pull => Ok(()),
-        Route::Refuse(why) => Err(why.clone()),
-        Route::Quiet => {
-            let r = Response::builder()
-                .status(StatusCode::FORBIDDEN)
-                .body(full(Bytes::from_static(
-                    b"{\"message\":\"refused by monky-deployd\"}",
-                )))
-                .unwrap_or_else(|_| Response::new(full(Bytes::new())));
-            return (None, Some(r));
-        }
-        Route::Container(id) => owned(sh, &format!("/containers/{id}/json"), "container", id).await,
-        Route::DeleteVolume(n) => owned(sh, &format!("/volumes/{n}"), "volume", n).await,
-        Route::DeleteNetwork(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
-        Route::Connect(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
-        Route::CreateContainer | Route::CreateVolume | Route::CreateNetwork => {
-            let (parts, body) = req.into_parts();
-            let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
-                Ok(b) => b.to_bytes(),
-                Err(_) => {
-                    let r = refused(sh, format!("{path}: body over {CREATE_BODY_MAX} bytes"));
-                    return (None, Some(r));
-                }
-            };
-            let v: Value = match serde_json::from_slice(&bytes) {
-                Ok(v) => v,
-                Err(e) => {
-                    return (
-                        None,
-                        Some(refused(sh, format!("{path}: body is not JSON ({e})"))),
-                    )
-                }
-            };
-            let verdict = match r {
-                Route::CreateContainer => check_container(sh, &v).await,
-                Route::CreateVolume => policy::volume_create(&v, &sh.boundary).map_err(|d| d.0),
-                _ => policy::network_create(&v, &sh.boundary).map_err(|d| d.0),
-            };
-            if let Err(why) = verdict {
-                let what = match r {
-                    Route::CreateContainer => {
-                        let svc = v
-                            .pointer("/Labels/com.docker.compose.service")
-                            .and_then(|s| s.as_str())
-                            .unwrap_or("?");
-                        format!("container for service {svc}")
-                    }
-                    Route::CreateVolume => "volume create".into(),
-                    _ => "network create".into(),
-                };
-                return (None, Some(refused(sh, format!("{what}: {why}"))));
-            }
-            return (Some(Request::from_parts(parts, full(bytes))), None);
-        }
-    };
-    if let Err(why) = check {
-        return (None, Some(refused(sh, why)));
-    }
-    let (parts, body) = req.into_parts();
-    (Some(Request::from_parts(parts, body.boxed())), None)
-}
-
-async fn check_container(sh: &Shared, v: &Value) -> Result<(), String> {
-    let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
-    for n in &refs.volumes {
-        owned(sh, &format!("/volumes/{n}"), "volume", n).await?;
-    }
-    for n in &refs.networks {
-        owned(sh, &format!("/networks/{n}"), "network", n).await?;
-    }
-    for c in &refs.containers {
-        owned(sh, &format!("/containers/{c}/json"), "container", c).await?;
-    }
-    if !refs.binds.is_empty() && !sh.boundary.privileged {
-        // writable binds of every container on the box, and of those allowed in this call
-        // (compose may create services in parallel, before the engine lists them)
-        let mut writable = writable_binds(sh).await?;
-        let mut seen = sh
-            .seen
-            .lock()
-            .map_err(|_| "guard state poisoned".to_string())?;
-        writable.extend(seen.writable.iter().cloned());
-        policy::inside_writable(&refs, &writable).map_err(|Denied(d)| d)?;
-        // and the other way round: a new writable bind may not contain an earlier bind source
-        let earlier = policy::Refs {
-            binds: seen.binds.clone(),
-            ..Default::default()
-        };
-        policy::inside_writable(&earlier, &refs.writable).map_err(|Denied(d)| d)?;
-        seen.writable.extend(refs.writable.iter().cloned());
-        seen.binds.extend(refs.binds.iter().cloned());
-    }
-    Ok(())
-}
-
-/// The object exists and carries the project's label (an `external` volume or network of
-/// another project, or one made by hand, is never joined or removed).
-async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), String> {
-    let (status, body) = upstream_get(sh, path)
-        .await
-        .map_err(|e| format!("{what} {name}: cannot inspect: {}", Cause(&*e)))?;
-    if status == StatusCode::NOT_FOUND {
-        return Err(format!(
-            "{what} {name} does not exist (external objects are not joined)"
-        ));
-    }
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let labels = v.get("Labels").or_else(|| v.pointer("/Config/Labels"));
-    let p = labels.and_then(|l| l.get(LABEL)).and_then(|s| s.as_str());
-    if p != Some(sh.boundary.project.as_str()) {
-        return Err(format!(
-            "{what} {name} belongs to {}",
-            p.map(|p| format!("project {p}"))
-                .unwrap_or_else(|| "something else on this box".into())
-        ));
-    }
-    Ok(())
-}
-
-/// Host paths some container on the box may write (writable bind mounts).
-async fn writable_binds(sh: &Shared) -> Result<Vec<PathBuf>, String> {
-    let (_, body) = upstream_get(sh, "/containers/json?all=1")
-        .await
-        .map_err(|e| format!("cannot list containers: {}", Cause(&*e)))?;
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let mut out = Vec::new();
-    for c in v.as_array().into_iter().flatten() {
-        for m in c
-            .get("Mounts")
-            .and_then(|m| m.as_array())
-            .into_iter()
-            .flatten()
-        {
-            let bind = m.get("Type").and_then(|t| t.as_str()) == Some("bind");
-            let rw = m.get("RW").and_then(|t| t.as_bool()).unwrap_or(true);
-            if let (true, true, Some(src)) = (bind, rw, m.get("Source").and_then(|s| s.as_str())) {
-                out.push(policy::resolve(Path::new(src)));
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// `path` on the real engine: the Uri the pooled client needs (its authority is ignored).
 fn engine_uri(path_and_query: &str) -> Result<hyper::Uri, hyper::http::Error> {
     hyper::Uri::builder()
@@ -442,6 +219,3 @@ async fn forward(sh: &Shared, mut req: Request<Body>) -> Response<Body> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;
