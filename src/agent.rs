@@ -117,11 +117,7 @@ pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
         .map_err(Failure::fail)?;
     Ok(Clients {
         tenancy: Tenancy::new(th),
-        bao: Bao {
-            http: bh,
-            auth_mount: cfg.bao.auth_mount.clone(),
-            role: cfg.bao.role.clone(),
-        },
+        bao: Bao::new(bh, &cfg.bao.auth_mount, &cfg.bao.role),
     })
 }
 

@@ -47,9 +47,9 @@ pub struct TokenInfo {
 }
 
 pub struct Bao {
-    pub http: HttpClient,
-    pub auth_mount: String,
-    pub role: String,
+    http: HttpClient,
+    auth_mount: String,
+    role: String,
 }
 
 #[derive(Deserialize)]
@@ -59,6 +59,19 @@ struct Errors {
 }
 
 impl Bao {
+    /// The client for one OpenBao: its HTTP stack, the JWT auth mount and role the box logs in with.
+    pub fn new(http: HttpClient, auth_mount: &str, role: &str) -> Bao {
+        Bao {
+            http,
+            auth_mount: auth_mount.to_string(),
+            role: role.to_string(),
+        }
+    }
+
+    pub fn http(&self) -> &HttpClient {
+        &self.http
+    }
+
     async fn call(
         &self,
         method: Method,

@@ -49,7 +49,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
                     ttl = cl.bao().lookup_self(t).await.ok().map(|i| i.ttl);
                 }
                 // through the full stack: transport, then the TLS handshake for https
-                for http in [cl.tenancy().http(), &cl.bao().http] {
+                for http in [cl.tenancy().http(), cl.bao().http()] {
                     let r = tokio::time::timeout(Duration::from_secs(10), http.probe()).await;
                     let ok = match r {
                         Ok(Ok(())) => "dialable".to_string(),

@@ -106,7 +106,10 @@ impl Agent {
             counters: &st.counters,
             applied_serial: st.applied_serial,
             in_sync: st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
-            token_ttl_s: st.token.as_ref().map(|t| t.expires_at as i64 - now as i64),
+            token_ttl_s: st
+                .token
+                .as_ref()
+                .map(|t| seconds_between(now, t.expires_at)),
             containers: &containers,
         });
         let path = Path::new(&self.cfg.metrics_textfile);
@@ -213,5 +216,23 @@ impl Agent {
                 Vec::new()
             }
         }
+    }
+}
+
+/// `to - from` in seconds, negative when `to` is past; saturating (both come from state.json,
+/// whose numbers came from OpenBao).
+fn seconds_between(from: u64, to: u64) -> i64 {
+    let (from, to) = (i128::from(from), i128::from(to));
+    i64::try_from(to - from).unwrap_or(if to > from { i64::MAX } else { i64::MIN })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_huge_expiry_saturates_instead_of_overflowing() {
+        assert_eq!(super::seconds_between(100, 160), 60);
+        assert_eq!(super::seconds_between(160, 100), -60);
+        assert_eq!(super::seconds_between(0, u64::MAX), i64::MAX);
+        assert_eq!(super::seconds_between(u64::MAX, 0), i64::MIN);
     }
 }
