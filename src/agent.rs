@@ -44,7 +44,7 @@ mod token;
 mod token_policy;
 
 use checks::file_policy_on;
-use release::register_env_values;
+use release::{register_env_values, unwell};
 pub use report::short;
 use report::{pull_diagnosis, truncate_head, unhealthy_detail};
 

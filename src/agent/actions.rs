@@ -52,26 +52,17 @@ impl Agent {
                 return Err(Failure::fail(detail));
             }
         }
-        if runtime::converged(&expected, &containers) {
-            self.report(Some(&sha), ReportResult::Applied, "", "").await;
-            Ok(Exit::Ok)
-        } else {
-            let bad: Vec<String> = expected
-                .iter()
-                .filter(|s| {
-                    !containers.iter().any(|c| {
-                        &c.service == *s
-                            && c.state == "running"
-                            && (c.health.is_empty() || c.health == "healthy")
-                    })
-                })
-                .cloned()
-                .collect();
-            let detail = format!("UNHEALTHY: {}", bad.join(", "));
-            warn!("heartbeat: {detail}");
-            self.report(Some(&sha), ReportResult::Failed, &detail, "")
-                .await;
-            Err(Failure::fail(detail))
+        match unhealthy(&expected, &containers) {
+            None => {
+                self.report(Some(&sha), ReportResult::Applied, "", "").await;
+                Ok(Exit::Ok)
+            }
+            Some(detail) => {
+                warn!("heartbeat: {detail}");
+                self.report(Some(&sha), ReportResult::Failed, &detail, "")
+                    .await;
+                Err(Failure::fail(detail))
+            }
         }
     }
 
@@ -84,10 +75,11 @@ impl Agent {
     }
 
     pub(super) async fn down(&mut self, tenancy_prod: bool, purge: bool) -> Result<Exit, Failure> {
-        let prod = tenancy_prod || self.cfg.prod == Some(true);
-        let want_purge = purge || self.cfg.volumes_on_absent == VolumesOnAbsent::Purge;
-        let volumes = want_purge && !prod;
-        if want_purge && prod {
+        let DownPlan { volumes, kept } = down_plan(
+            tenancy_prod || self.cfg.prod == Some(true),
+            purge || self.cfg.volumes_on_absent == VolumesOnAbsent::Purge,
+        );
+        if kept {
             warn!("down: volume purge requested but this is a prod environment: volumes are kept");
         }
         let running = self.containers().await;
@@ -122,7 +114,7 @@ impl Agent {
             Ok(_) => {
                 self.state.applied_sha = None;
                 self.state.applied_serial = None;
-                let detail = if want_purge && prod {
+                let detail = if kept {
                     "volumes kept: prod environment"
                 } else {
                     ""
@@ -138,5 +130,125 @@ impl Agent {
                 Err(Failure::fail(msg))
             }
         }
+    }
+}
+
+/// The running release's health as the heartbeat reports it: `None` when converged, else the
+/// `UNHEALTHY` detail naming every expected service without a well container and every
+/// container that is not well (an extra one counts too: `converged` says so).
+fn unhealthy(expected: &[String], cs: &[Container]) -> Option<String> {
+    if runtime::converged(expected, cs) {
+        return None;
+    }
+    let mut bad: Vec<&str> = expected
+        .iter()
+        .filter(|s| !cs.iter().any(|c| &c.service == *s && !unwell(c)))
+        .map(|s| s.as_str())
+        .collect();
+    for c in cs.iter().filter(|c| unwell(c)) {
+        if !bad.contains(&c.service.as_str()) {
+            bad.push(&c.service);
+        }
+    }
+    Some(if bad.is_empty() {
+        "UNHEALTHY: no containers running".to_string()
+    } else {
+        format!("UNHEALTHY: {}", bad.join(", "))
+    })
+}
+
+/// What `down` does with volumes: purged only when asked (by tenancy or `volumes_on_absent`)
+/// and never in prod, where the request is `kept` and said so.
+#[derive(Debug, PartialEq, Eq)]
+struct DownPlan {
+    volumes: bool,
+    kept: bool,
+}
+
+fn down_plan(prod: bool, purge: bool) -> DownPlan {
+    DownPlan {
+        volumes: purge && !prod,
+        kept: purge && prod,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(service: &str, state: &str, health: &str) -> Container {
+        Container {
+            service: service.into(),
+            state: state.into(),
+            health: health.into(),
+            id: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_heartbeat_names_every_service_that_is_not_well() {
+        let exp = vec!["web".to_string(), "db".to_string()];
+        assert_eq!(
+            unhealthy(
+                &exp,
+                &[c("web", "running", "healthy"), c("db", "running", "")]
+            ),
+            None
+        );
+        // db missing, web unhealthy
+        assert_eq!(
+            unhealthy(&exp, &[c("web", "running", "unhealthy")]).as_deref(),
+            Some("UNHEALTHY: web, db")
+        );
+        // an extra container that is down makes the release unconverged: it is named
+        assert_eq!(
+            unhealthy(
+                &exp,
+                &[
+                    c("web", "running", "healthy"),
+                    c("db", "running", "healthy"),
+                    c("worker", "exited", "")
+                ]
+            )
+            .as_deref(),
+            Some("UNHEALTHY: worker")
+        );
+        // nothing running and no service list (an unreadable compose.yaml): still a reason
+        assert_eq!(
+            unhealthy(&[], &[]).as_deref(),
+            Some("UNHEALTHY: no containers running")
+        );
+    }
+
+    #[test]
+    fn down_never_purges_volumes_in_prod() {
+        assert_eq!(
+            down_plan(false, false),
+            DownPlan {
+                volumes: false,
+                kept: false
+            }
+        );
+        assert_eq!(
+            down_plan(false, true),
+            DownPlan {
+                volumes: true,
+                kept: false
+            }
+        );
+        assert_eq!(
+            down_plan(true, true),
+            DownPlan {
+                volumes: false,
+                kept: true
+            }
+        );
+        assert_eq!(
+            down_plan(true, false),
+            DownPlan {
+                volumes: false,
+                kept: false
+            }
+        );
     }
 }

@@ -296,11 +296,6 @@ impl Agent {
     }
 }
 
-/// Not running, or running with a health check that is not (yet) healthy.
-fn unwell(c: &Container) -> bool {
-    c.state != "running" || !(c.health.is_empty() || c.health == "healthy")
-}
-
 /// `service state[/health]`, as the UNHEALTHY detail lists it.
 fn condition(c: &Container) -> String {
     if c.health.is_empty() {
