@@ -114,18 +114,10 @@ impl Agent {
             };
             for e in &entries {
                 let read = self.c.bao.kv_read(&tok, &e.path, &e.key, e.version).await;
-                let v = match read {
+                let v = match read.map_err(|err| unreadable(e, err)) {
                     Ok(v) => v,
-                    Err(BaoError::Unavailable(m)) => {
-                        return Err(Failure::temporary(format!("OpenBao unavailable: {m}")))
-                    }
-                    Err(err) => {
-                        let r = Refusal::new(
-                            "SECRET_UNREADABLE",
-                            format!("{}: {err}", e.var.as_deref().unwrap_or(&e.path)),
-                        );
-                        return Err(self.refuse(sha, r, "").await);
-                    }
+                    Err(Unreadable::Retry(f)) => return Err(f),
+                    Err(Unreadable::Refuse(r)) => return Err(self.refuse(sha, r, "").await),
                 };
                 if e.is_registry_auth() {
                     match registry::parse(&v, &self.cfg.registry_host) {
@@ -296,6 +288,23 @@ impl Agent {
     }
 }
 
+/// A secret that could not be read: OpenBao down is retried by the next tick (75); anything
+/// else (denied, missing, wrong version) refuses the bundle, naming the variable, not a value.
+enum Unreadable {
+    Retry(Failure),
+    Refuse(Refusal),
+}
+
+fn unreadable(e: &bundle::Entry, err: BaoError) -> Unreadable {
+    match err {
+        BaoError::Unavailable(_) => Unreadable::Retry(Failure::from(err)),
+        other => Unreadable::Refuse(Refusal::new(
+            "SECRET_UNREADABLE",
+            format!("{}: {other}", e.var.as_deref().unwrap_or(&e.path)),
+        )),
+    }
+}
+
 /// `service state[/health]`, as the UNHEALTHY detail lists it.
 fn condition(c: &Container) -> String {
     if c.health.is_empty() {
@@ -315,6 +324,41 @@ mod tests {
             state: state.into(),
             health: health.into(),
             id: String::new(),
+        }
+    }
+
+    #[test]
+    fn an_unreadable_secret_is_retried_only_when_openbao_is_down() {
+        let e = bundle::Entry {
+            var: Some("DB_PASSWORD".into()),
+            path: "monky/data/env-a/see/db".into(),
+            key: "value".into(),
+            version: Some(3),
+            use_: None,
+        };
+        match unreadable(&e, BaoError::Unavailable("connection refused".into())) {
+            Unreadable::Retry(f) => assert_eq!(f.exit(), Exit::TempFail),
+            Unreadable::Refuse(r) => panic!("refused: {r}"),
+        }
+        let denied = BaoError::Denied {
+            what: "kv read".into(),
+            msg: "permission denied".into(),
+        };
+        match unreadable(&e, denied) {
+            Unreadable::Refuse(r) => {
+                assert_eq!(r.code, "SECRET_UNREADABLE");
+                assert!(r.detail.starts_with("DB_PASSWORD: "), "{}", r.detail);
+            }
+            Unreadable::Retry(f) => panic!("retried: {f}"),
+        }
+        // no variable (the registry credential): the path names it
+        let e = bundle::Entry { var: None, ..e };
+        let missing = BaoError::NotFound {
+            what: "kv read".into(),
+        };
+        match unreadable(&e, missing) {
+            Unreadable::Refuse(r) => assert!(r.detail.starts_with("monky/data/env-a/see/db: ")),
+            Unreadable::Retry(f) => panic!("retried: {f}"),
         }
     }
 

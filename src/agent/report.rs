@@ -128,7 +128,38 @@ pub fn short(s: Option<&str>) -> String {
 }
 
 #[cfg(test)]
-mod short_tests {
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pull_diagnosis_keeps_the_registry_words_redacted_then_cut() {
+        let out = "Pulling web ...\n\nError response from daemon: pull access denied for x, \
+                   repository does not exist\nunauthorized: authentication required\nDone\n";
+        assert_eq!(
+            pull_diagnosis(out),
+            "Error response from daemon: pull access denied for x, repository does not exist \
+             | unauthorized: authentication required"
+        );
+        // nothing that looks like an error: the whole output, trimmed
+        assert_eq!(pull_diagnosis("  just this \n"), "just this");
+        // a token in the output is masked before the cut, and the cut keeps the tail
+        let tok = format!("hvs.{}", "a".repeat(40));
+        let long = format!("error: {tok} {}", "x".repeat(2000));
+        let d = pull_diagnosis(&long);
+        assert!(!d.contains(&tok) && d.len() <= 600, "{d}");
+    }
+
+    #[test]
+    fn cuts_never_split_a_character() {
+        assert_eq!(truncate_head("ééé", 3), "é");
+        assert_eq!(truncate_tail("ééé", 3), "é");
+        assert_eq!(truncate_head("abc", 9), "abc");
+        assert_eq!(
+            unhealthy_detail(20, &[]),
+            "UNHEALTHY: not healthy within 20s: services missing"
+        );
+    }
+
     #[test]
     fn short_never_splits_a_character() {
         assert_eq!(super::short(Some("0123456789abcdef")), "0123456789ab");
