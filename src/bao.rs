@@ -8,7 +8,7 @@ use hyper::{Method, StatusCode};
 use serde::Deserialize;
 use zeroize::Zeroizing;
 
-use crate::http::HttpClient;
+use crate::http::{HttpClient, HttpError};
 
 const LIMIT: usize = 1 << 20;
 
@@ -18,7 +18,7 @@ pub const MAX_DURATION_S: u64 = 100 * 365 * 86400;
 #[derive(Debug, thiserror::Error)]
 pub enum BaoError {
     #[error("OpenBao unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(String, #[source] Option<HttpError>),
     #[error("OpenBao denied {what} (403): {msg}")]
     Denied { what: String, msg: String },
     #[error("OpenBao: {what} not found (404)")]
@@ -84,7 +84,7 @@ impl Bao {
             .http
             .request(method, path, token, body, LIMIT)
             .await
-            .map_err(|e| BaoError::Unavailable(e.to_string()))?;
+            .map_err(|e| BaoError::Unavailable(e.to_string(), Some(e)))?;
         Ok((r.status, r.body))
     }
 
@@ -185,7 +185,10 @@ pub fn answer(what: &str, status: StatusCode, body: &[u8]) -> Result<serde_json:
             msg: msg(),
         }),
         StatusCode::NOT_FOUND => Err(BaoError::NotFound { what: what.into() }),
-        s if s.is_server_error() => Err(BaoError::Unavailable(format!("{what}: {s} {}", msg()))),
+        s if s.is_server_error() => Err(BaoError::Unavailable(
+            format!("{what}: {s} {}", msg()),
+            None,
+        )),
         s => Err(BaoError::Refused {
             what: what.into(),
             status: s.as_u16(),

@@ -135,7 +135,7 @@ impl From<TenancyError> for Failure {
             ),
             TenancyError::EnvMismatch(_) => (Kind::EnvMismatch, msg),
             TenancyError::RateLimited { .. } => (Kind::RateLimited, msg),
-            TenancyError::Unavailable(_) => (Kind::Temporary, msg),
+            TenancyError::Unavailable(..) => (Kind::Temporary, msg),
             TenancyError::LegacyLease => (Kind::Fail, format!("LEASE_LEGACY_REFUSED: {msg}")),
             _ => (Kind::Fail, msg),
         };
@@ -146,7 +146,7 @@ impl From<TenancyError> for Failure {
 impl From<BaoError> for Failure {
     fn from(e: BaoError) -> Self {
         let kind = match e {
-            BaoError::Unavailable(_) => Kind::Temporary,
+            BaoError::Unavailable(..) => Kind::Temporary,
             _ => Kind::Fail,
         };
         // BaoError::Unavailable already says "OpenBao unavailable: …"
@@ -186,13 +186,13 @@ mod tests {
 
     #[test]
     fn the_cause_survives_as_the_source() {
-        let f = Failure::from(BaoError::Unavailable("connection refused".into()));
+        let f = Failure::from(BaoError::Unavailable("connection refused".into(), None));
         assert_eq!(f.exit(), Exit::TempFail);
         assert_eq!(f.message(), "OpenBao unavailable: connection refused");
         let src = f.source().expect("a source");
         assert!(matches!(
             src.downcast_ref::<BaoError>(),
-            Some(BaoError::Unavailable(_))
+            Some(BaoError::Unavailable(..))
         ));
         let f = Failure::from(TenancyError::EnvMismatch("env-b".into()));
         assert_eq!(f.exit(), Exit::EnvMismatch);
@@ -200,6 +200,24 @@ mod tests {
         let f = Failure::from(Refusal::new("PRIVILEGED_REFUSED", "service a: privileged"));
         assert_eq!(f.code(), Some("PRIVILEGED_REFUSED"));
         assert!(f.source().unwrap().downcast_ref::<Refusal>().is_some());
+    }
+
+    #[test]
+    fn the_whole_chain_down_to_the_os_error_survives() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let t = TransportError::unreachable("openbao at 127.0.0.1:8200: refused").because(refused);
+        let h = crate::http::HttpError::Transport(t);
+        let f = Failure::from(BaoError::Unavailable(h.to_string(), Some(h)));
+        assert_eq!(f.exit(), Exit::TempFail);
+        let mut kinds = Vec::new();
+        let mut cur: Option<&(dyn std::error::Error + 'static)> = f.source();
+        while let Some(e) = cur {
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                kinds.push(io.kind());
+            }
+            cur = e.source();
+        }
+        assert_eq!(kinds, [std::io::ErrorKind::ConnectionRefused]);
     }
 
     #[test]

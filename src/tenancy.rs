@@ -22,7 +22,7 @@ pub enum TenancyError {
         retry_after: u64,
     },
     #[error("tenancy unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(String, #[source] Option<HttpError>),
     #[error("tenancy: BUNDLE_TOO_LARGE: bundle over {0} bytes")]
     BundleTooLarge(usize),
     #[error("tenancy answered {status} to {what}: {code}: {message}")]
@@ -186,7 +186,7 @@ fn map_http(e: HttpError, what: &'static str, limit: usize) -> TenancyError {
             what,
             detail: format!("body over {n} bytes"),
         },
-        other => TenancyError::Unavailable(other.to_string()),
+        other => TenancyError::Unavailable(other.to_string(), Some(other)),
     }
 }
 
@@ -339,7 +339,7 @@ pub fn rejection(
                 .unwrap_or(60),
         },
         s if s.is_server_error() => {
-            TenancyError::Unavailable(format!("{what}: {s} {code} {message}"))
+            TenancyError::Unavailable(format!("{what}: {s} {code} {message}"), None)
         }
         s => TenancyError::Rejected {
             what,

@@ -1430,7 +1430,7 @@ fn check_status_class(
             }
         }
         (404, BaoError::NotFound { .. }) => {}
-        (500..=599, BaoError::Unavailable(m)) => {
+        (500..=599, BaoError::Unavailable(m, _)) => {
             // "<what>: <status> <message cut to 200>"
             let most = what.chars().count() + st.to_string().chars().count() + 3 + 200;
             prop_assert!(m.chars().count() <= most, "{} chars", m.chars().count());

@@ -297,7 +297,7 @@ enum Unreadable {
 
 fn unreadable(e: &bundle::Entry, err: BaoError) -> Unreadable {
     match err {
-        BaoError::Unavailable(_) => Unreadable::Retry(Failure::from(err)),
+        BaoError::Unavailable(..) => Unreadable::Retry(Failure::from(err)),
         other => Unreadable::Refuse(Refusal::new(
             "SECRET_UNREADABLE",
             format!("{}: {other}", e.var.as_deref().unwrap_or(&e.path)),
@@ -336,7 +336,7 @@ mod tests {
             version: Some(3),
             use_: None,
         };
-        match unreadable(&e, BaoError::Unavailable("connection refused".into())) {
+        match unreadable(&e, BaoError::Unavailable("connection refused".into(), None)) {
             Unreadable::Retry(f) => assert_eq!(f.exit(), Exit::TempFail),
             Unreadable::Refuse(r) => panic!("refused: {r}"),
         }

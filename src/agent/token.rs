@@ -107,7 +107,7 @@ impl TokenManager {
         };
         redact::register(&grant);
         let login = p.vault.login(&grant).await.map_err(|e| match e {
-            BaoError::Unavailable(_) => Failure::from(e),
+            BaoError::Unavailable(..) => Failure::from(e),
             other => Failure::fail(format!(
                 "bootstrap grant {} refused by OpenBao ({other}); it is single-use and valid for 1 h — reveal the kit again",
                 gp.display()
@@ -262,7 +262,7 @@ impl TokenManager {
             .is_some_and(|t| t.source == TokenSource::Lease);
         let ttl = match p.vault.ttl(&cur).await {
             Ok(ttl) => Some(ttl),
-            Err(e @ BaoError::Unavailable(_)) => return Err(Failure::from(e)),
+            Err(e @ BaoError::Unavailable(..)) => return Err(Failure::from(e)),
             Err(e) => {
                 info!("current token is no longer valid ({e}); leasing");
                 None

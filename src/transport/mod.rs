@@ -56,23 +56,40 @@ pub struct Endpoint {
 
 /// A dial that failed, in one of two classes (the exit code follows the class). `msg` is what
 /// the operator reads; an OS error behind it stays reachable as `source()` (the SDK's failures
-/// are C error codes, already named in `msg`). Clone: one identity load answers every waiter.
-#[derive(Clone, Debug, thiserror::Error)]
+/// are C error codes, already named in `msg`). Clone: one identity load answers every waiter,
+/// so the OS error is shared (`source()` still yields the `io::Error` itself).
+#[derive(Clone, Debug)]
 pub enum TransportError {
     /// Temporary: the mesh, the peer or the network is down. The next tick retries (exit 75).
-    #[error("{msg}")]
     Unreachable {
         msg: String,
-        #[source]
         source: Option<Arc<io::Error>>,
     },
     /// Permanent until an operator acts: no SDK linked, unreadable identity… (exit 1).
-    #[error("{msg}")]
     Setup {
         msg: String,
-        #[source]
         source: Option<Arc<io::Error>>,
     },
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportError::Unreachable { msg, .. } | TransportError::Setup { msg, .. } => {
+                f.write_str(msg)
+            }
+        }
+    }
+}
+
+impl std::error::Error for TransportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TransportError::Unreachable { source, .. } | TransportError::Setup { source, .. } => {
+                source.as_deref().map(|e| e as _)
+            }
+        }
+    }
 }
 
 impl TransportError {

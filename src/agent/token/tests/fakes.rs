@@ -44,7 +44,7 @@ impl FakeBao {
     pub(super) fn call(&self, c: String) -> Result<(), BaoError> {
         self.calls.borrow_mut().push(c);
         if self.down.get() {
-            return Err(BaoError::Unavailable("connection refused".into()));
+            return Err(BaoError::Unavailable("connection refused".into(), None));
         }
         Ok(())
     }
