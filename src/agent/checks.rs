@@ -224,3 +224,20 @@ pub(super) fn file_policy_on() -> bool {
 pub(super) fn guard_on() -> bool {
     test_policy() != "off"
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_disk_check_refuses_below_the_need_and_names_both_numbers() {
+        let root = Path::new("/var/lib/docker");
+        assert!(disk_refusal(root, 3 * GIB, 3 * GIB).is_none());
+        let r = disk_refusal(root, GIB, 3 * GIB).unwrap();
+        assert_eq!(r.code, "DISK_INSUFFICIENT");
+        assert_eq!(
+            r.detail,
+            "/var/lib/docker has 1024 MiB free, needs 3072 MiB (need_bytes × 1.5 + 2 GiB)"
+        );
+    }
+}

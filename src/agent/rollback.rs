@@ -31,6 +31,12 @@ fn rollback_worthy(f: &Failure) -> bool {
     f.exit() == Exit::Fail && matches!(f.code(), Some("UNHEALTHY" | "COMPOSE_UP_FAILED"))
 }
 
+/// Until when a sha that failed and was rolled back is not applied again (`None`: apply it).
+fn held_until(f: &FailedRelease, sha: &str, now: u64, retry_after_s: u64) -> Option<u64> {
+    let until = f.at.saturating_add(retry_after_s);
+    (f.sha == sha && now < until).then_some(until)
+}
+
 fn rfc3339(unix: u64) -> String {
     humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(unix)).to_string()
 }
@@ -50,8 +56,7 @@ impl Agent {
             .clone()
             .filter(|_| self.cfg.auto_rollback)
         {
-            let until = f.at.saturating_add(self.cfg.retry_failed_after_s);
-            if f.sha == sha && state::now() < until {
+            if let Some(until) = held_until(&f, sha, state::now(), self.cfg.retry_failed_after_s) {
                 return self.held(&f, until, before).await;
             }
         }
@@ -273,5 +278,47 @@ impl Agent {
             // the rollback did not bring a healthy release back: the heartbeat says how it is
             _ => self.heartbeat(before).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_started_release_that_failed_is_rolled_back() {
+        assert!(rollback_worthy(&Failure::fail(
+            "UNHEALTHY: not healthy within 20s: web"
+        )));
+        assert!(rollback_worthy(&Failure::fail(
+            "COMPOSE_UP_FAILED: port taken"
+        )));
+        // refused before `up`: the running release was never touched
+        assert!(!rollback_worthy(&Failure::fail(
+            "COMPOSE_PULL_FAILED: denied"
+        )));
+        assert!(!rollback_worthy(&Failure::fail(
+            "PRIVILEGED_REFUSED: web: privileged"
+        )));
+        // SIGTERM or a dead OpenBao: the next tick converges, nothing to roll back
+        assert!(!rollback_worthy(&Failure::temporary(
+            "UNHEALTHY: interrupted"
+        )));
+    }
+
+    #[test]
+    fn a_failed_sha_is_held_until_the_retry_time_and_only_that_sha() {
+        let f = FailedRelease {
+            sha: "b".repeat(64),
+            at: 1_000,
+            rolled_back_to: "a".repeat(64),
+            rollback_ok: true,
+        };
+        let b = "b".repeat(64);
+        assert_eq!(held_until(&f, &b, 1_500, 3_600), Some(4_600));
+        assert_eq!(held_until(&f, &b, 4_600, 3_600), None);
+        assert_eq!(held_until(&f, &"c".repeat(64), 1_500, 3_600), None);
+        // a huge retry time from the config saturates instead of wrapping to "now"
+        assert_eq!(held_until(&f, &b, 1_500, u64::MAX), Some(u64::MAX));
     }
 }
