@@ -240,3 +240,14 @@ impl Agent {
         Ok(())
     }
 }
+
+/// A container as the engine lists it, for the rooms' unit tests.
+#[cfg(test)]
+fn test_container(service: &str, state: &str, health: &str) -> Container {
+    Container {
+        service: service.into(),
+        state: state.into(),
+        health: health.into(),
+        id: String::new(),
+    }
+}

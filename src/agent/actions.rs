@@ -175,15 +175,7 @@ fn down_plan(prod: bool, purge: bool) -> DownPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn c(service: &str, state: &str, health: &str) -> Container {
-        Container {
-            service: service.into(),
-            state: state.into(),
-            health: health.into(),
-            id: String::new(),
-        }
-    }
+    use crate::agent::test_container as c;
 
     #[test]
     fn the_heartbeat_names_every_service_that_is_not_well() {

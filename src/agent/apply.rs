@@ -317,15 +317,7 @@ fn condition(c: &Container) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn c(service: &str, state: &str, health: &str) -> Container {
-        Container {
-            service: service.into(),
-            state: state.into(),
-            health: health.into(),
-            id: String::new(),
-        }
-    }
+    use crate::agent::test_container as c;
 
     #[test]
     fn an_unreadable_secret_is_retried_only_when_openbao_is_down() {
