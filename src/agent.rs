@@ -34,16 +34,21 @@ use crate::transport::{self, Dialer, Endpoint, TransportError};
 mod actions;
 mod apply;
 mod checks;
+#[cfg(test)]
+mod fakes;
 mod plan;
-mod ports;
+pub mod ports;
 mod release;
 mod report;
 mod rollback;
+#[cfg(test)]
+mod tests;
 mod tick;
 mod token;
 mod token_policy;
 
 use checks::file_policy_on;
+use ports::{EngineApi, TenancyApi, Vault};
 use release::{register_env_values, unwell};
 pub use report::short;
 use report::{pull_diagnosis, truncate_head, unhealthy_detail};
@@ -89,9 +94,10 @@ pub fn endpoints(cfg: &Config) -> (Endpoint, Endpoint) {
     )
 }
 
-pub struct Clients {
-    tenancy: Tenancy,
-    bao: Bao,
+/// The two remotes: the real ones by default, fakes in unit tests.
+pub struct Clients<T = Tenancy, V = Bao> {
+    tenancy: T,
+    bao: V,
 }
 
 impl Clients {
@@ -127,10 +133,12 @@ pub fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-pub struct Agent {
+/// The agent of one box. Generic over its ports (`agent::ports`): tenancy, OpenBao and the
+/// engine are the real clients unless a unit test puts fakes in their place.
+pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     cfg: Config,
-    c: Clients,
-    engine: Engine,
+    c: Clients<T, V>,
+    engine: E,
     state: State,
     tokens: token::TokenManager,
     prune: bool,
@@ -155,6 +163,13 @@ impl Agent {
         let conn = connector(&cfg).map_err(Failure::from)?;
         let c = clients(&cfg, &conn)?;
         let engine = Engine::new(cfg.docker_socket());
+        Agent::from_parts(cfg, prune, c, engine)
+    }
+}
+
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
+    /// An agent over the given clients and engine (`new` passes the real ones).
+    fn from_parts(cfg: Config, prune: bool, c: Clients<T, V>, engine: E) -> Result<Self, Failure> {
         let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
         let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
             .map_err(Failure::fail)?;

@@ -3,7 +3,7 @@
 use super::*;
 use crate::tenancy::ReportResult;
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// Outside every maintenance window: the running release is reported with why the desired
     /// one waits; exit 0. Nothing is fetched, leased or touched.
     pub(super) async fn deferred(

@@ -5,7 +5,7 @@
 use super::*;
 use crate::tenancy::ReportResult;
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The pipeline, one named step after another; each step that refuses reports it first.
     pub(super) async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
         let b = self.fetch_bundle(sha).await?;

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The bundle's `allow_privileged`, if the box's own config permits it.
     pub(super) fn privileged(&self, b: &Bundle) -> bool {
         b.meta.agent.allow_privileged && self.cfg.permit_privileged

@@ -65,7 +65,7 @@ fn rfc3339(z: &jiff::Zoned) -> String {
     z.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string()
 }
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     async fn plan_locked(&mut self) -> Result<Plan, Failure> {
         if !self.cfg.state_dir.is_dir() {
             return Err(Failure::fail(format!(

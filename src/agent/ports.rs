@@ -1,33 +1,86 @@
-//! The seams of the tick: what the token state machine asks of OpenBao, of tenancy and of the
-//! clocks, as traits. The real clients implement them here; unit tests give fakes, so every
-//! token rule runs in milliseconds without a server (`token/tests.rs`).
+//! The seams of the tick: what the agent asks of tenancy, of OpenBao, of the Docker engine and
+//! of the clocks, as traits. The real clients implement them here; unit tests give fakes, so
+//! the token rules (`token/tests.rs`) and the tick's decisions (`tests.rs`) run in milliseconds
+//! without a server. The compose CLI stays real: an apply that gets that far is a job for the
+//! real-parts suites.
+//!
+//! The futures are not `Send`: the agent runs on a current-thread runtime and never spawns a
+//! tick.
+
+use std::path::PathBuf;
+
+use zeroize::Zeroizing;
 
 use crate::bao::{Bao, BaoError, Login};
+use crate::runtime::{Engine, RuntimeError};
 use crate::state::{self, BootClock};
-use crate::tenancy::{Lease, Tenancy, TenancyError};
+use crate::tenancy::{
+    BundleWire, Checkin, CheckinResponse, Container, Lease, Report, Tenancy, TenancyError,
+};
 
 /// OpenBao's token calls, with the box's own token.
-pub(crate) trait Vault {
+#[allow(async_fn_in_trait)] // see the module doc: the futures need not be Send
+pub trait Vault {
     async fn login(&self, grant: &str) -> Result<Login, BaoError>;
     /// Seconds the token has left (lookup-self).
     async fn ttl(&self, token: &str) -> Result<u64, BaoError>;
     /// The TTL after renew-self with this increment.
     async fn renew(&self, token: &str, increment_s: u64) -> Result<u64, BaoError>;
     async fn revoke(&self, token: &str) -> Result<(), BaoError>;
+    /// One KV v2 value, pinned to a version.
+    async fn kv_read(
+        &self,
+        token: &str,
+        path: &str,
+        key: &str,
+        version: Option<u64>,
+    ) -> Result<Zeroizing<String>, BaoError>;
 }
 
 /// Tenancy's deploy-grant lease.
-pub(crate) trait Leaser {
+#[allow(async_fn_in_trait)] // see the module doc: the futures need not be Send
+pub trait Leaser {
     async fn lease(&self, bearer: &str, env_id: &str, reason: &str) -> Result<Lease, TenancyError>;
 }
 
+/// The rest of tenancy's agent API: check-in, bundle, report.
+#[allow(async_fn_in_trait)] // see the module doc: the futures need not be Send
+pub trait TenancyApi: Leaser {
+    async fn checkin(
+        &self,
+        bearer: &str,
+        req: &Checkin<'_>,
+    ) -> Result<CheckinResponse, TenancyError>;
+    /// The bundle body and its `X-Bundle-Sha256` header.
+    async fn bundle(
+        &self,
+        bearer: &str,
+        env_id: &str,
+        sha: &str,
+    ) -> Result<(BundleWire, Option<String>), TenancyError>;
+    async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError>;
+}
+
+/// What the tick reads from the Docker Engine API (compose does the changing).
+#[allow(async_fn_in_trait)] // see the module doc: the futures need not be Send
+pub trait EngineApi {
+    async fn containers(&self, project: &str) -> Result<Vec<Container>, RuntimeError>;
+    /// The same list as the engine gives it (labels, image), for `plan`.
+    async fn containers_raw(&self, project: &str) -> Result<Vec<serde_json::Value>, RuntimeError>;
+    /// Why a container is not well, in the engine's words.
+    async fn diagnose(&self, c: &Container) -> String;
+    async fn docker_root(&self) -> Result<PathBuf, RuntimeError>;
+    /// Bytes reclaimed.
+    async fn prune_images(&self) -> Result<u64, RuntimeError>;
+}
+
 /// The wall clock (Unix seconds) and the boot clock.
-pub(crate) trait Clock {
+pub trait Clock {
     fn wall(&self) -> u64;
     fn boot(&self) -> BootClock;
 }
 
-pub(crate) struct SystemClock;
+pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn wall(&self) -> u64 {
@@ -51,11 +104,59 @@ impl Vault for Bao {
     async fn revoke(&self, token: &str) -> Result<(), BaoError> {
         self.revoke_self(token).await
     }
+    async fn kv_read(
+        &self,
+        token: &str,
+        path: &str,
+        key: &str,
+        version: Option<u64>,
+    ) -> Result<Zeroizing<String>, BaoError> {
+        Bao::kv_read(self, token, path, key, version).await
+    }
 }
 
 impl Leaser for Tenancy {
     async fn lease(&self, bearer: &str, env_id: &str, reason: &str) -> Result<Lease, TenancyError> {
         Tenancy::lease(self, bearer, env_id, reason).await
+    }
+}
+
+impl TenancyApi for Tenancy {
+    async fn checkin(
+        &self,
+        bearer: &str,
+        req: &Checkin<'_>,
+    ) -> Result<CheckinResponse, TenancyError> {
+        Tenancy::checkin(self, bearer, req).await
+    }
+    async fn bundle(
+        &self,
+        bearer: &str,
+        env_id: &str,
+        sha: &str,
+    ) -> Result<(BundleWire, Option<String>), TenancyError> {
+        Tenancy::bundle(self, bearer, env_id, sha).await
+    }
+    async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError> {
+        Tenancy::report(self, bearer, rep).await
+    }
+}
+
+impl EngineApi for Engine {
+    async fn containers(&self, project: &str) -> Result<Vec<Container>, RuntimeError> {
+        Engine::containers(self, project).await
+    }
+    async fn containers_raw(&self, project: &str) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        Engine::containers_raw(self, project).await
+    }
+    async fn diagnose(&self, c: &Container) -> String {
+        Engine::diagnose(self, c).await
+    }
+    async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
+        Engine::docker_root(self).await
+    }
+    async fn prune_images(&self) -> Result<u64, RuntimeError> {
+        Engine::prune_images(self).await
     }
 }
 

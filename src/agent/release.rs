@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// staging/<sha> → releases/<sha>, then `current` → it (atomic symlink swap).
     pub(super) fn promote(&self, staging: &Path, sha: &str) -> Result<PathBuf, Failure> {
         let rel = self.cfg.releases_dir().join(sha);

@@ -4,7 +4,7 @@
 use super::*;
 use crate::tenancy::ReportResult;
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     pub(super) async fn report(
         &mut self,
         sha: Option<&str>,

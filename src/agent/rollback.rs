@@ -41,7 +41,7 @@ fn rfc3339(unix: u64) -> String {
     humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(unix)).to_string()
 }
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The `apply` arm of the tick: a sha that failed and was rolled back is held; otherwise
     /// the apply runs, and rolls back by itself when `auto_rollback` allows it.
     pub(super) async fn apply_or_roll_back(

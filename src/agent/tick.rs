@@ -5,7 +5,7 @@ use super::*;
 use crate::tenancy::Action;
 use crate::tenancy::ReportResult;
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// One tick under the lock. A second concurrent tick returns `Ok` at once.
     pub async fn tick(&mut self) -> Result<Exit, Failure> {
         self.prepare_dirs()?;

@@ -60,7 +60,7 @@ impl Drop for Scratch {
     }
 }
 
-impl Agent {
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The bundle side of the plan: every refusal found goes to `refusals`; `Err` is a refusal
     /// that stops the rest (the bundle cannot be read or rendered).
     pub(super) async fn plan_apply(

@@ -3,14 +3,101 @@
 //! milliseconds. The real-parts suites (tests/tick.rs, tests/security.rs, tests/faults.rs)
 //! cover the same rules on a real OpenBao with real TTLs.
 
-mod fakes;
+use std::cell::{Cell, RefCell};
 
-use fakes::{World, ENV, HOUR};
-
+use crate::agent::fakes::{FakeBao, FakeClock, FakeLeases, ENV, HOUR};
+use crate::agent::ports::Ports;
+use crate::agent::token::TokenManager;
+use crate::config::Config;
 use crate::error::{Exit, Kind};
-use crate::state::TokenSource;
+use crate::state::{State, TokenSource};
 
 const BELOW: u64 = 900;
+
+struct World {
+    dir: tempfile::TempDir,
+    cfg: Config,
+    bao: FakeBao,
+    leases: FakeLeases,
+    clock: FakeClock,
+    st: State,
+    tm: TokenManager,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Config {
+            env_id: ENV.into(),
+            state_dir: dir.path().join("state"),
+            bootstrap_path: dir.path().join("bootstrap.jwt"),
+            ..Config::default()
+        };
+        std::fs::create_dir_all(&cfg.state_dir).unwrap();
+        let tm = TokenManager::new(&cfg);
+        World {
+            dir,
+            cfg,
+            bao: FakeBao::new(),
+            leases: FakeLeases::default(),
+            clock: FakeClock {
+                wall: Cell::new(1_800_000_000),
+                boot: Cell::new(1_000),
+                boot_id: RefCell::new("boot-1".into()),
+            },
+            st: State::default(),
+            tm,
+        }
+    }
+
+    fn grant(&self) {
+        std::fs::write(&self.cfg.bootstrap_path, "boot-grant\n").unwrap();
+    }
+
+    fn run<T>(
+        &mut self,
+        f: impl AsyncFnOnce(
+            &mut TokenManager,
+            &mut State,
+            &Ports<'_, FakeBao, FakeLeases, FakeClock>,
+        ) -> T,
+    ) -> T {
+        let p = Ports {
+            vault: &self.bao,
+            leaser: &self.leases,
+            clock: &self.clock,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(f(&mut self.tm, &mut self.st, &p))
+    }
+
+    fn bootstrap(&mut self) {
+        self.grant();
+        self.run(async |tm, st, p| tm.load_or_bootstrap(st, p, false).await)
+            .unwrap();
+        self.bao.take_calls();
+    }
+
+    /// Bootstrapped, then swapped for a lease-derived token (the steady state).
+    fn leased(&mut self) -> String {
+        self.bootstrap();
+        self.run(async |tm, st, p| tm.for_apply(st, p).await)
+            .unwrap();
+        self.bao.take_calls();
+        self.leases.calls.borrow_mut().clear();
+        self.stored()
+    }
+
+    fn stored(&self) -> String {
+        std::fs::read_to_string(self.cfg.token_path()).unwrap()
+    }
+
+    fn on_disk(&self) -> State {
+        State::load(&self.cfg.state_path()).unwrap()
+    }
+}
 
 #[test]
 fn a_stored_token_is_used_without_any_call() {

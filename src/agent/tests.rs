@@ -1,0 +1,380 @@
+//! Whole ticks against fakes of tenancy, OpenBao and the engine (`fakes.rs`), on a real state
+//! directory: what each check-in answer leads to, which calls the agent makes, what it reports
+//! and what it leaves on disk, in milliseconds. An apply that passes every check reaches the
+//! compose CLI, which is not faked: those paths are the real-parts suites' (tests/tick.rs).
+
+use base64::Engine as _;
+
+use super::fakes::{FakeBao, FakeEngine, FakeTenancy, ENV};
+use super::*;
+use crate::error::Kind;
+use crate::state::{TokenMeta, TokenSource};
+
+const STORED: &str = "hvs.stored-token-aaaaaaaaaaaaaaaaaaaa";
+
+struct TestBox {
+    dir: tempfile::TempDir,
+    agent: Agent<FakeTenancy, FakeBao, FakeEngine>,
+}
+
+impl TestBox {
+    /// A box with a stored token and nothing applied.
+    fn new() -> TestBox {
+        TestBox::with(|_| {})
+    }
+
+    fn with(edit: impl FnOnce(&mut Config)) -> TestBox {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = Config {
+            env_id: ENV.into(),
+            state_dir: dir.path().join("state"),
+            bootstrap_path: dir.path().join("bootstrap.jwt"),
+            compose_project: "monky-test".into(),
+            ..Config::default()
+        };
+        edit(&mut cfg);
+        std::fs::create_dir_all(&cfg.state_dir).unwrap();
+        std::fs::write(cfg.token_path(), STORED).unwrap();
+        let c = Clients {
+            tenancy: FakeTenancy::default(),
+            bao: FakeBao::new(),
+        };
+        let engine = FakeEngine::new(dir.path().to_path_buf());
+        let agent = Agent::from_parts(cfg, false, c, engine).unwrap();
+        TestBox { dir, agent }
+    }
+
+    fn tick(&mut self) -> Result<Exit, Failure> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(self.agent.tick())
+    }
+
+    fn tenancy(&self) -> &FakeTenancy {
+        &self.agent.c.tenancy
+    }
+
+    fn bao(&self) -> &FakeBao {
+        &self.agent.c.bao
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.tenancy().calls.borrow().clone()
+    }
+
+    fn reports(&self) -> Vec<serde_json::Value> {
+        self.tenancy().reports.borrow().clone()
+    }
+
+    fn saved(&self) -> State {
+        State::load(&self.agent.cfg.state_path()).unwrap()
+    }
+
+    /// `sha` applied and current, its compose file naming `services`.
+    fn applied(&mut self, sha: &str, services: &[&str]) {
+        let cfg = &self.agent.cfg;
+        let rel = cfg.releases_dir().join(sha);
+        std::fs::create_dir_all(&rel).unwrap();
+        let compose: String = std::iter::once("services:\n".to_string())
+            .chain(
+                services
+                    .iter()
+                    .map(|s| format!("  {s}:\n    image: busybox\n")),
+            )
+            .collect();
+        std::fs::write(rel.join("compose.yaml"), compose).unwrap();
+        std::os::unix::fs::symlink(&rel, cfg.current_link()).unwrap();
+        let st = State {
+            applied_sha: Some(sha.into()),
+            ..State::default()
+        };
+        st.save(&cfg.state_path()).unwrap();
+    }
+
+    fn running(&self, cs: &[(&str, &str, &str)]) {
+        *self.agent.engine.containers.borrow_mut() = cs
+            .iter()
+            .map(|(s, st, h)| test_container(s, st, h))
+            .collect();
+    }
+
+    /// Offer `files` as a bundle; its sha.
+    fn bundle(&self, files: &[(&str, &str)]) -> String {
+        let sha = bundle::canonical_sha(files.iter().map(|(p, c)| (*p, c.as_bytes())));
+        let body = serde_json::json!({
+            "env_id": ENV,
+            "sha": sha,
+            "files": files.iter().map(|(p, c)| serde_json::json!({
+                "path": p,
+                "content_b64": base64::engine::general_purpose::STANDARD.encode(c),
+            })).collect::<Vec<_>>(),
+        });
+        self.tenancy()
+            .bundles
+            .borrow_mut()
+            .insert(sha.clone(), body.to_string());
+        sha
+    }
+}
+
+fn sha(c: char) -> String {
+    c.to_string().repeat(64)
+}
+
+#[test]
+fn a_converged_box_reports_applied_and_asks_openbao_nothing() {
+    let mut b = TestBox::new();
+    let s = sha('a');
+    b.applied(&s, &["web", "db"]);
+    b.running(&[("web", "running", "healthy"), ("db", "running", "")]);
+    b.tenancy()
+        .answer(&format!(r#"{{"action": "none", "desired_sha": "{s}"}}"#));
+    assert_eq!(b.tick().unwrap(), Exit::Ok);
+    assert_eq!(
+        b.calls(),
+        [
+            format!("checkin {STORED} applied={s}"),
+            "report applied".into()
+        ]
+    );
+    assert_eq!(b.reports()[0]["sha"], s.as_str());
+    assert_eq!(b.reports()[0]["containers"].as_array().unwrap().len(), 2);
+    assert!(b.bao().calls.borrow().is_empty());
+    let st = b.saved();
+    assert!(st.last_checkin.is_some());
+    assert_eq!(st.last_result.as_deref(), Some("applied"));
+    assert_eq!(st.counters.ticks.get("0"), Some(&1));
+}
+
+#[test]
+fn an_unwell_service_is_reported_and_the_tick_fails() {
+    let mut b = TestBox::new();
+    let s = sha('a');
+    b.applied(&s, &["web", "db"]);
+    b.running(&[("web", "running", "healthy"), ("db", "exited", "")]);
+    let f = b.tick().unwrap_err();
+    assert_eq!(f.exit(), Exit::Fail);
+    assert_eq!(f.message(), "UNHEALTHY: db");
+    let r = &b.reports()[0];
+    assert_eq!(
+        (r["result"].as_str(), r["detail"].as_str()),
+        (Some("failed"), Some("UNHEALTHY: db"))
+    );
+    let st = b.saved();
+    assert_eq!(st.last_error.as_deref(), Some("UNHEALTHY: db"));
+    assert_eq!(st.counters.failures.get("UNHEALTHY"), Some(&1));
+}
+
+#[test]
+fn an_engine_that_is_down_is_named_in_the_report() {
+    let mut b = TestBox::new();
+    b.applied(&sha('a'), &["web"]);
+    b.agent.engine.down.set(true);
+    let f = b.tick().unwrap_err();
+    assert_eq!(f.code(), Some("DOCKER_UNAVAILABLE"));
+    assert!(
+        f.message().contains("connection refused"),
+        "{}",
+        f.message()
+    );
+    assert_eq!(b.reports()[0]["result"], "failed");
+}
+
+#[test]
+fn a_box_with_nothing_applied_checks_in_and_reports_nothing() {
+    let mut b = TestBox::new();
+    assert_eq!(b.tick().unwrap(), Exit::Ok);
+    assert_eq!(b.calls(), [format!("checkin {STORED} applied=-")]);
+}
+
+#[test]
+fn a_refused_token_with_a_waiting_grant_bootstraps_and_checks_in_again() {
+    let mut b = TestBox::new();
+    b.bao().live.borrow_mut().insert(STORED.into(), 600);
+    std::fs::write(&b.agent.cfg.bootstrap_path, "kit-grant").unwrap();
+    b.tenancy().fail_checkin(TenancyError::Unauthenticated {
+        code: "AGENT_TOKEN_INVALID".into(),
+        message: "superseded".into(),
+    });
+    assert_eq!(b.tick().unwrap(), Exit::Ok);
+    let calls = b.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(calls[1].starts_with("checkin hvs.token-1-"), "{calls:?}");
+    assert_eq!(
+        *b.bao().calls.borrow(),
+        ["login kit-grant".to_string(), format!("revoke {STORED}")]
+    );
+    assert!(!b.agent.cfg.bootstrap_path.exists());
+    let st = b.saved();
+    assert_eq!(st.token.unwrap().source, TokenSource::Bootstrap);
+}
+
+#[test]
+fn a_refused_token_without_a_grant_is_exit_1_with_the_advice() {
+    let mut b = TestBox::new();
+    b.tenancy().fail_checkin(TenancyError::Unauthenticated {
+        code: "AGENT_TOKEN_INVALID".into(),
+        message: "unknown".into(),
+    });
+    let f = b.tick().unwrap_err();
+    assert_eq!(f.exit(), Exit::Fail);
+    assert_eq!(f.code(), Some("AGENT_UNAUTHENTICATED"));
+    assert!(f.message().contains("bootstrap --force"));
+    assert!(b.bao().calls.borrow().is_empty());
+}
+
+#[test]
+fn tenancy_409_is_78_and_429_is_75_and_nothing_follows() {
+    let mut b = TestBox::new();
+    b.tenancy()
+        .fail_checkin(TenancyError::EnvMismatch("box moved".into()));
+    assert_eq!(b.tick().unwrap_err().exit(), Exit::EnvMismatch);
+    b.tenancy().fail_checkin(TenancyError::RateLimited {
+        what: "checkin",
+        code: "RATE_LIMITED".into(),
+        retry_after: 5,
+    });
+    let f = b.tick().unwrap_err();
+    assert_eq!((f.kind(), f.exit()), (Kind::RateLimited, Exit::TempFail));
+    assert!(b.reports().is_empty());
+    assert_eq!(b.saved().counters.ticks.get("78"), Some(&1));
+    assert_eq!(b.saved().counters.ticks.get("75"), Some(&1));
+}
+
+#[test]
+fn laptop_mode_turns_an_unreachable_tenancy_into_exit_0() {
+    for (laptop, want) in [(true, Ok(Exit::Ok)), (false, Err(Exit::TempFail))] {
+        let mut b = TestBox::with(|c| c.laptop_mode = laptop);
+        b.tenancy()
+            .fail_checkin(TenancyError::Unavailable("no route".into(), None));
+        assert_eq!(b.tick().map_err(|f| f.exit()), want, "laptop_mode {laptop}");
+    }
+}
+
+#[test]
+fn a_stored_token_pinned_elsewhere_stops_before_the_check_in() {
+    let mut b = TestBox::new();
+    let st = State {
+        token: Some(TokenMeta {
+            source: TokenSource::Lease,
+            obtained_at: 0,
+            expires_at: 0,
+            renewable: true,
+            grant_jti: String::new(),
+            env_id: "env-b".into(),
+            expires_boot: 0,
+            boot_id: String::new(),
+        }),
+        ..State::default()
+    };
+    st.save(&b.agent.cfg.state_path()).unwrap();
+    assert_eq!(b.tick().unwrap_err().exit(), Exit::EnvMismatch);
+    assert!(b.calls().is_empty());
+}
+
+#[test]
+fn a_privileged_bundle_is_refused_and_reported_before_any_lease() {
+    let mut b = TestBox::new();
+    let s = b.bundle(&[
+        (
+            "compose.yaml",
+            "services:\n  web:\n    image: busybox\n    privileged: true\n",
+        ),
+        (
+            "secrets.manifest.json",
+            r#"{"entries": [{"var": "K", "path": "monky/data/env-a/see/k"}]}"#,
+        ),
+        ("env.template", "K=${K}\n"),
+    ]);
+    b.tenancy()
+        .answer(&format!(r#"{{"action": "apply", "desired_sha": "{s}"}}"#));
+    let f = b.tick().unwrap_err();
+    assert_eq!(f.code(), Some("PRIVILEGED_REFUSED"), "{}", f.message());
+    assert_eq!(
+        b.calls(),
+        [
+            format!("checkin {STORED} applied=-"),
+            format!("bundle {s}"),
+            "report failed".into()
+        ]
+    );
+    assert!(b.bao().calls.borrow().is_empty());
+    assert!(b.reports()[0]["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("PRIVILEGED_REFUSED"));
+    // nothing staged, nothing promoted
+    assert!(!b.agent.cfg.current_link().exists());
+    assert_eq!(
+        std::fs::read_dir(b.agent.cfg.staging_dir())
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn a_bundle_that_does_not_hash_to_its_sha_is_refused() {
+    let mut b = TestBox::new();
+    let real = b.bundle(&[("compose.yaml", "services: {}\n")]);
+    let body = b.tenancy().bundles.borrow().get(&real).cloned().unwrap();
+    let claimed = sha('c');
+    b.tenancy()
+        .bundles
+        .borrow_mut()
+        .insert(claimed.clone(), body.replace(&real, &claimed));
+    b.tenancy().answer(&format!(
+        r#"{{"action": "apply", "desired_sha": "{claimed}"}}"#
+    ));
+    let f = b.tick().unwrap_err();
+    assert_eq!(f.code(), Some("BUNDLE_SHA_MISMATCH"), "{}", f.message());
+    assert_eq!(b.reports()[0]["sha"], claimed.as_str());
+    assert!(b.tenancy().leases.calls.borrow().is_empty());
+}
+
+#[test]
+fn an_unreadable_secret_refuses_the_bundle_after_a_lease_and_names_the_variable() {
+    let mut b = TestBox::new();
+    let s = b.bundle(&[
+        ("compose.yaml", "services:\n  web:\n    image: busybox\n"),
+        (
+            "secrets.manifest.json",
+            r#"{"entries": [{"var": "API_KEY", "path": "monky/data/env-a/see/api", "version": 2}]}"#,
+        ),
+        ("env.template", "API_KEY=${API_KEY}\n"),
+    ]);
+    b.tenancy()
+        .answer(&format!(r#"{{"action": "apply", "desired_sha": "{s}"}}"#));
+    let f = b.tick().unwrap_err();
+    assert_eq!(f.code(), Some("SECRET_UNREADABLE"), "{}", f.message());
+    assert!(f.message().contains("API_KEY"), "{}", f.message());
+    // the stored token was dead: leased, logged in, the old one revoked, then the read
+    let bao = b.bao().calls.borrow().clone();
+    assert_eq!(
+        bao[..3],
+        [
+            "lookup".to_string(),
+            "login grant1".into(),
+            format!("revoke {STORED}")
+        ]
+    );
+    assert_eq!(bao[3], "kv monky/data/env-a/see/api");
+    assert_eq!(*b.tenancy().leases.calls.borrow(), ["lease apply"]);
+    assert_eq!(b.reports()[0]["result"], "failed");
+    // the new token is the one stored and described
+    let tok = std::fs::read_to_string(b.agent.cfg.token_path()).unwrap();
+    assert!(tok.starts_with("hvs.token-1-"), "{tok}");
+    assert_eq!(b.saved().token.unwrap().source, TokenSource::Lease);
+    let _ = &b.dir;
+}
+
+#[test]
+fn down_with_nothing_running_reports_down() {
+    let mut b = TestBox::new();
+    b.tenancy().answer(r#"{"action": "down"}"#);
+    assert_eq!(b.tick().unwrap(), Exit::Ok);
+    assert_eq!(b.reports()[0]["result"], "down");
+    assert!(b.reports()[0]["sha"].is_null());
+}
