@@ -1,3 +1,5 @@
+//! The canonical bundle sha (PROTOCOL's test vector) and path safety.
+
 use super::*;
 
 #[test]

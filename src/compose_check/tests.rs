@@ -1,3 +1,6 @@
+//! The compose file passes over YAML documents: what each pass refuses and allows, and the
+//! rule tables' shape.
+
 use super::*;
 
 fn run(y: &str) -> Result<Vec<String>, Refusal> {

@@ -1,3 +1,6 @@
+//! config.yaml: the example parses, unknown keys and bad values are named, the tick budget
+//! fits the unit's timeout.
+
 use super::*;
 
 fn parse(s: &str) -> Result<Config, ConfigError> {

@@ -1,3 +1,6 @@
+//! The Engine API create-body rules over JSON bodies (keys, privileges, volumes, networks, the
+//! rule table's shape) and the bind-source rule on real paths.
+
 use super::*;
 use serde_json::json;
 use std::path::Path;

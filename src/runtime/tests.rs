@@ -1,3 +1,6 @@
+//! The runtime's unit tests: the Engine API client's pooling over a fake Unix socket, health
+//! from the engine's status, convergence, compose's unset-variable warnings.
+
 use super::*;
 
 /// A fake Engine API on a unix socket: `/info` over keep-alive connections, counted.

@@ -1,3 +1,6 @@
+//! The connectors over local TCP: what system and proxy dial, how a refused dial is classed,
+//! and that each is a hyper-util `Connect` service.
+
 use super::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -1,3 +1,5 @@
+//! `.env` rendering: substitution, quoting, and the refusals of a template.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,5 @@
+//! How the guard routes Engine API requests.
+
 use super::*;
 
 #[test]
