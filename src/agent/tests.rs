@@ -13,7 +13,8 @@ use crate::state::{TokenMeta, TokenSource};
 const STORED: &str = "hvs.stored-token-aaaaaaaaaaaaaaaaaaaa";
 
 struct TestBox {
-    dir: tempfile::TempDir,
+    /// keeps the temporary directory alive as long as the box
+    _dir: tempfile::TempDir,
     agent: Agent<FakeTenancy, FakeBao, FakeEngine>,
 }
 
@@ -41,7 +42,7 @@ impl TestBox {
         };
         let engine = FakeEngine::new(dir.path().to_path_buf());
         let agent = Agent::from_parts(cfg, false, c, engine).unwrap();
-        TestBox { dir, agent }
+        TestBox { _dir: dir, agent }
     }
 
     fn tick(&mut self) -> Result<Exit, Failure> {
@@ -367,7 +368,6 @@ fn an_unreadable_secret_refuses_the_bundle_after_a_lease_and_names_the_variable(
     let tok = std::fs::read_to_string(b.agent.cfg.token_path()).unwrap();
     assert!(tok.starts_with("hvs.token-1-"), "{tok}");
     assert_eq!(b.saved().token.unwrap().source, TokenSource::Lease);
-    let _ = &b.dir;
 }
 
 #[test]

@@ -1,103 +1,17 @@
-//! The token state machine against fakes of OpenBao, tenancy's lease and the clocks (`fakes`):
-//! every rule of 0.1.6 / 0.3 with the calls it makes, what it stores and what it revokes, in
-//! milliseconds. The real-parts suites (tests/tick.rs, tests/security.rs, tests/faults.rs)
+//! The token state machine against fakes of OpenBao, tenancy's lease and the clocks
+//! (`agent/fakes.rs`, set up by `world.rs`): every rule of 0.1.6 / 0.3 with the calls it makes,
+//! what it stores and what it revokes, in milliseconds. The real-parts suites (tests/tick.rs, tests/security.rs, tests/faults.rs)
 //! cover the same rules on a real OpenBao with real TTLs.
 
-use std::cell::{Cell, RefCell};
+mod world;
 
-use crate::agent::fakes::{FakeBao, FakeClock, FakeLeases, ENV, HOUR};
-use crate::agent::ports::Ports;
-use crate::agent::token::TokenManager;
-use crate::config::Config;
+use world::World;
+
+use crate::agent::fakes::{ENV, HOUR};
 use crate::error::{Exit, Kind};
-use crate::state::{State, TokenSource};
+use crate::state::TokenSource;
 
 const BELOW: u64 = 900;
-
-struct World {
-    dir: tempfile::TempDir,
-    cfg: Config,
-    bao: FakeBao,
-    leases: FakeLeases,
-    clock: FakeClock,
-    st: State,
-    tm: TokenManager,
-}
-
-impl World {
-    fn new() -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = Config {
-            env_id: ENV.into(),
-            state_dir: dir.path().join("state"),
-            bootstrap_path: dir.path().join("bootstrap.jwt"),
-            ..Config::default()
-        };
-        std::fs::create_dir_all(&cfg.state_dir).unwrap();
-        let tm = TokenManager::new(&cfg);
-        World {
-            dir,
-            cfg,
-            bao: FakeBao::new(),
-            leases: FakeLeases::default(),
-            clock: FakeClock {
-                wall: Cell::new(1_800_000_000),
-                boot: Cell::new(1_000),
-                boot_id: RefCell::new("boot-1".into()),
-            },
-            st: State::default(),
-            tm,
-        }
-    }
-
-    fn grant(&self) {
-        std::fs::write(&self.cfg.bootstrap_path, "boot-grant\n").unwrap();
-    }
-
-    fn run<T>(
-        &mut self,
-        f: impl AsyncFnOnce(
-            &mut TokenManager,
-            &mut State,
-            &Ports<'_, FakeBao, FakeLeases, FakeClock>,
-        ) -> T,
-    ) -> T {
-        let p = Ports {
-            vault: &self.bao,
-            leaser: &self.leases,
-            clock: &self.clock,
-        };
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        rt.block_on(f(&mut self.tm, &mut self.st, &p))
-    }
-
-    fn bootstrap(&mut self) {
-        self.grant();
-        self.run(async |tm, st, p| tm.load_or_bootstrap(st, p, false).await)
-            .unwrap();
-        self.bao.take_calls();
-    }
-
-    /// Bootstrapped, then swapped for a lease-derived token (the steady state).
-    fn leased(&mut self) -> String {
-        self.bootstrap();
-        self.run(async |tm, st, p| tm.for_apply(st, p).await)
-            .unwrap();
-        self.bao.take_calls();
-        self.leases.calls.borrow_mut().clear();
-        self.stored()
-    }
-
-    fn stored(&self) -> String {
-        std::fs::read_to_string(self.cfg.token_path()).unwrap()
-    }
-
-    fn on_disk(&self) -> State {
-        State::load(&self.cfg.state_path()).unwrap()
-    }
-}
 
 #[test]
 fn a_stored_token_is_used_without_any_call() {
@@ -395,7 +309,6 @@ fn after_a_reboot_upkeep_asks_openbao_and_records_the_new_boot() {
     let m = w.st.token.as_ref().unwrap();
     assert_eq!(m.boot_id, "boot-2");
     assert_eq!(m.expires_boot, 30 + 4 * HOUR);
-    let _ = &w.dir;
 }
 
 #[test]
