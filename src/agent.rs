@@ -49,9 +49,10 @@ mod token_policy;
 
 use checks::file_policy_on;
 use ports::{EngineApi, TenancyApi, Vault};
-use release::{register_env_values, unwell};
+use release::register_env_values;
 pub use report::short;
 use report::{pull_diagnosis, truncate_head, unhealthy_detail};
+use runtime::unwell;
 
 pub use crate::error::{Exit, Failure, Kind};
 pub use plan::plan;
@@ -98,6 +99,17 @@ pub fn endpoints(cfg: &Config) -> (Endpoint, Endpoint) {
 pub struct Clients<T = Tenancy, V = Bao> {
     tenancy: T,
     bao: V,
+}
+
+impl<T: TenancyApi, V: Vault> Clients<T, V> {
+    /// What the token manager may use: these clients and the system clocks.
+    fn ports(&self) -> ports::Ports<'_, V, T, ports::SystemClock> {
+        ports::Ports {
+            vault: &self.bao,
+            leaser: &self.tenancy,
+            clock: &ports::SystemClock,
+        }
+    }
 }
 
 impl Clients {
@@ -216,34 +228,21 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The bearer: `bao.token`, or a login with the kit's bootstrap grant (see
     /// [`token::TokenManager::load_or_bootstrap`]).
     async fn load_or_bootstrap_token(&mut self, force: bool) -> Result<(), Failure> {
-        let p = ports::Ports {
-            vault: &self.c.bao,
-            leaser: &self.c.tenancy,
-            clock: &ports::SystemClock,
-        };
         self.tokens
-            .load_or_bootstrap(&mut self.state, &p, force)
+            .load_or_bootstrap(&mut self.state, &self.c.ports(), force)
             .await
     }
 
     /// The token an apply reads its secrets with (0.1.6).
     async fn token_for_apply(&mut self) -> Result<Zeroizing<String>, Failure> {
-        let p = ports::Ports {
-            vault: &self.c.bao,
-            leaser: &self.c.tenancy,
-            clock: &ports::SystemClock,
-        };
-        self.tokens.for_apply(&mut self.state, &p).await
+        self.tokens
+            .for_apply(&mut self.state, &self.c.ports())
+            .await
     }
 
     /// Renewal, re-lease, a deferred swap: after the tick's action.
     async fn token_upkeep(&mut self) -> Result<(), Failure> {
-        let p = ports::Ports {
-            vault: &self.c.bao,
-            leaser: &self.c.tenancy,
-            clock: &ports::SystemClock,
-        };
-        self.tokens.upkeep(&mut self.state, &p).await
+        self.tokens.upkeep(&mut self.state, &self.c.ports()).await
     }
 
     fn prepare_dirs(&self) -> Result<(), Failure> {

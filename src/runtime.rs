@@ -88,9 +88,12 @@ pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
 pub fn converged(expected: &[String], cs: &[Container]) -> bool {
     !cs.is_empty()
         && expected.iter().all(|s| cs.iter().any(|c| &c.service == s))
-        && cs
-            .iter()
-            .all(|c| c.state == "running" && (c.health.is_empty() || c.health == "healthy"))
+        && !cs.iter().any(unwell)
+}
+
+/// Not running, or running with a health check that is not (yet) healthy.
+pub fn unwell(c: &Container) -> bool {
+    c.state != "running" || !(c.health.is_empty() || c.health == "healthy")
 }
 
 #[cfg(test)]

@@ -138,8 +138,3 @@ pub(super) fn register_env_values(path: &Path) {
         }
     }
 }
-
-/// Not running, or running with a health check that is not (yet) healthy.
-pub(super) fn unwell(c: &Container) -> bool {
-    c.state != "running" || !(c.health.is_empty() || c.health == "healthy")
-}

@@ -42,7 +42,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         }
         if let Err(f) = &res {
-            self.state.last_error = Some(redact::redact(f.message()));
+            self.state.last_error = Some(f.message().to_string());
         }
         self.count(&res, applied_before.as_deref());
         crate::testhook::pause("before-save");
@@ -77,7 +77,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 }
             }
             Err(f) if f.exit() == Exit::Fail => {
-                if let Some(code) = crate::metrics::failure_code(f.message()) {
+                if let Some(code) = f.code() {
                     *c.failures.entry(code.to_string()).or_default() += 1;
                 }
             }

@@ -12,15 +12,20 @@ impl Bundle {
     /// Every placeholder `env.template` uses must be a manifest variable: `ENV_INCOMPLETE` is
     /// known before the lease, so a bundle that cannot render leases nothing and reads nothing.
     pub fn check_env_template(&self) -> Result<(), Refusal> {
-        let names: BTreeMap<String, Zeroizing<String>> = self
+        self.render_env_with_every_var_as("").map(|_| ())
+    }
+
+    /// `env.template` rendered with `value` for every manifest variable (no secret read).
+    pub fn render_env_with_every_var_as(&self, value: &str) -> Result<Zeroizing<String>, Refusal> {
+        let vars: BTreeMap<String, Zeroizing<String>> = self
             .manifest
             .entries
             .iter()
             .filter(|e| !e.is_registry_auth())
             .filter_map(|e| e.var.clone())
-            .map(|v| (v, Zeroizing::new(String::new())))
+            .map(|v| (v, Zeroizing::new(value.to_string())))
             .collect();
-        render_env(&self.env_template(), &names).map(|_| ())
+        render_env(&self.env_template(), &vars)
     }
 }
 

@@ -126,15 +126,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         // the normalised pass, with a placeholder for every secret: the bundle's files in a
         // scratch directory without any `.env`, the placeholders in a file of their own
-        let placeholders: BTreeMap<String, Zeroizing<String>> = b
-            .manifest
-            .entries
-            .iter()
-            .filter(|e| !e.is_registry_auth())
-            .filter_map(|e| e.var.clone())
-            .map(|v| (v, Zeroizing::new(PLACEHOLDER.to_string())))
-            .collect();
-        let env = bundle::render_env(&b.env_template(), &placeholders)?;
+        let env = b.render_env_with_every_var_as(PLACEHOLDER)?;
         state::ensure_dir(&self.cfg.staging_dir(), 0o700)
             .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
         let scratch = Scratch(
