@@ -19,6 +19,8 @@ pub use env::{dotenv_encode, render_env, valid_var};
 pub const MAX_FILES: usize = 512;
 pub const MAX_PATH: usize = 255;
 pub const MAX_ENTRIES: usize = 256;
+/// A file of a release read back by the agent (compose.yaml, bundle.json, .env) is at most this.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// A refusal: a code from the protocol's list plus a detail that names things, never values.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -299,6 +301,10 @@ impl Bundle {
     }
 }
 /// Write the bundle and `.env` into a fresh staging directory (0700 dirs, 0600 files).
+/// The list of the bundle's files in a release, one per line: what compose and the agent read on
+/// the host, which no container may ever write (docs/POLICY.md).
+pub const FILE_LIST: &str = ".monky-files";
+
 pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::state::StateError> {
     use crate::state::{ensure_dir, write_private, StateError};
     if dir.symlink_metadata().is_ok() {
@@ -315,6 +321,8 @@ pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::state::Stat
         }
         write_private(&target, content, 0o600)?;
     }
+    let list: String = b.files.keys().map(|p| format!("{p}\n")).collect();
+    write_private(&dir.join(FILE_LIST), list.as_bytes(), 0o600)?;
     write_private(&dir.join(".env"), env.as_bytes(), 0o600)
 }
 

@@ -32,6 +32,8 @@ pub struct Normalised {
     pub private: Vec<PathBuf>,
     /// The box's `bind_roots`; `None` when the box permits privileged bundles (no confinement).
     pub bind_roots: Option<Vec<PathBuf>>,
+    /// The bundle's files (relative paths), which compose reads on the host.
+    pub bundle_files: Vec<String>,
 }
 
 /// The service names alone, without judging anything (for test builds with the analysis off).
@@ -48,7 +50,17 @@ pub fn services(doc: &Value) -> Vec<String> {
 /// `privileged`, host namespaces, dangerous capabilities, devices, unconfined security options,
 /// and bind mounts of the Docker socket, `/` and other host internals. Returns the service names.
 pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal> {
-    check_in(doc, allow_privileged, None)
+    check_in(doc, allow_privileged, None, None)
+}
+
+/// [`check`] knowing the bundle's files: `env_file` and secret/config `file:` must name one, and
+/// no writable bind may hold one (the first pass of an apply or a plan).
+pub fn check_bundle(
+    doc: &Value,
+    allow_privileged: bool,
+    files: &[String],
+) -> Result<Vec<String>, Refusal> {
+    check_in(doc, allow_privileged, None, Some(files))
 }
 
 /// The second pass, on the compose CLI's own normalised `config` (paths already absolute):
@@ -59,13 +71,14 @@ pub fn check_normalised(
     allow_privileged: bool,
     ctx: &Normalised,
 ) -> Result<Vec<String>, Refusal> {
-    check_in(doc, allow_privileged, Some(ctx))
+    check_in(doc, allow_privileged, Some(ctx), None)
 }
 
 fn check_in(
     doc: &Value,
     allow_privileged: bool,
     normalised: Option<&Normalised>,
+    bundle_files: Option<&[String]>,
 ) -> Result<Vec<String>, Refusal> {
     let root = match untag(doc) {
         Value::Mapping(m) => m,
@@ -97,6 +110,7 @@ fn check_in(
     } else {
         let mut ctx = Ctx {
             normalised,
+            bundle_files,
             ..Ctx::default()
         };
         for (key, rule) in FILE_RULES {
@@ -130,12 +144,44 @@ fn check_in(
             }
         }
     }
+    if let Some(ctx) = &ctx {
+        binds_invariant(ctx, normalised, bundle_files)?;
+    }
     // last: the allow-list, so a known privileged shape keeps its PRIVILEGED_REFUSED name; a
     // box that permits privileged bundles trusts their keys too
     if !allow_privileged {
         crate::compose_keys::check(root)?;
     }
     Ok(names)
+}
+
+/// The engine guard's invariant over the file's own binds, judged lexically (the guard judges
+/// them again, resolved, against every bind on the box): the same function, so both layers agree.
+fn binds_invariant(
+    ctx: &Ctx,
+    normalised: Option<&Normalised>,
+    bundle_files: Option<&[String]>,
+) -> Result<(), Refusal> {
+    use crate::policy::{self, HostBind};
+    use std::path::Path;
+    let binds: Vec<HostBind> = ctx
+        .binds
+        .borrow()
+        .iter()
+        .map(|(p, w)| HostBind::lexical(Path::new(p), *w))
+        .collect();
+    let root = PathBuf::from(ctx.root());
+    let files = bundle_files
+        .or(normalised.map(|n| n.bundle_files.as_slice()))
+        .unwrap_or_default();
+    let mut release = vec![root.clone(), root.join(".env"), root.join("compose.yaml")];
+    release.extend(files.iter().map(|f| root.join(f)));
+    policy::binds_invariant(&binds, &[], &release).map_err(|d| {
+        Refusal::new(
+            BIND_CODE,
+            d.0.replace(&format!("{}/", rules::RELEASE), "./"),
+        )
+    })
 }
 
 #[cfg(test)]

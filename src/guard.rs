@@ -42,14 +42,8 @@ struct Shared {
     /// Requests seen, and the time spent deciding them (the hop's own cost, logged on drop).
     requests: AtomicU64,
     check_us: AtomicU64,
-    /// Bind sources allowed so far in this compose call.
-    seen: Mutex<Seen>,
-}
-
-#[derive(Default)]
-struct Seen {
-    writable: Vec<PathBuf>,
-    binds: Vec<PathBuf>,
+    /// Binds allowed so far in this compose call.
+    seen: Mutex<Vec<crate::policy::HostBind>>,
 }
 
 /// A running checking socket; dropping it stops serving and removes the socket.
@@ -79,7 +73,7 @@ impl Guard {
             denied: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
             check_us: AtomicU64::new(0),
-            seen: Mutex::new(Seen::default()),
+            seen: Mutex::new(Vec::new()),
         });
         let sh = shared.clone();
         let task = tokio::spawn(async move {
@@ -109,6 +103,15 @@ impl Guard {
     /// `DOCKER_HOST` for a compose child.
     pub fn docker_host(&self) -> String {
         format!("unix://{}", self.socket.display())
+    }
+
+    /// Before compose reads the release: no container on the box (made by anyone, with any
+    /// policy) may write a file of it. The guard keeps that from being created; this catches
+    /// what was there before.
+    pub async fn preflight(&self) -> Result<(), String> {
+        let binds = judge::box_binds(&self.shared).await?;
+        crate::policy::release_outside_writable(&binds, &self.shared.boundary.release_files)
+            .map_err(|d| d.0)
     }
 
     /// What was refused so far, in order (names and host paths only).

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod bao;
+pub mod beneath;
 pub mod bundle;
 pub mod commands;
 pub mod compose_check;

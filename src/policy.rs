@@ -15,7 +15,10 @@ mod host_config;
 mod paths;
 
 pub use host_config::SAFE_CAPS;
-pub use paths::{bind_source, inside_writable, lexical, resolve, PRIVATE_TREES, READ_ONLY_FILES};
+pub use paths::{
+    bind_source, binds_invariant, lexical, release_outside_writable, resolve, trace, HostBind,
+    Traced, PRIVATE_TREES, READ_ONLY_FILES,
+};
 
 use host_config::host_config;
 
@@ -33,6 +36,9 @@ pub struct Boundary {
     pub agent_files: Vec<PathBuf>,
     /// The Docker data root and the engine socket: never reachable unless privileged.
     pub private: Vec<PathBuf>,
+    /// The release root and every file of the bundle in it (compose and the agent read them on
+    /// the host): never inside a writable bind.
+    pub release_files: Vec<PathBuf>,
     /// The bundle asked for `allow_privileged` and the box's `permit_privileged` agreed.
     pub privileged: bool,
 }
@@ -120,10 +126,8 @@ pub struct Refs {
     /// Containers whose namespaces or volumes this one shares (`network_mode: service:x`,
     /// `volumes_from`): they must be the project's own.
     pub containers: BTreeSet<String>,
-    /// Host paths this container may write (for the "no bind inside a writable mount" rule).
-    pub writable: Vec<PathBuf>,
-    /// Every bind source (resolved).
-    pub binds: Vec<PathBuf>,
+    /// Every bind source, traced (for the invariant over all binds on the box).
+    pub binds: Vec<HostBind>,
 }
 
 /// Judges a `POST /containers/create` body. `Ok` carries the names the caller must still

@@ -67,8 +67,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 
     pub(super) fn expected_services(&self, dir: &Path) -> Vec<String> {
-        std::fs::read(dir.join("compose.yaml"))
-            .ok()
+        release::read_release_file(dir, "compose.yaml")
             .and_then(|b| compose_check::parse(&b).ok())
             .and_then(|v| compose_check::check(&v, true).ok())
             .unwrap_or_default()
@@ -99,7 +98,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             None
         };
         // compose reads that release's .env again: its values must be masked in what it prints
-        register_env_values(&cur.join(".env"));
+        register_env_values(&cur);
         let guard = self.guard(&mut compose, &cur, false).await?;
         info!(
             "compose down --remove-orphans{}",

@@ -2,6 +2,8 @@
 //! secrets, `.env`, promote, compose pull + up through the engine guard, wait healthy,
 //! report.
 
+use sha2::{Digest, Sha256};
+
 use super::*;
 use crate::tenancy::ReportResult;
 
@@ -16,6 +18,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let (env, registry_auth) = self.read_secrets(sha, &b).await?;
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
+        let env_sha = Sha256::digest(env.as_bytes());
         drop(env);
         let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
@@ -32,7 +35,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let release = self.promote(&staging, sha)?;
         crate::testhook::pause("after-promote");
         // the guard stays up until the tick is done with compose (the log tail reads through it)
-        let _guard = self.start(sha, &mut compose, &release, privileged).await?;
+        let _guard = self
+            .start(sha, &mut compose, &release, privileged, (&b, &env_sha))
+            .await?;
         let (ok, cs) = self.wait_healthy(&services).await;
         if !ok && self.interrupted() {
             return Err(self.interrupted_during(sha, "waiting for health").await);
@@ -181,7 +186,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 if !warnings.trim().is_empty() {
                     warn!("compose config: {}", warnings.trim());
                 }
-                let ctx = self.normalised_ctx(staging, privileged);
+                let ctx = self.normalised_ctx(staging, privileged, b);
                 let check = compose_check::parse(normalised.as_bytes())
                     .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
                 if let Err(r) = check.map_err(|r| self.why_privileged(b, r)) {
@@ -200,15 +205,28 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 
     /// `compose pull` and `up -d` through the engine guard, which is handed back: compose's
-    /// later calls go through it too.
+    /// later calls go through it too. Before compose reads a byte: no container on the box can
+    /// write the release (the guard's preflight), and its files are the checked ones.
     async fn start(
         &mut self,
         sha: &str,
         compose: &mut Compose,
         release: &Path,
         privileged: bool,
+        checked: (&Bundle, &[u8]),
     ) -> Result<Option<Guard>, Failure> {
-        let guard = self.guard(compose, release, privileged).await?;
+        let guard = match self.guard(compose, release, privileged).await {
+            Ok(g) => g,
+            Err(f) if f.code() == Some(compose_check::BIND_CODE) => {
+                self.report(Some(sha), ReportResult::Failed, f.message(), "")
+                    .await;
+                return Err(f);
+            }
+            Err(f) => return Err(f),
+        };
+        if let Err(r) = release::verify(release, checked.0, checked.1) {
+            return Err(self.refuse(sha, r, "").await);
+        }
         info!("compose pull ({})", compose.flavour());
         let pulled = compose.pull(release).await;
         if let Some(f) = self

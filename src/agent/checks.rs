@@ -46,9 +46,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         }
         let sock = self.cfg.docker_socket();
+        let release_dir = canon(release);
         let boundary = Boundary {
             project: self.cfg.compose_project.clone(),
-            release_dir: Some(canon(release)),
+            release_files: release_files(&release_dir),
+            release_dir: Some(release_dir),
             bind_roots: self.cfg.bind_roots.iter().map(|p| canon(p)).collect(),
             agent_files,
             private: vec![
@@ -62,6 +64,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let g = Guard::start(&sock, &self.cfg.state_dir.join("guard"), boundary).map_err(|e| {
             Failure::fail(format!("cannot start the engine guard: {e}")).caused_by(e)
         })?;
+        // no container on the box may write what compose is about to read
+        if let Err(why) = g.preflight().await {
+            return Err(Failure::from(Refusal::new(compose_check::BIND_CODE, why)));
+        }
         compose.set_docker_host(g.docker_host());
         Ok(Some(g))
     }
@@ -96,6 +102,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         &self,
         project_dir: &Path,
         privileged: bool,
+        b: &Bundle,
     ) -> compose_check::Normalised {
         let mut private = Vec::new();
         for p in [
@@ -121,6 +128,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p)))
                     .collect()
             }),
+            bundle_files: b.files.keys().cloned().collect(),
         }
     }
 
@@ -150,7 +158,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)?;
         b.check_env_template()?;
         let doc = compose_check::parse(b.compose())?;
-        let services = match compose_check::check(&doc, self.privileged(b)) {
+        let files: Vec<String> = b.files.keys().cloned().collect();
+        let services = match compose_check::check_bundle(&doc, self.privileged(b), &files) {
             Ok(s) => s,
             Err(r) if file_policy_on() => return Err(self.why_privileged(b, r)),
             Err(r) => {
@@ -177,6 +186,26 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         Ok(services)
     }
+}
+
+/// The release root and the files of its bundle (listed at staging in `.monky-files`, read
+/// without following a symlink), which compose and the agent read on the host.
+pub(super) fn release_files(release: &Path) -> Vec<PathBuf> {
+    let mut v = vec![release.to_path_buf()];
+    let list = crate::beneath::read(release, Path::new(bundle::FILE_LIST), 1 << 20)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    for name in [".env", "compose.yaml", bundle::FILE_LIST]
+        .into_iter()
+        .chain(list.lines())
+    {
+        if bundle::check_path(name).is_ok() {
+            v.push(release.join(name));
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// Free space an apply needs under the Docker root: the bundle's own estimate × 1.5 + 2 GiB.

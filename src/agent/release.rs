@@ -120,9 +120,45 @@ pub(super) fn overlay(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The release holds exactly the bytes that were checked: every file of the bundle and the
+/// rendered `.env` (by its sha256), each read without following a symlink. `RELEASE_REFUSED`
+/// otherwise — nothing may have changed them (no container can write there), so a difference
+/// means something outside the policy did.
+pub(super) fn verify(release: &Path, b: &Bundle, env_sha: &[u8]) -> Result<(), Refusal> {
+    use sha2::{Digest, Sha256};
+    let bad = |f: &str, why: String| Refusal::new("RELEASE_REFUSED", format!("{f}: {why}"));
+    for (p, content) in &b.files {
+        let got = crate::beneath::read(release, Path::new(p), bundle::MAX_FILE_BYTES)
+            .map_err(|e| bad(p, e.to_string()))?;
+        if got != *content {
+            return Err(bad(p, "differs from the checked bundle".into()));
+        }
+    }
+    let env = crate::beneath::read(release, Path::new(".env"), bundle::MAX_FILE_BYTES)
+        .map(Zeroizing::new)
+        .map_err(|e| bad(".env", e.to_string()))?;
+    if Sha256::digest(env.as_slice())[..] != *env_sha {
+        return Err(bad(".env", "differs from the rendered one".into()));
+    }
+    Ok(())
+}
+
+/// A file of a release (`compose.yaml`, `bundle.json`, `.env`), read without following a symlink.
+pub(super) fn read_release_file(release: &Path, name: &str) -> Option<Vec<u8>> {
+    // `current` is the agent's own link: resolved once here, then nothing below it is followed
+    let root = match std::fs::read_link(release) {
+        Ok(t) if t.is_absolute() => t,
+        Ok(t) => release.parent().unwrap_or(Path::new("/")).join(t),
+        Err(_) => release.to_path_buf(),
+    };
+    crate::beneath::read(&root, Path::new(name), bundle::MAX_FILE_BYTES).ok()
+}
+
 /// Registers every value of a rendered `.env` with the redactor (names stay readable).
-pub(super) fn register_env_values(path: &Path) {
-    let Ok(text) = std::fs::read_to_string(path).map(Zeroizing::new) else {
+pub(super) fn register_env_values(release: &Path) {
+    let Some(text) = read_release_file(release, ".env")
+        .map(|b| Zeroizing::new(String::from_utf8_lossy(&b).into_owned()))
+    else {
         return;
     };
     for line in text.lines() {

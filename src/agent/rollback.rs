@@ -202,13 +202,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// health wait. `Ok(containers)` when healthy; otherwise what went wrong.
     async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
         let rel = self.cfg.releases_dir().join(old);
-        let meta: bundle::Meta = std::fs::read(rel.join("bundle.json"))
-            .ok()
+        let meta: bundle::Meta = release::read_release_file(&rel, "bundle.json")
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
         let privileged = meta.agent.allow_privileged && self.cfg.permit_privileged;
         // compose reads that release's .env: its values are masked in whatever it prints
-        register_env_values(&rel.join(".env"));
+        register_env_values(&rel);
         let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
             .map_err(|e| e.to_string())?;

@@ -38,7 +38,7 @@ fn bind_refused(who: &str, src: &str, reason: &str) -> Refusal {
 }
 
 /// Lexically normalise an absolute path (`//`, `/.`, `/x/..`).
-fn normalise(p: &str) -> String {
+pub(super) fn normalise(p: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for c in p.split('/') {
         match c {

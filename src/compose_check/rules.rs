@@ -18,6 +18,60 @@ pub(super) struct Ctx<'a> {
     pub(super) bind_volumes: Vec<(String, String)>,
     /// Keys of top-level networks that are the host's network.
     pub(super) host_networks: Vec<String>,
+    /// The bundle's files (first pass) — what `env_file` and secret/config files must name.
+    pub(super) bundle_files: Option<&'a [String]>,
+    /// Every host path bound by the file, for the invariant once all services are read:
+    /// (absolute path, relative ones under [`RELEASE`] on the first pass; writable).
+    pub(super) binds: std::cell::RefCell<Vec<(String, bool)>>,
+}
+
+/// Where the first pass places the release (it does not exist yet): relative paths are judged
+/// under it.
+pub(super) const RELEASE: &str = "/.release";
+
+impl Ctx<'_> {
+    /// The release root this pass judges under.
+    pub(super) fn root(&self) -> String {
+        self.normalised
+            .map(|n| n.project_dir.to_string_lossy().into_owned())
+            .unwrap_or_else(|| RELEASE.to_string())
+    }
+
+    fn record(&self, src: &str, writable: bool) {
+        let s = src.trim();
+        let abs = if s.starts_with('/') {
+            s.to_string()
+        } else {
+            format!("{}/{s}", self.root())
+        };
+        self.binds.borrow_mut().push((abs, writable));
+    }
+
+    /// A file compose opens on the host must be one of the bundle's (or the rendered `.env`):
+    /// nothing else in a release is known to hold checked bytes.
+    fn bundle_file(&self, who: &str, what: &str, p: &str) -> R {
+        let t = p.trim();
+        let root = self.root();
+        let rel = match t.strip_prefix(&format!("{root}/")) {
+            Some(r) => r.to_string(),
+            None if t.starts_with('/') => return Ok(()), // refused by the caller's path rule
+            None => t.trim_start_matches("./").to_string(),
+        };
+        let rel = super::paths::normalise(&format!("/{rel}"))[1..].to_string();
+        let known = rel == ".env"
+            || match (self.bundle_files, self.normalised) {
+                (Some(files), _) => files.iter().any(|f| *f == rel),
+                (None, Some(n)) => n.bundle_files.iter().any(|f| *f == rel),
+                (None, None) => true,
+            };
+        if known {
+            Ok(())
+        } else {
+            refuse(format!(
+                "{who} reads {what} {t:?}, which is not a file of the bundle"
+            ))
+        }
+    }
 }
 
 type R = Result<(), Refusal>;
@@ -122,7 +176,10 @@ fn file_sources(ctx: &mut Ctx, key: &str, v: &Value) -> R {
         let name = as_str(k).unwrap_or_else(|| "?".into());
         if let Value::Mapping(sm) = untag(v) {
             if let Some(f) = get(sm, "file").and_then(as_str) {
-                check_bind(&format!("{kind} {name}"), &f, true, ctx.normalised)?;
+                let who = format!("{kind} {name}");
+                check_bind(&who, &f, true, ctx.normalised)?;
+                ctx.bundle_file(&who, "file", &f)?;
+                ctx.record(&f, false);
             }
         }
     }
@@ -224,6 +281,7 @@ fn env_file(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
     };
     for p in paths {
         check_file_in_release(&format!("service {svc}"), "env_file", &p, ctx.normalised)?;
+        ctx.bundle_file(&format!("service {svc}"), "env_file", &p)?;
     }
     Ok(())
 }
@@ -327,8 +385,12 @@ fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
                     .unwrap_or(false);
                 if let Some(dev) = device(src) {
                     check_bind_source(&who, dev, n)?;
+                    ctx.record(dev, true);
                 } else if short.contains(':') || src.starts_with('/') {
                     check_bind(&who, src, ro, n)?;
+                    if src.starts_with('/') || src.starts_with('.') {
+                        ctx.record(src, !ro);
+                    }
                 }
             }
             Value::Mapping(m) => {
@@ -341,8 +403,10 @@ fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
                     || get(m, "read_only").and_then(as_str).as_deref() == Some("true");
                 if typ == "bind" || src.starts_with('/') {
                     check_bind(&who, &src, ro, n)?;
+                    ctx.record(&src, !ro);
                 } else if let Some(dev) = device(&src) {
                     check_bind_source(&who, dev, n)?;
+                    ctx.record(dev, true);
                 }
             }
             _ => {}

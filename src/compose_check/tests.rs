@@ -69,6 +69,7 @@ fn second_pass_confines_binds_to_the_release_and_bind_roots() {
     let ctx = Normalised {
         project_dir: "/var/lib/monky-deployd/staging/abc".into(),
         private: vec!["/var/lib/monky-deployd".into()],
+        bundle_files: Vec::new(),
         bind_roots: Some(vec!["/srv/monky".into()]),
     };
     let doc = |src: &str| {
@@ -101,6 +102,7 @@ fn second_pass_knows_the_project_dir_and_the_agents_files() {
             "/var/lib/monky-deployd".into(),
             "/etc/monky-deployd/bootstrap.jwt".into(),
         ],
+        bundle_files: Vec::new(),
         bind_roots: None,
     };
     let doc = |src: &str| {
@@ -128,6 +130,7 @@ fn second_pass_knows_the_project_dir_and_the_agents_files() {
     let tmp = Normalised {
         project_dir: "/tmp/it/state/staging/abc".into(),
         private: vec!["/tmp/it/state".into()],
+        bundle_files: Vec::new(),
         bind_roots: None,
     };
     for bad in ["/tmp/it/state/bao.token", "/tmp/it", "/tmp"] {
@@ -179,6 +182,7 @@ fn other_containers_host_files_builds_hooks_and_profiles() {
     let ctx = Normalised {
         project_dir: "/var/lib/monky-deployd/staging/abc".into(),
         private: vec!["/var/lib/monky-deployd".into()],
+        bundle_files: Vec::new(),
         bind_roots: None,
     };
     let ok = parse(b"services:\n  a:\n    image: x\n    env_file: [/var/lib/monky-deployd/staging/abc/.env]\n    build:\n      context: /var/lib/monky-deployd/staging/abc/app\n").unwrap();

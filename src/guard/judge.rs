@@ -3,7 +3,7 @@
 //! project's own by inspecting them on the real engine, bind sources checked against every
 //! writable bind on the box and in this compose call.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -174,25 +174,23 @@ async fn check_container(sh: &Shared, v: &Value) -> Result<(), String> {
     for c in &refs.containers {
         owned(sh, &format!("/containers/{c}/json"), "container", c).await?;
     }
-    if !refs.binds.is_empty() && !sh.boundary.privileged {
-        // writable binds of every container on the box, and of those allowed in this call
-        // (compose may create services in parallel, before the engine lists them)
-        let mut writable = writable_binds(sh).await?;
-        let mut seen = sh
-            .seen
-            .lock()
-            .map_err(|_| "guard state poisoned".to_string())?;
-        writable.extend(seen.writable.iter().cloned());
-        policy::inside_writable(&refs, &writable).map_err(|Denied(d)| d)?;
-        // and the other way round: a new writable bind may not contain an earlier bind source
-        let earlier = policy::Refs {
-            binds: seen.binds.clone(),
-            ..Default::default()
-        };
-        policy::inside_writable(&earlier, &refs.writable).map_err(|Denied(d)| d)?;
-        seen.writable.extend(refs.writable.iter().cloned());
-        seen.binds.extend(refs.binds.iter().cloned());
-    }
+    // the invariant over every bind on the box: this container's, those of every container the
+    // engine lists, and those allowed earlier in this compose call (compose creates services in
+    // parallel, before the engine lists them)
+    let mut box_binds = box_binds(sh).await?;
+    let mut seen = sh
+        .seen
+        .lock()
+        .map_err(|_| "guard state poisoned".to_string())?;
+    box_binds.extend(seen.iter().cloned());
+    let verdict = if sh.boundary.privileged {
+        // a box that permits privilege trusts the bundle's layout; the release stays unwritable
+        policy::release_outside_writable(&refs.binds, &sh.boundary.release_files)
+    } else {
+        policy::binds_invariant(&refs.binds, &box_binds, &sh.boundary.release_files)
+    };
+    verdict.map_err(|Denied(d)| format!("HostConfig.Binds: {d}"))?;
+    seen.extend(refs.binds);
     Ok(())
 }
 
@@ -220,8 +218,9 @@ async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), St
     Ok(())
 }
 
-/// Host paths some container on the box may write (writable bind mounts).
-async fn writable_binds(sh: &Shared) -> Result<Vec<PathBuf>, String> {
+/// Every bind and volume mount of every container on the box, traced as the engine resolves it
+/// now (a volume's directory counts as writable: containers write it).
+pub(super) async fn box_binds(sh: &Shared) -> Result<Vec<policy::HostBind>, String> {
     let (_, body) = upstream_get(sh, "/containers/json?all=1")
         .await
         .map_err(|e| format!("cannot list containers: {}", Cause(&*e)))?;
@@ -234,10 +233,11 @@ async fn writable_binds(sh: &Shared) -> Result<Vec<PathBuf>, String> {
             .into_iter()
             .flatten()
         {
-            let bind = m.get("Type").and_then(|t| t.as_str()) == Some("bind");
+            let ty = m.get("Type").and_then(|t| t.as_str()).unwrap_or("");
             let rw = m.get("RW").and_then(|t| t.as_bool()).unwrap_or(true);
-            if let (true, true, Some(src)) = (bind, rw, m.get("Source").and_then(|s| s.as_str())) {
-                out.push(policy::resolve(Path::new(src)));
+            let src = m.get("Source").and_then(|s| s.as_str()).unwrap_or("");
+            if (ty == "bind" || ty == "volume") && src.starts_with('/') {
+                out.push(policy::HostBind::new(Path::new(src), rw));
             }
         }
     }

@@ -55,31 +55,72 @@ pub fn lexical(p: &Path) -> PathBuf {
     out
 }
 
-/// Resolves a host path the way the engine will: symlinks followed as far as the path exists,
-/// the rest appended lexically (a missing bind source is created by the engine).
-pub fn resolve(p: &Path) -> PathBuf {
-    let lex = lexical(p);
-    let mut existing = lex.clone();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(c) = std::fs::canonicalize(&existing) {
-            let mut out = c;
-            for r in rest.iter().rev() {
-                out.push(r);
-            }
-            return lexical(&out);
+/// A host path as the engine will resolve it, and every host path that resolution visits: each
+/// component walked, every symlink on the way (its own location) and what it pointed to. The
+/// engine resolves a bind source again at every container start, so each of these must stay out
+/// of every container's reach, not just the final path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traced {
+    pub real: PathBuf,
+    pub visited: Vec<PathBuf>,
+}
+
+/// Symlinks followed at most, as the kernel's own limit (ELOOP past it).
+const MAX_HOPS: usize = 40;
+
+/// Resolves `p` component by component as the kernel will (symlinks followed while the path
+/// exists, `..` taken after them; a missing rest appended lexically, as the engine creates a
+/// missing bind source), recording every path visited.
+pub fn trace(p: &Path) -> Traced {
+    let mut todo: std::collections::VecDeque<std::ffi::OsString> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_owned()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut cur = PathBuf::from("/");
+    let mut visited = Vec::new();
+    let mut hops = 0;
+    let mut exists = true;
+    while let Some(c) = todo.pop_front() {
+        if c == ".." {
+            cur.pop();
+            continue;
         }
-        match (
-            existing.file_name().map(|f| f.to_owned()),
-            existing.parent(),
-        ) {
-            (Some(f), Some(parent)) => {
-                rest.push(f);
-                existing = parent.to_path_buf();
+        let next = cur.join(&c);
+        visited.push(next.clone());
+        if exists {
+            match std::fs::symlink_metadata(&next) {
+                Ok(m) if m.file_type().is_symlink() && hops < MAX_HOPS => {
+                    hops += 1;
+                    if let Ok(t) = std::fs::read_link(&next) {
+                        if t.is_absolute() {
+                            cur = PathBuf::from("/");
+                        }
+                        for tc in t.components().rev() {
+                            match tc {
+                                Component::Normal(n) => todo.push_front(n.to_owned()),
+                                Component::ParentDir => todo.push_front("..".into()),
+                                _ => {}
+                            }
+                        }
+                        continue;
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => exists = false,
             }
-            _ => return lex,
         }
+        cur = next;
     }
+    Traced { real: cur, visited }
+}
+
+/// Resolves a host path the way the engine will (see [`trace`]).
+pub fn resolve(p: &Path) -> PathBuf {
+    trace(p).real
 }
 
 fn under(p: &Path, dir: &Path) -> bool {
@@ -95,7 +136,7 @@ pub fn bind_source(src: &Path, read_only: bool, b: &Boundary, refs: &mut Refs) -
         return deny(format!("{}: bind source is not absolute", src.display()));
     }
     let lex = lexical(src);
-    let real = resolve(src);
+    let real = trace(src).real;
     let shown = if real == lex {
         real.display().to_string()
     } else {
@@ -138,10 +179,7 @@ pub fn bind_source(src: &Path, read_only: bool, b: &Boundary, refs: &mut Refs) -
             if read_only { "read-only" } else { "writable" }
         ));
     }
-    if !read_only {
-        refs.writable.push(real.clone());
-    }
-    refs.binds.push(real);
+    refs.binds.push(HostBind::new(src, !read_only));
     Ok(())
 }
 
@@ -150,16 +188,108 @@ fn is_agent_file(p: &Path, b: &Boundary) -> bool {
     b.agent_files.iter().any(|q| q == p)
 }
 
-/// "No bind source inside a path another container may write": `writable` are the writable
-/// bind sources of every other container on the box.
-pub fn inside_writable(refs: &Refs, writable: &[PathBuf]) -> R {
-    for s in &refs.binds {
-        // strictly inside: the mount point itself cannot be swapped from within a container
-        if let Some(w) = writable.iter().find(|w| under(s, w) && s != *w) {
+/// One bind of a container, as the invariant sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostBind {
+    /// The source as written (for the refusal).
+    pub source: PathBuf,
+    pub traced: Traced,
+    pub writable: bool,
+}
+
+impl HostBind {
+    pub fn new(source: &Path, writable: bool) -> HostBind {
+        HostBind {
+            source: lexical(source),
+            traced: trace(source),
+            writable,
+        }
+    }
+}
+
+impl HostBind {
+    /// A bind judged by its written path alone (the file passes: the release does not exist
+    /// yet); every ancestor counts as visited.
+    pub fn lexical(source: &Path, writable: bool) -> HostBind {
+        let real = lexical(source);
+        let mut visited = Vec::new();
+        let mut cur = PathBuf::from("/");
+        for c in real.components().skip(1) {
+            cur.push(c);
+            visited.push(cur.clone());
+        }
+        HostBind {
+            source: real.clone(),
+            traced: Traced { real, visited },
+            writable,
+        }
+    }
+}
+
+fn strictly_under(p: &Path, dir: &Path) -> bool {
+    p != dir && p.starts_with(dir)
+}
+
+/// The host boundary's invariant (docs/POLICY.md): no host path that the agent, compose or the
+/// engine resolves — at create time or at any later start — passes through a directory that a
+/// container on the box can write. `new` are the binds of the container being created, `box_binds`
+/// every other bind on the box (other containers, earlier creates of this compose call, earlier
+/// releases), `release` the release root and every file of the bundle compose and the agent read.
+///
+/// Concretely: a writable bind source is never strictly nested in, nor an ancestor of, another
+/// bind source (the same directory shared is fine: a mount point cannot be swapped from inside);
+/// no path visited resolving any bind (symlinks included) lies inside a writable one; and no
+/// file of the release is inside, or is, a writable bind.
+pub fn binds_invariant(new: &[HostBind], box_binds: &[HostBind], release: &[PathBuf]) -> R {
+    let all: Vec<&HostBind> = new.iter().chain(box_binds).collect();
+    for (i, x) in new.iter().enumerate() {
+        for (j, y) in all.iter().enumerate() {
+            if i == j || !(x.writable || y.writable) {
+                continue;
+            }
+            let (xr, yr) = (&x.traced.real, &y.traced.real);
+            let (w, o) = if x.writable { (x, *y) } else { (*y, x) };
+            if strictly_under(xr, yr) || strictly_under(yr, xr) {
+                return deny(format!(
+                    "{}: nested with {}, and {} is writable by a container",
+                    x.source.display(),
+                    y.source.display(),
+                    w.source.display()
+                ));
+            }
+            // a path visited resolving one of them lies inside the other, writable one
+            for (a, b) in [(o, w), (w, o)] {
+                if !b.writable {
+                    continue;
+                }
+                if let Some(v) = a
+                    .traced
+                    .visited
+                    .iter()
+                    .find(|v| strictly_under(v, &b.traced.real))
+                {
+                    return deny(format!(
+                        "{}: resolving it passes through {}, inside {}, which a container may write",
+                        a.source.display(),
+                        v.display(),
+                        b.source.display()
+                    ));
+                }
+            }
+        }
+    }
+    release_outside_writable(new, release)
+}
+
+/// No file of the release (nor its root) is a writable bind or inside one: compose and the agent
+/// read them on the host, so a container must never be able to change them.
+pub fn release_outside_writable(binds: &[HostBind], release: &[PathBuf]) -> R {
+    for w in binds.iter().filter(|b| b.writable) {
+        if let Some(f) = release.iter().find(|f| f.starts_with(&w.traced.real)) {
             return deny(format!(
-                "{}: inside {}, which another container may write",
-                s.display(),
-                w.display()
+                "{}: writable, and holds {}, which compose and the agent read on the host",
+                w.source.display(),
+                f.display()
             ));
         }
     }

@@ -12,6 +12,7 @@ fn boundary(dir: &Path) -> Boundary {
         bind_roots: vec![dir.join("srv")],
         agent_files: vec![dir.join("state")],
         private: vec![PathBuf::from("/var/run/docker.sock")],
+        release_files: Vec::new(),
         privileged: false,
     }
 }
@@ -103,12 +104,83 @@ fn bind_sources() {
     assert!(ok(Path::new("/srv/other"), true).is_err());
     assert!(ok(Path::new("/etc/cron.d"), false).is_err());
     bind_source(&rel.join("data"), false, &b, &mut refs).unwrap();
-    assert_eq!(refs.writable, vec![rel.join("data")]);
-    let mut other = Refs::default();
-    bind_source(&rel.join("data/conf"), true, &b, &mut other).unwrap();
-    assert!(inside_writable(&other, &refs.writable).is_err());
-    // the same directory shared by two services is fine
-    assert!(inside_writable(&refs, &refs.writable.clone()).is_ok());
+    assert_eq!(refs.binds, vec![HostBind::new(&rel.join("data"), true)]);
+}
+
+/// The invariant over every bind on the box, on real paths: nesting in both directions, paths
+/// that pass through a writable bind by a symlink, the release's files.
+#[test]
+fn no_resolved_path_passes_through_a_writable_bind() {
+    let d = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    let rel = root.join("rel");
+    std::fs::create_dir_all(rel.join("data/sub")).unwrap();
+    std::fs::create_dir_all(rel.join("config")).unwrap();
+    std::fs::create_dir_all(root.join("srv/a")).unwrap();
+    // a symlink elsewhere that points into a writable directory
+    std::os::unix::fs::symlink(rel.join("data/sub"), root.join("srv/via")).unwrap();
+    let rw = |p: &Path| HostBind::new(p, true);
+    let ro = |p: &Path| HostBind::new(p, false);
+    let files = vec![
+        rel.clone(),
+        rel.join("compose.yaml"),
+        rel.join("config/app.conf"),
+    ];
+    let ok = |new: &[HostBind], others: &[HostBind]| binds_invariant(new, others, &files);
+    // the benign layout: ./data writable, ./config read-only, one data dir shared
+    assert!(ok(&[rw(&rel.join("data")), ro(&rel.join("config"))], &[]).is_ok());
+    assert!(ok(&[rw(&rel.join("data"))], &[rw(&rel.join("data"))]).is_ok());
+    assert!(ok(&[ro(&rel.join("data"))], &[rw(&rel.join("data"))]).is_ok());
+    // nesting, in both directions, in one container or across the box
+    for (new, other) in [
+        (rw(&rel.join("data")), ro(&rel.join("data/sub"))),
+        (ro(&rel.join("data/sub")), rw(&rel.join("data"))),
+        (rw(&rel.join("data/sub")), ro(&rel.join("data"))),
+        (ro(&rel.join("data")), rw(&rel.join("data/sub"))),
+    ] {
+        assert!(
+            ok(&[new.clone()], &[other.clone()]).is_err(),
+            "{new:?} {other:?}"
+        );
+        assert!(
+            ok(&[new.clone(), other.clone()], &[]).is_err(),
+            "{new:?} {other:?}"
+        );
+    }
+    // two read-only binds may nest: nobody can change either
+    assert!(ok(&[ro(&rel.join("data"))], &[ro(&rel.join("data/sub"))]).is_ok());
+    // a bind whose resolution passes through a symlink into a writable bind
+    let via = ro(&root.join("srv/via"));
+    assert_eq!(via.traced.real, rel.join("data/sub"));
+    assert!(via.traced.visited.contains(&root.join("srv/via")));
+    assert!(ok(&[via.clone()], &[rw(&rel.join("data"))]).is_err());
+    assert!(ok(&[rw(&rel.join("data"))], &[via]).is_err());
+    // the release root or a file of the bundle inside a writable bind
+    assert!(ok(&[rw(&rel)], &[]).is_err(), "the release root writable");
+    assert!(
+        ok(&[rw(&rel.join("config"))], &[]).is_err(),
+        "a bundle dir writable"
+    );
+    assert!(ok(&[rw(&root)], &[]).is_err(), "an ancestor of the release");
+    assert!(release_outside_writable(&[ro(&rel)], &files).is_ok());
+}
+
+#[test]
+fn trace_records_each_symlink_and_follows_dotdot_after_it() {
+    let d = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    std::os::unix::fs::symlink("a/b", root.join("l1")).unwrap();
+    std::os::unix::fs::symlink(root.join("l1"), root.join("l2")).unwrap();
+    let t = trace(&root.join("l2/../x/missing"));
+    // l2 → l1 → a/b, then `..` is taken physically: root/a, then the missing rest lexically
+    assert_eq!(t.real, root.join("a/x/missing"));
+    for v in ["l2", "l1", "a", "a/b"] {
+        assert!(t.visited.contains(&root.join(v)), "{v} not visited: {t:?}");
+    }
+    // a loop ends (the engine would fail it with ELOOP)
+    std::os::unix::fs::symlink(root.join("loop"), root.join("loop")).unwrap();
+    let _ = trace(&root.join("loop/x"));
 }
 
 #[test]

@@ -97,7 +97,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let privileged = self.privileged(&b);
         match compose_check::parse(b.compose()) {
             Ok(doc) => {
-                if let Err(r) = compose_check::check(&doc, privileged) {
+                let files: Vec<String> = b.files.keys().cloned().collect();
+                if let Err(r) = compose_check::check_bundle(&doc, privileged, &files) {
                     refusals.push(self.why_privileged(&b, r));
                 }
             }
@@ -168,7 +169,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                         ),
                     ));
                 }
-                let ctx = self.normalised_ctx(&scratch.0, privileged);
+                let ctx = self.normalised_ctx(&scratch.0, privileged, &b);
                 match compose_check::parse(normalised.as_bytes()) {
                     Ok(doc) => {
                         desired_images = images(&doc);
