@@ -60,8 +60,8 @@ impl Ctx<'_> {
         let rel = super::paths::normalise(&format!("/{rel}"))[1..].to_string();
         let known = rel == ".env"
             || match (self.bundle_files, self.normalised) {
-                (Some(files), _) => files.iter().any(|f| *f == rel),
-                (None, Some(n)) => n.bundle_files.iter().any(|f| *f == rel),
+                (Some(files), _) => files.contains(&rel),
+                (None, Some(n)) => n.bundle_files.contains(&rel),
                 (None, None) => true,
             };
         if known {
