@@ -315,21 +315,21 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         |y: &str| code(y, &ctx).map(|(c, d)| (c, d.split(" (").next().unwrap().to_string()));
     assert_eq!(
         named(&svc("    container_name: monky-b-web-1\n")),
-        Some(("NAME_REFUSED", "service web container monky-b-web-1".into()))
+        Some(("NAME_REFUSED", "container monky-b-web-1".into()))
     );
     assert_eq!(
         named(&format!(
             "{}volumes:\n  data:\n    name: monky-b_data\n",
             svc("")
         )),
-        Some(("NAME_REFUSED", "volume data monky-b_data".into()))
+        Some(("NAME_REFUSED", "volume monky-b_data".into()))
     );
     assert_eq!(
         named(&format!(
             "{}networks:\n  n:\n    external: true\n    name: bridge2\n",
             svc("")
         )),
-        Some(("NAME_REFUSED", "network n bridge2".into()))
+        Some(("NAME_REFUSED", "network bridge2".into()))
     );
     for body in [
         "    oom_score_adj: -500\n",
