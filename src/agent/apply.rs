@@ -15,6 +15,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Ok(s) => s,
             Err(r) => return Err(self.refuse(sha, r, "").await),
         };
+        let jobs = compose_check::parse(b.compose())
+            .map(|d| compose_check::jobs(&d))
+            .unwrap_or_default();
         let (env, registry_auth) = self.read_secrets(sha, &b).await?;
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
@@ -38,13 +41,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let _guard = self
             .start(sha, &mut compose, &release, privileged, (&b, &env_sha))
             .await?;
-        let (ok, cs) = self.wait_healthy(&services).await;
-        if !ok && self.interrupted() {
-            return Err(self.interrupted_during(sha, "waiting for health").await);
-        }
-        if !ok {
-            return Err(self.unhealthy(sha, &compose, &release, &cs).await);
-        }
+        let cs = match self.wait_settled(&services, &jobs).await {
+            Settled::Healthy(cs) => cs,
+            Settled::Interrupted(_) => {
+                return Err(self.interrupted_during(sha, "waiting for health").await)
+            }
+            Settled::Unhealthy(cs) => {
+                return Err(self.unhealthy(sha, &compose, &release, &cs).await)
+            }
+            Settled::JobFailed(detail) | Settled::CrashLoop(detail) => {
+                return Err(self.not_settled(sha, &compose, &release, detail).await)
+            }
+        };
         self.state.applied_sha = Some(sha.to_string());
         self.state.applied_serial = Some(b.meta.serial);
         info!(
@@ -246,7 +254,29 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Err(e) = up {
             return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
         }
+        // the release's containers exist: `current` names what runs from now on
+        self.make_current(release)?;
         Ok(guard)
+    }
+
+    /// A job that failed or a container that restarted: reported with the compose log tail.
+    async fn not_settled(
+        &mut self,
+        sha: &str,
+        compose: &Compose,
+        release: &Path,
+        detail: String,
+    ) -> Failure {
+        let logs = Zeroizing::new(
+            compose
+                .logs(release, 200)
+                .await
+                .unwrap_or_else(|e| e.to_string()),
+        );
+        warn!("{detail}");
+        self.report(Some(sha), ReportResult::Failed, &detail, &logs)
+            .await;
+        Failure::fail(detail)
     }
 
     /// Not healthy in time: why, not just that. The engine's view of each bad container (exit

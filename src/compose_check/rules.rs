@@ -458,7 +458,7 @@ fn short_port(s: &str) -> (String, String) {
     }
 }
 
-fn container_name(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
+fn container_name(ctx: &Ctx, _: &str, _: &str, v: &Value) -> R {
     match as_str(v) {
         Some(n) => ctx.name("container", &n),
         None => Ok(()),

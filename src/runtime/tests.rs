@@ -69,6 +69,7 @@ fn convergence() {
         state: st.into(),
         health: h.into(),
         id: String::new(),
+        ..Default::default()
     };
     let exp = vec!["web".to_string(), "api".to_string()];
     assert!(converged(
