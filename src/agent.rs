@@ -47,7 +47,6 @@ mod tick;
 mod token;
 mod token_policy;
 
-use checks::file_policy_on;
 use ports::{EngineApi, TenancyApi, Vault};
 use release::{register_env_values, Settled};
 pub use report::short;

@@ -200,9 +200,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
     }
 
-    /// `compose up` of the old release from its own directory, then `current` → it, then the
-    /// health wait. `Ok(containers)` when healthy; otherwise what went wrong.
-    async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
+    /// `compose up` of a release from its own directory (its `.env` as it is: no lease, no
+    /// OpenBao read), then `current` → it, then the settle wait. `Ok(containers)` when healthy;
+    /// otherwise what went wrong. The rollback's and `heal_drift`'s way back.
+    pub(super) async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
         let rel = self.cfg.releases_dir().join(old);
         let meta: bundle::Meta = release::read_release_file(&rel, "bundle.json")
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -219,10 +220,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .guard(&mut compose, &rel, privileged)
             .await
             .map_err(|f| f.message().to_string())?;
-        info!(
-            "rollback: compose up -d --remove-orphans in {}",
-            rel.display()
-        );
+        info!("compose up -d --remove-orphans in {}", rel.display());
         let up = compose.up(&rel).await;
         let denied = guard.as_ref().map(|g| g.denied()).unwrap_or_default();
         drop(guard);
