@@ -174,6 +174,9 @@ struct TickCtx {
     rb: rollback::Hold,
     /// A report was attempted this tick (an apply's failure that was not is reported at its end).
     reported: bool,
+    /// The containers as the check-in saw them, while nothing has changed them since (no
+    /// compose run yet): a heartbeat's report reuses them instead of asking the engine again.
+    seen: Option<Vec<Container>>,
 }
 
 impl TickCtx {
@@ -182,6 +185,7 @@ impl TickCtx {
             deadline: tokio::time::Instant::now() + Duration::from_secs(budget_s),
             rb: Default::default(),
             reported: false,
+            seen: None,
         }
     }
 }

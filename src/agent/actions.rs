@@ -190,6 +190,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.report(None, ReportResult::Down, "", "").await;
             return Ok(Exit::Ok);
         }
+        self.now.seen = None; // compose changes what runs
         let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
             .map_err(Failure::from)?;

@@ -22,7 +22,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             });
             return;
         }
-        let containers = self.containers().await;
+        let containers = match self.now.seen.clone() {
+            Some(cs) => cs,
+            None => self.containers().await,
+        };
         // redaction first, then the cut (as everywhere)
         let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
         let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);

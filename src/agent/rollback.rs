@@ -211,6 +211,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let privileged = meta.agent.allow_privileged && self.cfg.permit_privileged;
         // compose reads that release's .env: its values are masked in whatever it prints
         register_env_values(&rel);
+        self.now.seen = None; // compose changes what runs
         let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
             .map_err(|e| e.to_string())?;

@@ -122,6 +122,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         self.load_or_bootstrap_token(false).await?;
         self.tokens.check_pin(&self.state)?;
         let containers = self.containers().await;
+        self.now.seen = Some(containers.clone());
         let resp = match self.checkin(&containers).await {
             Ok(r) => r,
             Err(TenancyError::Unauthenticated { .. }) if self.cfg.bootstrap_path.exists() => {
