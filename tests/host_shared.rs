@@ -220,6 +220,11 @@ fn remove_named(kind: &str, name: &str) {
     let _ = Command::new("docker").args(&args).output();
 }
 
+/// A report detail on one table line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn table_out(table: &[String]) {
     for l in table {
         eprintln!("{l}");
@@ -544,7 +549,9 @@ fn names_belong_to_their_project(f: Flavour) {
         assert_eq!(v.result, "failed", "{}: {v:?}", sh.what);
         table.push(format!(
             "{f:?} | names: {} {} | off: made for the squatter, victim's next deploy fails: {} | full: {full} | guard alone: {guard}",
-            sh.what, sh.name, v.detail
+            sh.what,
+            sh.name,
+            one_line(&v.detail)
         ));
         purge(&ap);
         purge(&vp);
@@ -771,6 +778,8 @@ struct PrivShape {
     guard_key: &'static str,
     probe: &'static str,
     proof: fn(&str) -> bool,
+    /// The proof, for the table.
+    shows: &'static str,
     /// Only an engine with CAP_SYS_RESOURCE can start it.
     needs_sys_resource: bool,
     /// The create body the engine accepted carries it.
@@ -800,6 +809,7 @@ fn priv_shapes() -> Vec<PrivShape> {
             service: "    oom_score_adj: -500\n",
             guard_key: "HostConfig.OomScoreAdj",
             probe: "echo OOM=$$(cat /proc/self/oom_score_adj)",
+            shows: "/proc/self/oom_score_adj is -500",
             proof: |l| l.contains("OOM=-500"),
             needs_sys_resource: true,
             accepted: |c| c["HostConfig"]["OomScoreAdj"] == -500,
@@ -809,6 +819,7 @@ fn priv_shapes() -> Vec<PrivShape> {
             service: "    cap_add: [SYS_NICE]\n",
             guard_key: "HostConfig.CapAdd SYS_NICE",
             probe: "renice -n -5 -p 1 && echo PROOF-renice",
+            shows: "renice -n -5 of PID 1 succeeds",
             proof: |l| l.contains("PROOF-renice"),
             needs_sys_resource: false,
             accepted: |c| cap_added(c, "SYS_NICE"),
@@ -818,6 +829,7 @@ fn priv_shapes() -> Vec<PrivShape> {
             service: "    cap_add: [IPC_LOCK]\n",
             guard_key: "HostConfig.CapAdd IPC_LOCK",
             probe: "grep CapEff /proc/self/status",
+            shows: "CapEff has IPC_LOCK (bit 14)",
             proof: |l| cap_eff_has(l, 14),
             needs_sys_resource: false,
             accepted: |c| cap_added(c, "IPC_LOCK"),
@@ -827,6 +839,7 @@ fn priv_shapes() -> Vec<PrivShape> {
             service: "    cap_add: [SYS_RESOURCE]\n",
             guard_key: "HostConfig.CapAdd SYS_RESOURCE",
             probe: "ulimit -H -l unlimited && echo PROOF-sysresource",
+            shows: "raises its hard memlock to unlimited",
             proof: |l| l.contains("PROOF-sysresource"),
             needs_sys_resource: true,
             accepted: |c| cap_added(c, "SYS_RESOURCE"),
@@ -836,6 +849,7 @@ fn priv_shapes() -> Vec<PrivShape> {
             service: "    ulimits:\n      rtprio: 99\n",
             guard_key: "HostConfig.Ulimits rtprio",
             probe: "echo RTPRIO=$$(ulimit -r)",
+            shows: "ulimit -r is 99",
             proof: |l| l.contains("RTPRIO=99"),
             needs_sys_resource: true,
             accepted: |c| ulimit_of(c, "rtprio") == Some(99),
@@ -845,6 +859,7 @@ fn priv_shapes() -> Vec<PrivShape> {
             service: "    ulimits:\n      nice: 40\n",
             guard_key: "HostConfig.Ulimits nice",
             probe: "echo NICE=$$(ulimit -e)",
+            shows: "ulimit -e is 40",
             proof: |l| l.contains("NICE=40"),
             needs_sys_resource: true,
             accepted: |c| ulimit_of(c, "nice") == Some(40),
@@ -854,6 +869,7 @@ fn priv_shapes() -> Vec<PrivShape> {
             service: "    ulimits:\n      memlock: -1\n",
             guard_key: "HostConfig.Ulimits memlock",
             probe: "echo MEMLOCK=$$(ulimit -l)",
+            shows: "ulimit -l is unlimited",
             proof: |l| l.contains("MEMLOCK=unlimited"),
             needs_sys_resource: true,
             accepted: |c| ulimit_of(c, "memlock") == Some(-1),
@@ -863,6 +879,7 @@ fn priv_shapes() -> Vec<PrivShape> {
             service: "    ulimits:\n      memlock: 33554432\n",
             guard_key: "HostConfig.Ulimits memlock",
             probe: "echo MEMLOCK=$$(ulimit -l)",
+            shows: "ulimit -l is 32768 kB",
             proof: |l| l.contains("MEMLOCK=32768"),
             needs_sys_resource: true,
             accepted: |c| ulimit_of(c, "memlock") == Some(33554432),
@@ -915,7 +932,7 @@ fn scheduling_and_oom_are_privilege(f: Flavour) {
                 sh.what,
                 logs_of(&id)
             );
-            format!("inside the container: {}", sh.probe.replace("$$", "$"))
+            format!("inside the container: {}", sh.shows)
         } else {
             // this engine itself lacks CAP_SYS_RESOURCE: runc's attempt is refused by the
             // kernel, which is the engine's limit, not the policy's
