@@ -318,7 +318,7 @@ fn reserved_ports_are_the_boxs(f: Flavour) {
     } else {
         format!("      - target: 8080\n        published: {tp}\n        host_ip: 127.0.0.1\n")
     };
-    let shapes = vec![
+    let shapes = [
         PortShape {
             what: "reserved_ports, short syntax on 127.0.0.1",
             yaml: format!("      - \"127.0.0.1:{b}:8080\"\n"),
