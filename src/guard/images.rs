@@ -152,32 +152,25 @@ pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(
     let Some(id) = image_id(sh, image).await? else {
         return Ok(());
     };
-    ledger(sh).await?;
-    // what this compose call pulled, by id now that the pull is done. Compose creates services
-    // in parallel: every create reads the whole list (none drains it), and the ids are merged
-    // into the one ledger under its lock, so a create never judges a copy another create has
-    // not yet added this call's pulls to.
-    let pulled: Vec<String> = sh.pulled.lock().map_err(|_| "guard poisoned")?.clone();
-    let mut fresh = Vec::new();
+    let mut l = ledger(sh).await?;
+    let mut changed = false;
+    // what this compose call pulled: recorded by id now that the pull is done
+    let pulled: Vec<String> = sh
+        .pulled
+        .lock()
+        .map_err(|_| "guard poisoned")?
+        .drain(..)
+        .collect();
     for r in pulled {
         if let Some(pid) = image_id(sh, &r).await? {
-            fresh.push((pid, r));
+            changed |= l.add(&pid, &r);
         }
     }
-    let known = {
-        let mut g = sh.ledger.lock().map_err(|_| "guard poisoned")?;
-        let l = g.get_or_insert_with(Ledger::default);
-        let mut changed = false;
-        for (pid, r) in &fresh {
-            changed |= l.add(pid, r);
-        }
-        if changed {
-            // saved under the lock: two creates never write older copies over newer ones
-            l.save(&path)?;
-        }
-        l.images.contains_key(&id)
-    };
-    if known {
+    if changed {
+        l.save(&path)?;
+        *sh.ledger.lock().map_err(|_| "guard poisoned")? = Some(l.clone());
+    }
+    if l.images.contains_key(&id) {
         return Ok(());
     }
     Err(format!(
