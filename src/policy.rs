@@ -196,21 +196,14 @@ pub fn object_name(what: &str, name: &str, b: &Boundary) -> R {
     ))
 }
 
-/// A container's name at create or rename. Compose parks a container it recreates under
-/// `<short id>_<name>`: v1 renames the old one so, v2+ creates the new one so and renames it
-/// once the old one is gone. A parked name is in the namespace when `<name>` is.
-pub fn container_name(what: &str, name: &str, b: &Boundary) -> R {
+/// A container rename: compose v1 parks a container it recreates under `<short id>_<name>`.
+pub fn rename(name: &str, b: &Boundary) -> R {
     let n = name.trim_start_matches('/');
     let parked = n
         .split_once('_')
         .filter(|(id, _)| id.len() == 12 && id.bytes().all(|c| c.is_ascii_hexdigit()))
         .map(|(_, rest)| rest);
-    object_name(what, parked.unwrap_or(n), b).or_else(|_| object_name(what, n, b))
-}
-
-/// A container rename (compose v1's parked container, v2+'s new one taking its name).
-pub fn rename(name: &str, b: &Boundary) -> R {
-    container_name("container", name, b)
+    object_name("container", parked.unwrap_or(n), b).or_else(|_| object_name("container", n, b))
 }
 
 fn network_name(name: &str, refs: &mut Refs) -> R {

@@ -218,7 +218,7 @@ pub(super) async fn decide(
 async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), String> {
     let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
     if !sh.boundary.privileged {
-        policy::container_name(
+        policy::object_name(
             &format!("service {} container", refs.service),
             name,
             &sh.boundary,
