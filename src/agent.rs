@@ -47,9 +47,8 @@ mod tick;
 mod token;
 mod token_policy;
 
-use checks::file_policy_on;
 use ports::{EngineApi, TenancyApi, Vault};
-use release::register_env_values;
+use release::{register_env_values, Settled};
 pub use report::short;
 use report::{pull_diagnosis, truncate_head, unhealthy_detail};
 use runtime::unwell;
@@ -263,5 +262,6 @@ fn test_container(service: &str, state: &str, health: &str) -> Container {
         state: state.into(),
         health: health.into(),
         id: String::new(),
+        ..Default::default()
     }
 }

@@ -155,13 +155,14 @@ pub(super) async fn decide(
         Route::DeleteVolume(n) => owned(sh, &format!("/volumes/{n}"), "volume", n).await,
         Route::DeleteNetwork(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
         Route::Connect(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
-        Route::Rename(id) => match owned(sh, &format!("/containers/{id}/json"), "container", id)
-            .await
-        {
-            Ok(()) if sh.boundary.privileged => Ok(()),
-            Ok(()) => policy::rename(&query_param(&query, "name"), &sh.boundary).map_err(|d| d.0),
-            Err(e) => Err(e),
-        },
+        Route::Rename(id) => {
+            match owned(sh, &format!("/containers/{id}/json"), "container", id).await {
+                Ok(()) if sh.boundary.privileged => Ok(()),
+                Ok(()) => policy::container_name(&query_param(&query, "name"), &sh.boundary)
+                    .map_err(|d| d.0),
+                Err(e) => Err(e),
+            }
+        }
         Route::CreateContainer | Route::CreateVolume | Route::CreateNetwork => {
             let (parts, body) = req.into_parts();
             let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
@@ -217,14 +218,7 @@ pub(super) async fn decide(
 
 async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), String> {
     let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
-    if !sh.boundary.privileged {
-        policy::object_name(
-            &format!("service {} container", refs.service),
-            name,
-            &sh.boundary,
-        )
-        .map_err(|Denied(d)| d)?;
-    }
+    policy::container_name(name, &sh.boundary).map_err(|Denied(d)| d)?;
     let image = v.get("Image").and_then(|i| i.as_str()).unwrap_or("");
     super::images::may_run(sh, &refs.service, image).await?;
     for n in &refs.volumes {
