@@ -25,7 +25,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .await
             .map_err(Failure::from)?;
         compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.deadline));
+        compose.set_deadline(Some(self.now.deadline));
         let privileged = self.privileged(&b);
         self.second_pass(sha, &b, &mut compose, &staging, privileged)
             .await?;

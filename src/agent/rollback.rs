@@ -67,12 +67,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let Some(old) = self.rollback_candidate(sha, &before) else {
             return self.apply(sha).await;
         };
-        self.rb = Hold {
+        self.now.rb = Hold {
             holding: true,
             held: None,
         };
         let res = self.apply(sha).await;
-        let held = std::mem::take(&mut self.rb).held;
+        let held = std::mem::take(&mut self.now.rb).held;
         match res {
             Err(f) if rollback_worthy(&f) => self.roll_back(sha, &old, f, held).await,
             other => {
@@ -215,7 +215,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .await
             .map_err(|e| e.to_string())?;
         compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.deadline));
+        compose.set_deadline(Some(self.now.deadline));
         let guard = self
             .guard(&mut compose, &rel, privileged)
             .await
