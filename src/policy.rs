@@ -183,11 +183,10 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
     Ok(refs)
 }
 
-/// A container's, volume's or network's name must be inside the project's namespace
-/// (`<project>_…`, `<project>-…`), so no bundle can take another project's (`NAME_REFUSED`).
-/// `kind` is `container`, `volume` or `network`.
+/// A volume's or network's name is `<project>_…`, so no bundle can take another project's
+/// (`NAME_REFUSED`). `kind` is `volume` or `network`.
 pub fn object_name(kind: &str, name: &str, b: &Boundary) -> R {
-    if b.privileged || name.is_empty() || rules::name_in_namespace(name, &b.project) {
+    if b.privileged || name.is_empty() || rules::object_name_ok(name, &b.project) {
         return Ok(());
     }
     deny(format!(
@@ -197,15 +196,17 @@ pub fn object_name(kind: &str, name: &str, b: &Boundary) -> R {
     ))
 }
 
-/// A container's name (at create or rename): compose parks a container it recreates under
-/// `<short id>_<name>` (v1 renames the old one, v2+ creates the new one so).
-pub fn container_name(name: &str, b: &Boundary) -> R {
-    let n = name.trim_start_matches('/');
-    let parked = n
-        .split_once('_')
-        .filter(|(id, _)| id.len() == 12 && id.bytes().all(|c| c.is_ascii_hexdigit()))
-        .map(|(_, rest)| rest);
-    object_name("container", parked.unwrap_or(n), b).or_else(|_| object_name("container", n, b))
+/// A container's name (at create or rename) is compose's own for its service
+/// ([`rules::container_name_ok`]).
+pub fn container_name(name: &str, service: &str, b: &Boundary) -> R {
+    if b.privileged || name.is_empty() || rules::container_name_ok(name, &b.project, service) {
+        return Ok(());
+    }
+    deny(format!(
+        "{}: {}",
+        rules::NAME_CODE,
+        rules::name_refusal("container", name.trim_start_matches('/'), &b.project)
+    ))
 }
 
 fn network_name(name: &str, refs: &mut Refs) -> R {

@@ -557,8 +557,11 @@ fn names_belong_to_their_project(f: Flavour) {
         purge(&vp);
         remove_named(sh.kind, &sh.name);
     }
-    // the same keys inside the project's own namespace apply
-    let own = name_shapes(&ap);
+    // the same keys inside the project's own namespace apply (a container's name is compose's
+    // own for its service: `<project>-own` for service `own`)
+    let mut own = name_shapes(&ap);
+    own[2].name = format!("{ap}-own");
+    own[2].service = format!("    container_name: {ap}-own\n");
     let compose = |variant: &str| {
         format!(
             "services:\n  own:\n    image: {IMAGE}\n    init: true\n    \

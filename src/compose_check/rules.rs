@@ -43,9 +43,14 @@ impl Ctx<'_> {
         self.normalised.map(|n| n.project.as_str()).unwrap_or("")
     }
 
-    fn name(&self, kind: &str, name: &str) -> R {
+    /// A volume's or network's `name:` (`kind`), or a service's `container_name` (`service`).
+    fn name(&self, kind: &str, name: &str, service: Option<&str>) -> R {
         let p = self.project();
-        if p.is_empty() || shared::name_in_namespace(name, p) {
+        let ok = match service {
+            Some(svc) => shared::container_name_ok(name, p, svc),
+            None => shared::object_name_ok(name, p),
+        };
+        if p.is_empty() || ok {
             return Ok(());
         }
         Err(Refusal::new(
@@ -458,9 +463,9 @@ fn short_port(s: &str) -> (String, String) {
     }
 }
 
-fn container_name(ctx: &Ctx, _: &str, _: &str, v: &Value) -> R {
+fn container_name(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
     match as_str(v) {
-        Some(n) => ctx.name("container", &n),
+        Some(n) => ctx.name("container", &n, Some(svc)),
         None => Ok(()),
     }
 }
@@ -475,7 +480,7 @@ fn object_names(ctx: &Ctx, key: &str, v: &Value) -> R {
     for v in m.values() {
         if let Value::Mapping(o) = untag(v) {
             if let Some(name) = get(o, "name").and_then(as_str) {
-                ctx.name(kind, &name)?;
+                ctx.name(kind, &name, None)?;
             }
         }
     }

@@ -306,6 +306,7 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         "    ports: [\"8080:80\", \"80\", \"127.0.0.1::80\", \"8000-8010:8000-8010\"]\n",
         "    ports:\n      - target: 80\n",
         "    container_name: monky-a-web\n",
+        "    container_name: monky-a_web_1\n",
         "    oom_score_adj: 500\n    ulimits: {nofile: {soft: 1024, hard: 2048}, memlock: 65536}\n",
         "    sysctls: {net.core.somaxconn: 1024}\n",
     ] {
@@ -313,6 +314,18 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
     }
     let named =
         |y: &str| code(y, &ctx).map(|(c, d)| (c, d.split(" (").next().unwrap().to_string()));
+    // a longer project's names look like this one's: refused, the namespace is prefix-free
+    assert_eq!(
+        named(&svc("    container_name: monky-a-eu-web\n")),
+        Some(("NAME_REFUSED", "container monky-a-eu-web".into()))
+    );
+    assert_eq!(
+        named(&format!(
+            "{}volumes:\n  data:\n    name: monky-a-eu_data\n",
+            svc("")
+        )),
+        Some(("NAME_REFUSED", "volume monky-a-eu_data".into()))
+    );
     assert_eq!(
         named(&svc("    container_name: monky-b-web-1\n")),
         Some(("NAME_REFUSED", "container monky-b-web-1".into()))

@@ -158,8 +158,14 @@ pub(super) async fn decide(
         Route::Rename(id) => {
             match owned(sh, &format!("/containers/{id}/json"), "container", id).await {
                 Ok(()) if sh.boundary.privileged => Ok(()),
-                Ok(()) => policy::container_name(&query_param(&query, "name"), &sh.boundary)
-                    .map_err(|d| d.0),
+                Ok(()) => {
+                    let name = query_param(&query, "name");
+                    let service = service_of(sh, id).await;
+                    match policy::container_name(&name, &service, &sh.boundary) {
+                        Ok(()) => not_claimed(sh, "container", &name).await,
+                        Err(d) => Err(d.0),
+                    }
+                }
                 Err(e) => Err(e),
             }
         }
@@ -224,7 +230,7 @@ pub(super) async fn decide(
 
 async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), String> {
     let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
-    policy::container_name(name, &sh.boundary).map_err(|Denied(d)| d)?;
+    policy::container_name(name, &refs.service, &sh.boundary).map_err(|Denied(d)| d)?;
     not_claimed(sh, "container", name).await?;
     let image = v.get("Image").and_then(|i| i.as_str()).unwrap_or("");
     super::images::may_run(sh, &refs.service, image).await?;
@@ -280,6 +286,18 @@ async fn not_claimed(sh: &Shared, kind: &str, name: &str) -> Result<(), String> 
         )),
         None => Ok(()),
     }
+}
+
+/// The compose service a container belongs to (its label), "" when it cannot be read.
+async fn service_of(sh: &Shared, id: &str) -> String {
+    let Ok((_, body)) = upstream_get(sh, &format!("/containers/{id}/json")).await else {
+        return String::new();
+    };
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    v.pointer("/Config/Labels/com.docker.compose.service")
+        .and_then(|s| s.as_str())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// Every compose project with a container, volume or network on the box, read once per guard.

@@ -142,15 +142,48 @@ pub fn port_refusal(
     Some(format!("{who} {addr} (reserved by the box)"))
 }
 
-/// Compose's own names for a project's objects: `<project>_<key>` (volumes, networks, v1
-/// containers) and `<project>-<service>-<n>` (v2+ containers). A name outside this namespace
-/// could be another project's, which that project could then no longer create.
+/// The lexical namespace `<project>_…` / `<project>-…`. Not prefix-free on its own
+/// (`monky-shop-eu_data` is inside `monky-shop-…` too): the rules below narrow it.
 pub fn name_in_namespace(name: &str, project: &str) -> bool {
     let n = name.trim().trim_start_matches('/');
     !project.is_empty()
         && n.len() > project.len() + 1
         && n.starts_with(project)
         && matches!(n.as_bytes()[project.len()], b'_' | b'-')
+}
+
+/// A volume's or network's name: `<project>_<rest>`, as compose names them. Project names hold
+/// no `_` (env ids are `[a-z0-9-]`), so no other project's namespace can contain it.
+pub fn object_name_ok(name: &str, project: &str) -> bool {
+    let n = name.trim().trim_start_matches('/');
+    !project.is_empty() && n.len() > project.len() + 1 && n.starts_with(&format!("{project}_"))
+}
+
+/// A container's name: compose's own for its service — `<project>-<service>[-<n>]` (v2+),
+/// `<project>_<service>[_<n>]` (v1), or with compose's `<12 hex>_` prefix while it recreates.
+/// Anything else (`container_name: monky-shop-eu-web` in project `monky-shop`) could be
+/// another project's container.
+pub fn container_name_ok(name: &str, project: &str, service: &str) -> bool {
+    let n = name.trim().trim_start_matches('/');
+    let n = match n.split_once('_') {
+        Some((id, rest)) if id.len() == 12 && id.bytes().all(|b| b.is_ascii_hexdigit()) => rest,
+        _ => n,
+    };
+    if project.is_empty() || service.is_empty() {
+        return false;
+    }
+    [
+        ('-', format!("{project}-{service}")),
+        ('_', format!("{project}_{service}")),
+    ]
+    .iter()
+    .any(|(sep, base)| match n.strip_prefix(base.as_str()) {
+        Some("") => true,
+        Some(rest) => rest
+            .strip_prefix(*sep)
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())),
+        None => false,
+    })
 }
 
 /// `NAME_REFUSED` detail (PROTOCOL 0.4): `<volume|network|container> <name> (outside project
@@ -276,6 +309,31 @@ mod tests {
             "web [::1]:22 (reserved by the box)"
         );
         assert!(port_refusal("web", "127.0.0.1", (8080, 8080), &r).is_none());
+    }
+
+    #[test]
+    fn names_are_compose_s_own_and_prefix_free() {
+        let p = "monky-a";
+        assert!(object_name_ok("monky-a_data", p));
+        assert!(!object_name_ok("monky-a-eu_data", p), "another project's");
+        assert!(!object_name_ok("monky-a_", p));
+        for n in [
+            "monky-a-web",
+            "monky-a-web-1",
+            "/monky-a_web_1",
+            "0123456789ab_monky-a-web-1",
+        ] {
+            assert!(container_name_ok(n, p, "web"), "{n}");
+        }
+        for n in [
+            "monky-a-eu-web",
+            "monky-a-web-x",
+            "monky-a-webby",
+            "monky-a-web-",
+            "monky-b-web-1",
+        ] {
+            assert!(!container_name_ok(n, p, "web"), "{n}");
+        }
     }
 
     #[test]
