@@ -416,7 +416,7 @@ fn crash_loop_after_the_apply_is_a_failed_heartbeat(f: Flavour) {
         ("second heartbeat", &second, &second_rep),
         ("first heartbeat after the apply", &first, &first_rep),
     ] {
-        assert_eq!(r.code, 1, "{which}: {r:?}");
+        assert_eq!(r.code, 1, "{which}: {r:?}\n--- report\n{rep:#}");
         assert_eq!(rep["result"], "failed", "{which}: {rep:#}");
         assert_eq!(rep["sha"], sha.as_str());
         let d = rep["detail"].as_str().unwrap();
