@@ -207,6 +207,9 @@ pub struct Config {
     /// How long every long-running service must stay up (healthy where it has a check) with an
     /// unchanged restart count before a release counts as applied (0 = no window).
     pub settle_s: u64,
+    /// A heartbeat that finds a service of the running release missing or stopped runs `up -d`
+    /// for that release (no lease, no secret read) and reports `HEALED: <services>`.
+    pub heal_drift: bool,
     /// The longest wait between two attempts of a failing release (1, 2, 4, … minutes); 0 =
     /// no backoff (every tick retries, as before 0.3).
     pub retry_backoff_max_s: u64,
@@ -251,6 +254,7 @@ impl Default for Config {
             auto_rollback: false,
             retry_failed_after_s: 3600,
             settle_s: 5,
+            heal_drift: false,
             retry_backoff_max_s: 3600,
             registry_host: "harbor.tikali.net".into(),
             keep_releases: 5,

@@ -101,7 +101,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             debug!("nothing applied yet; the check-in was the heartbeat");
             return Ok(Exit::Ok);
         };
-        let expected: Vec<String> = self.expected_services(&self.running_release());
+        let (expected, jobs) = self.release_shape(&self.running_release());
         if containers.is_empty() {
             // an empty list may mean the engine itself is down: say which
             if let Err(e) = self.engine.containers(&self.cfg.compose_project).await {
@@ -127,6 +127,21 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .iter()
             .filter_map(|c| Some((c.id.clone(), c.restarts?)))
             .collect();
+        if self.cfg.heal_drift && crash.is_none() {
+            let gone = drifted(&expected, &jobs, &containers);
+            if !gone.is_empty() {
+                let detail = format!("HEALED: {}", gone.join(", "));
+                info!("heal_drift: {} missing or stopped; up -d", gone.join(", "));
+                match self.bring_back(&sha).await {
+                    Ok(_) => {
+                        self.report(Some(&sha), ReportResult::Applied, &detail, "")
+                            .await;
+                        return Ok(Exit::Ok);
+                    }
+                    Err(why) => warn!("heal_drift: {why}"),
+                }
+            }
+        }
         match crash.or_else(|| unhealthy(&expected, &containers)) {
             None => {
                 self.report(Some(&sha), ReportResult::Applied, "", "").await;
@@ -219,6 +234,27 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 }
 
+/// Services of the running release that `up -d` would bring back: long-running ones with no
+/// container or a stopped one (a job that is done, or failed, is not drift).
+fn drifted(
+    expected: &[String],
+    jobs: &std::collections::BTreeSet<String>,
+    cs: &[Container],
+) -> Vec<String> {
+    expected
+        .iter()
+        .filter(|s| !jobs.contains(*s))
+        .filter(|s| {
+            let mine: Vec<&Container> = cs.iter().filter(|c| &c.service == *s).collect();
+            mine.is_empty()
+                || mine
+                    .iter()
+                    .any(|c| !c.job && matches!(c.state.as_str(), "exited" | "created" | "dead"))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Seconds before attempt `attempts + 1`: 60 · 2^(attempts−1), capped at `max`, plus up to a
 /// fifth more, fixed for this box, sha and attempt.
 fn retry_wait(attempts: u32, max: u64, host: &str, sha: &str) -> u64 {
@@ -275,7 +311,22 @@ fn down_plan(prod: bool, purge: bool) -> DownPlan {
 
 #[cfg(test)]
 mod backoff_tests {
-    use super::retry_wait;
+    use super::{drifted, retry_wait};
+    use crate::agent::test_container as c;
+
+    #[test]
+    fn drift_is_a_missing_or_stopped_long_running_service_never_a_job() {
+        let expected: Vec<String> = ["db", "migrate", "web", "worker"]
+            .map(String::from)
+            .to_vec();
+        let jobs = ["migrate".to_string()].into_iter().collect();
+        let mut done = c("migrate", "exited", "");
+        done.job = true;
+        done.exit_code = Some(0);
+        let cs = vec![c("db", "running", "healthy"), done, c("web", "exited", "")];
+        assert_eq!(drifted(&expected, &jobs, &cs), vec!["web", "worker"]);
+        assert!(drifted(&expected[..1], &jobs, &cs).is_empty());
+    }
 
     #[test]
     fn the_wait_doubles_is_capped_and_is_jittered_per_box() {

@@ -11,13 +11,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The pipeline, one named step after another; each step that refuses reports it first.
     pub(super) async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
         let b = self.fetch_bundle(sha).await?;
-        let services = match self.pre_lease_checks(&b).await {
-            Ok(s) => s,
-            Err(r) => return Err(self.refuse(sha, r, "").await),
-        };
-        let jobs = compose_check::parse(b.compose())
-            .map(|d| compose_check::jobs(&d))
-            .unwrap_or_default();
+        let checks = self.pre_lease_checks(&b).await;
+        if let Some(r) = checks.refusals.into_iter().next() {
+            return Err(self.refuse(sha, r, "").await);
+        }
+        let (services, jobs) = (checks.services, checks.jobs);
         let (env, registry_auth) = self.read_secrets(sha, &b).await?;
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
@@ -27,7 +25,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .await
             .map_err(Failure::from)?;
         compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.deadline));
+        compose.set_deadline(Some(self.now.deadline));
         let privileged = self.privileged(&b);
         self.second_pass(sha, &b, &mut compose, &staging, privileged)
             .await?;
@@ -180,28 +178,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Ok((normalised, warnings)) => {
                 // the normalised config carries every interpolated secret: scrubbed on drop
                 let normalised = Zeroizing::new(normalised);
-                let unset = runtime::unset_variables(&warnings);
-                if !unset.is_empty() {
-                    let r = Refusal::new(
-                        "ENV_INCOMPLETE",
-                        format!(
-                            "compose.yaml uses variables nothing defines: {}",
-                            unset.join(", ")
-                        ),
-                    );
-                    return Err(self.refuse(sha, r, "").await);
-                }
                 if !warnings.trim().is_empty() {
                     warn!("compose config: {}", warnings.trim());
                 }
-                let ctx = self.normalised_ctx(staging, privileged, b);
-                let check = compose_check::parse(normalised.as_bytes())
-                    .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
-                if let Err(r) = check.map_err(|r| self.why_privileged(b, r)) {
-                    if file_policy_on() {
-                        return Err(self.refuse(sha, r, "").await);
-                    }
-                    warn!("test build: file policy off, would refuse {r}");
+                let refusals =
+                    self.normalised_checks(b, &normalised, &warnings, staging, privileged);
+                if let Some(r) = refusals.into_iter().next() {
+                    return Err(self.refuse(sha, r, "").await);
                 }
             }
             Err(e) => {

@@ -74,7 +74,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let since = state::now().saturating_sub(1);
         let deadline = (tokio::time::Instant::now()
             + Duration::from_secs(self.cfg.healthy_timeout_s))
-        .min(self.deadline);
+        .min(self.now.deadline);
         let settle = Duration::from_secs(self.cfg.settle_s);
         let mut bad_streak = 0;
         // restart counts when each container was first seen; any rise is a crash

@@ -13,10 +13,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         log_tail: &str,
     ) {
         // a held report counts: the rollback sends it, with how that went
-        self.reported = true;
-        if self.rb.holding && result == ReportResult::Failed && self.rb.held.is_none() {
+        self.now.reported = true;
+        if self.now.rb.holding && result == ReportResult::Failed && self.now.rb.held.is_none() {
             // an automatic rollback may follow: rollback.rs sends it, with how that went
-            self.rb.held = Some(rollback::Held {
+            self.now.rb.held = Some(rollback::Held {
                 detail: detail.to_string(),
                 log_tail: Zeroizing::new(log_tail.to_string()),
             });

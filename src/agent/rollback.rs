@@ -67,12 +67,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let Some(old) = self.rollback_candidate(sha, &before) else {
             return self.apply(sha).await;
         };
-        self.rb = Hold {
+        self.now.rb = Hold {
             holding: true,
             held: None,
         };
         let res = self.apply(sha).await;
-        let held = std::mem::take(&mut self.rb).held;
+        let held = std::mem::take(&mut self.now.rb).held;
         match res {
             Err(f) if rollback_worthy(&f) => self.roll_back(sha, &old, f, held).await,
             other => {
@@ -200,9 +200,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
     }
 
-    /// `compose up` of the old release from its own directory, then `current` → it, then the
-    /// health wait. `Ok(containers)` when healthy; otherwise what went wrong.
-    async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
+    /// `compose up` of a release from its own directory (its `.env` as it is: no lease, no
+    /// OpenBao read), then `current` → it, then the settle wait. `Ok(containers)` when healthy;
+    /// otherwise what went wrong. The rollback's and `heal_drift`'s way back.
+    pub(super) async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
         let rel = self.cfg.releases_dir().join(old);
         let meta: bundle::Meta = release::read_release_file(&rel, "bundle.json")
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -214,15 +215,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .await
             .map_err(|e| e.to_string())?;
         compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.deadline));
+        compose.set_deadline(Some(self.now.deadline));
         let guard = self
             .guard(&mut compose, &rel, privileged)
             .await
             .map_err(|f| f.message().to_string())?;
-        info!(
-            "rollback: compose up -d --remove-orphans in {}",
-            rel.display()
-        );
+        info!("compose up -d --remove-orphans in {}", rel.display());
         let up = compose.up(&rel).await;
         let denied = guard.as_ref().map(|g| g.denied()).unwrap_or_default();
         drop(guard);

@@ -21,7 +21,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.state.env_id = self.cfg.env_id.clone();
         }
         let started = std::time::Instant::now();
-        self.deadline = tokio::time::Instant::now() + Duration::from_secs(self.cfg.tick_budget_s);
+        self.now = TickCtx::start(self.cfg.tick_budget_s);
         let applied_before = self.state.applied_sha.clone();
         let res = self.tick_locked().await;
         let res = match res {
@@ -119,7 +119,6 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 
     pub(super) async fn tick_locked(&mut self) -> Result<Exit, Failure> {
-        self.reported = false;
         self.load_or_bootstrap_token(false).await?;
         self.tokens.check_pin(&self.state)?;
         let containers = self.containers().await;
@@ -187,7 +186,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let result = match result {
             // a local failure of the apply (its own files, the guard, compose not starting)
             // that no report carried yet: tenancy hears it too, with a code
-            Err(f) if f.exit() == Exit::Fail && resp.action == Action::Apply && !self.reported => {
+            Err(f)
+                if f.exit() == Exit::Fail && resp.action == Action::Apply && !self.now.reported =>
+            {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
                 let msg = match f.code() {
                     Some(_) => f.message().to_string(),

@@ -371,3 +371,16 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         );
     }
 }
+
+#[test]
+fn jobs_from_compose_depends_on_and_the_marker_label() {
+    let doc = parse(
+        b"services:\n  migrate:\n    image: x\n  seed:\n    image: x\n    labels: [\"monky.job=true\"]\n  \
+          report:\n    image: x\n    labels: {monky.job: \"true\"}\n  web:\n    image: x\n    depends_on:\n      \
+          migrate: {condition: service_completed_successfully}\n      db: {condition: service_healthy}\n  \
+          db:\n    image: x\n    labels: {monky.job: \"false\"}\n",
+    )
+    .unwrap();
+    let j: Vec<String> = jobs(&doc).into_iter().collect();
+    assert_eq!(j, vec!["migrate", "report", "seed"]);
+}
