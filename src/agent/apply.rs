@@ -52,6 +52,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 return Err(self.not_settled(sha, &compose, &release, detail).await)
             }
         };
+        self.note_restarts(&cs);
         self.state.applied_sha = Some(sha.to_string());
         self.state.applied_serial = Some(b.meta.serial);
         info!(

@@ -132,6 +132,16 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
     }
 
+    /// The restart counts a settled release ended its window with: the baseline the next
+    /// heartbeat compares with, so a restart between this tick and that one is a crash loop too
+    /// (the heartbeat knows no count for containers it has not seen).
+    pub(super) fn note_restarts(&mut self, cs: &[Container]) {
+        self.state.restarts = cs
+            .iter()
+            .filter_map(|c| Some((c.id.clone(), c.restarts?)))
+            .collect();
+    }
+
     /// `CRASH_LOOP: <service> restarted <n> times (last exit <code>)`.
     pub(super) async fn crash_loop(&self, c: &Container, since: u64) -> String {
         let exit = match self.engine.last_exit(c, since).await {

@@ -242,7 +242,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         state::swap_symlink(&rel, &self.cfg.current_link()).map_err(|e| e.to_string())?;
         let (services, jobs) = self.release_shape(&rel);
         let cs = match self.wait_settled(&services, &jobs).await {
-            Settled::Healthy(cs) => return Ok(cs.len()),
+            Settled::Healthy(cs) => {
+                self.note_restarts(&cs);
+                return Ok(cs.len());
+            }
             Settled::JobFailed(d) | Settled::CrashLoop(d) => return Err(d),
             Settled::Unhealthy(cs) | Settled::Interrupted(cs) => cs,
         };
