@@ -38,7 +38,14 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         crate::testhook::pause("after-promote");
         // the guard stays up until the tick is done with compose (the log tail reads through it)
         let _guard = self
-            .start(sha, &mut compose, &release, privileged, (&b, &env_sha))
+            .start(
+                sha,
+                &mut compose,
+                &release,
+                privileged,
+                (&b, &env_sha),
+                &jobs,
+            )
             .await?;
         let cs = match self.wait_settled(&services, &jobs).await {
             Settled::Healthy(cs) => cs,
@@ -207,6 +214,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         release: &Path,
         privileged: bool,
         checked: (&Bundle, &[u8]),
+        jobs: &std::collections::BTreeSet<String>,
     ) -> Result<Option<Guard>, Failure> {
         let guard = match self.guard(compose, release, privileged).await {
             Ok(g) => g,
@@ -237,6 +245,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             return Err(f);
         }
         if let Err(e) = up {
+            // compose gives up itself when a job a service waits on fails: say which job
+            let mut cs = self.listed().await;
+            runtime::mark_jobs(&mut cs, jobs);
+            if let (false, Some(d)) = (
+                matches!(e, RuntimeError::Interrupted(_)),
+                cs.iter().find_map(runtime::job_failed),
+            ) {
+                return Err(self.not_settled(sha, compose, release, d).await);
+            }
             return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
         }
         // the release's containers exist: `current` names what runs from now on
