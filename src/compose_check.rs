@@ -34,7 +34,17 @@ pub struct Normalised {
     pub bind_roots: Option<Vec<PathBuf>>,
     /// The bundle's files (relative paths), which compose reads on the host.
     pub bundle_files: Vec<String>,
+    /// The box's project: volume, network and container names must be in its namespace.
+    pub project: String,
+    /// Host ports the box reserves (its own transport ports and `reserved_ports`).
+    pub reserved_ports: Vec<u16>,
+    /// The box's `container_limits`.
+    pub limits: crate::policy::Limits,
 }
+
+/// Where the first pass places the release, which does not exist yet: relative paths are judged
+/// under it, and it is nowhere on the host.
+pub const FIRST_PASS_ROOT: &str = rules::RELEASE;
 
 /// The service names alone, without judging anything (for test builds with the analysis off).
 pub fn services(doc: &Value) -> Vec<String> {
@@ -53,14 +63,16 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
     check_in(doc, allow_privileged, None, None)
 }
 
-/// [`check`] knowing the bundle's files: `env_file` and secret/config `file:` must name one, and
-/// no writable bind may hold one (the first pass of an apply or a plan).
+/// The first pass of an apply or a plan, knowing the box (its `ctx.project_dir` is
+/// [`FIRST_PASS_ROOT`]): `env_file` and secret/config `file:` must name a bundle file, no
+/// writable bind may hold one, and the box's binds, names, ports and limits are judged by the
+/// same rules as the second pass and the engine guard.
 pub fn check_bundle(
     doc: &Value,
     allow_privileged: bool,
-    files: &[String],
+    ctx: &Normalised,
 ) -> Result<Vec<String>, Refusal> {
-    check_in(doc, allow_privileged, None, Some(files))
+    check_in(doc, allow_privileged, Some(ctx), Some(&ctx.bundle_files))
 }
 
 /// The second pass, on the compose CLI's own normalised `config` (paths already absolute):
@@ -143,6 +155,7 @@ fn check_in(
                 rule(ctx, &svc, key, v)?;
             }
         }
+        rules::limits(ctx, &svc, s)?;
     }
     if let Some(ctx) = &ctx {
         binds_invariant(ctx, normalised, bundle_files)?;

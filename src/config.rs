@@ -147,6 +147,14 @@ impl Default for BaoCfg {
     }
 }
 
+/// `container_limits: {memory: 512m, pids: 200}`: a byte size as compose writes it, a count.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContainerLimits {
+    pub memory: Option<serde_yaml_ng::Value>,
+    pub pids: Option<u64>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
@@ -174,6 +182,11 @@ pub struct Config {
     pub docker_host: String,
     /// Host directories containers may bind writable besides their release directory.
     pub bind_roots: Vec<PathBuf>,
+    /// Host ports no container may publish, besides the agent's own `tenancy.proxy_port` and
+    /// `bao.proxy_port` (always reserved, whatever the transport).
+    pub reserved_ports: Vec<u16>,
+    /// Ceilings every container must declare and stay under (`memory`, `pids`); unset = none.
+    pub container_limits: ContainerLimits,
     /// Whether a bundle's `allow_privileged` takes effect on this box.
     pub permit_privileged: bool,
     /// Whether a bundle's `allow_rollback` takes effect on this box.
@@ -221,6 +234,8 @@ impl Default for Config {
             compose_bin: "docker-compose".into(),
             docker_host: "unix:///var/run/docker.sock".into(),
             bind_roots: Vec::new(),
+            reserved_ports: Vec::new(),
+            container_limits: ContainerLimits::default(),
             permit_privileged: false,
             permit_rollback: true,
             bundle_signing_keys: Default::default(),
@@ -286,6 +301,27 @@ impl Config {
     pub fn docker_config_dir(&self) -> PathBuf {
         self.state_dir.join("docker")
     }
+    /// Host ports the policy keeps for the box: the agent's transport ports and `reserved_ports`.
+    pub fn reserved_ports(&self) -> Vec<u16> {
+        let mut v = vec![self.tenancy.proxy_port, self.bao.proxy_port];
+        v.extend(&self.reserved_ports);
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// `container_limits` as the policy reads it (validated at load).
+    pub fn limits(&self) -> crate::policy::Limits {
+        crate::policy::Limits {
+            memory: self
+                .container_limits
+                .memory
+                .as_ref()
+                .and_then(validate::byte_size),
+            pids: self.container_limits.pids,
+        }
+    }
+
     pub fn docker_socket(&self) -> PathBuf {
         PathBuf::from(self.docker_host.trim_start_matches("unix://"))
     }

@@ -29,7 +29,9 @@ use crate::http::{BoxError, Cause};
 use crate::policy::Boundary;
 use crate::transport::UnixConnector;
 
+mod images;
 mod judge;
+pub use images::{Ledger, IMAGE_LEDGER};
 use judge::decide;
 
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -44,6 +46,10 @@ struct Shared {
     check_us: AtomicU64,
     /// Binds allowed so far in this compose call.
     seen: Mutex<Vec<crate::policy::HostBind>>,
+    /// References pulled without an error in this compose call, not yet in the ledger.
+    pulled: Mutex<Vec<String>>,
+    /// The image ledger, once loaded.
+    ledger: Mutex<Option<Ledger>>,
 }
 
 /// A running checking socket; dropping it stops serving and removes the socket.
@@ -74,6 +80,8 @@ impl Guard {
             requests: AtomicU64::new(0),
             check_us: AtomicU64::new(0),
             seen: Mutex::new(Vec::new()),
+            pulled: Mutex::new(Vec::new()),
+            ledger: Mutex::new(None),
         });
         let sh = shared.clone();
         let task = tokio::spawn(async move {
@@ -156,14 +164,27 @@ fn full(b: Bytes) -> Body {
     Full::new(b).map_err(|never| match never {}).boxed()
 }
 
-async fn handle(sh: &Shared, req: Request<Incoming>) -> Response<Body> {
+async fn handle(sh: &Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     sh.requests.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
+    let pull = judge::pull_reference(&req);
     let (req, verdict) = decide(sh, req).await;
     sh.check_us
         .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
     match (req, verdict) {
-        (Some(req), None) => forward(sh, req).await,
+        (Some(req), None) => {
+            let resp = forward(sh, req).await;
+            match pull {
+                // what this project pulls it may run: recorded once the stream ends well
+                Some(r) => {
+                    let ok = resp.status().is_success();
+                    let (parts, body) = resp.into_parts();
+                    let body = images::PullWatch::new(body, sh.clone(), r, ok).boxed();
+                    Response::from_parts(parts, body)
+                }
+                None => resp,
+            }
+        }
         (_, Some(resp)) => resp,
         (None, None) => refused(sh, "internal: nothing to forward".into()),
     }

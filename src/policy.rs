@@ -13,12 +13,13 @@ use serde_json::{Map, Value};
 
 mod host_config;
 mod paths;
+pub mod rules;
 
-pub use host_config::SAFE_CAPS;
 pub use paths::{
     bind_source, binds_invariant, lexical, release_outside_writable, resolve, trace, HostBind,
     Traced, PRIVATE_TREES, READ_ONLY_FILES,
 };
+pub use rules::{Limits, SAFE_CAPS};
 
 use host_config::host_config;
 
@@ -41,6 +42,13 @@ pub struct Boundary {
     pub release_files: Vec<PathBuf>,
     /// The bundle asked for `allow_privileged` and the box's `permit_privileged` agreed.
     pub privileged: bool,
+    /// Host ports no container may publish: the agent's own transport ports and the box's
+    /// `reserved_ports`.
+    pub reserved_ports: Vec<u16>,
+    /// The box's `container_limits`.
+    pub limits: Limits,
+    /// Where the images this project pulled are recorded (`None`: images not judged).
+    pub image_ledger: Option<PathBuf>,
 }
 
 /// Keys whose every value is harmless on the host (resources, ports, names, process settings
@@ -128,6 +136,8 @@ pub struct Refs {
     pub containers: BTreeSet<String>,
     /// Every bind source, traced (for the invariant over all binds on the box).
     pub binds: Vec<HostBind>,
+    /// The compose service the container is for (names it in coded refusals).
+    pub service: String,
 }
 
 /// Judges a `POST /containers/create` body. `Ok` carries the names the caller must still
@@ -136,8 +146,19 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
     let Some(top) = body.as_object() else {
         return Err(Denied("container create body is not an object".into()));
     };
-    let mut refs = Refs::default();
+    let mut refs = Refs {
+        service: top
+            .get("Labels")
+            .and_then(|l| l.get("com.docker.compose.service"))
+            .map(str_of)
+            .unwrap_or("?")
+            .to_string(),
+        ..Refs::default()
+    };
     labels_ok(top, "container", &b.project)?;
+    if top.get("HostConfig").is_none() {
+        host_config::limits(&Value::Object(Map::new()), b, &refs)?;
+    }
     for (k, v) in top {
         match k.as_str() {
             "Labels" => {}
@@ -160,6 +181,29 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
         }
     }
     Ok(refs)
+}
+
+/// A container's, volume's or network's name must be inside the project's namespace, so no
+/// bundle can take another project's (`NAME_REFUSED`). `what` names the object in the refusal.
+pub fn object_name(what: &str, name: &str, b: &Boundary) -> R {
+    if b.privileged || name.is_empty() || rules::name_in_namespace(name, &b.project) {
+        return Ok(());
+    }
+    deny(format!(
+        "{}: {}",
+        rules::NAME_CODE,
+        rules::name_refusal(what, name.trim_start_matches('/'), &b.project)
+    ))
+}
+
+/// A container rename: compose v1 parks a container it recreates under `<short id>_<name>`.
+pub fn rename(name: &str, b: &Boundary) -> R {
+    let n = name.trim_start_matches('/');
+    let parked = n
+        .split_once('_')
+        .filter(|(id, _)| id.len() == 12 && id.bytes().all(|c| c.is_ascii_hexdigit()))
+        .map(|(_, rest)| rest);
+    object_name("container", parked.unwrap_or(n), b).or_else(|_| object_name("container", n, b))
 }
 
 fn network_name(name: &str, refs: &mut Refs) -> R {
@@ -197,6 +241,7 @@ pub fn volume_create(body: &Value, b: &Boundary) -> R {
         return deny("volume create body is not an object");
     };
     labels_ok(o, "volume", &b.project)?;
+    object_name("volume", o.get("Name").map(str_of).unwrap_or(""), b)?;
     for (k, v) in o {
         match k.as_str() {
             "Name" | "Labels" => {}
@@ -221,6 +266,7 @@ pub fn network_create(body: &Value, b: &Boundary) -> R {
     };
     labels_ok(o, "network", &b.project)?;
     let name = o.get("Name").map(str_of).unwrap_or("");
+    object_name("network", name, b)?;
     for (k, v) in o {
         match k.as_str() {
             "Name" | "Labels" | "CheckDuplicate" | "Internal" | "Attachable" | "EnableIPv6"

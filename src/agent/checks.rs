@@ -53,6 +53,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             release_dir: Some(release_dir),
             bind_roots: self.cfg.bind_roots.iter().map(|p| canon(p)).collect(),
             agent_files,
+            reserved_ports: self.cfg.reserved_ports(),
+            limits: self.cfg.limits(),
+            image_ledger: Some(self.cfg.state_dir.join(crate::guard::IMAGE_LEDGER)),
             private: vec![
                 canon(&root),
                 policy::lexical(&root),
@@ -92,7 +95,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             );
             return None;
         }
-        let r = Refusal::new("ENGINE_REFUSED", denied.join("; "));
+        // a refusal with its own code (a reserved port, a name, an image) keeps it
+        let r = match policy::rules::split_code(&denied[0]) {
+            Some((code, rest)) => Refusal::new(code, rest),
+            None => Refusal::new("ENGINE_REFUSED", denied.join("; ")),
+        };
         Some(self.refuse(sha, r, "").await)
     }
 
@@ -129,7 +136,16 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     .collect()
             }),
             bundle_files: b.files.keys().cloned().collect(),
+            project: self.cfg.compose_project.clone(),
+            reserved_ports: self.cfg.reserved_ports(),
+            limits: self.cfg.limits(),
         }
+    }
+
+    /// The first pass's view: as the second's, with the release not yet anywhere on the host.
+    pub(super) fn first_pass_ctx(&self, b: &Bundle) -> compose_check::Normalised {
+        let root = Path::new(compose_check::FIRST_PASS_ROOT);
+        self.normalised_ctx(root, self.privileged(b), b)
     }
 
     /// Everything that can refuse a bundle before a lease or an OpenBao request.
@@ -158,8 +174,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)?;
         b.check_env_template()?;
         let doc = compose_check::parse(b.compose())?;
-        let files: Vec<String> = b.files.keys().cloned().collect();
-        let services = match compose_check::check_bundle(&doc, self.privileged(b), &files) {
+        let ctx = self.first_pass_ctx(b);
+        let services = match compose_check::check_bundle(&doc, self.privileged(b), &ctx) {
             Ok(s) => s,
             Err(r) if file_policy_on() => return Err(self.why_privileged(b, r)),
             Err(r) => {

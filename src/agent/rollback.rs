@@ -226,6 +226,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         drop(guard);
         if let Err(e) = up {
             if !denied.is_empty() {
+                // a refusal with its own code (a name, an image) keeps it
+                if policy::rules::split_code(&denied[0]).is_some() {
+                    return Err(denied[0].clone());
+                }
                 return Err(format!("ENGINE_REFUSED: {}", denied.join("; ")));
             }
             return Err(match e {

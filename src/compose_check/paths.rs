@@ -37,31 +37,23 @@ fn bind_refused(who: &str, src: &str, reason: &str) -> Refusal {
     Refusal::new(BIND_CODE, format!("{who} {src} ({reason})"))
 }
 
-/// Lexically normalise an absolute path (`//`, `/.`, `/x/..`).
+/// Lexically normalise an absolute path (`//`, `/.`, `/x/..`): the engine guard's normaliser.
 pub(super) fn normalise(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
+    policy::lexical(Path::new(p)).to_string_lossy().into_owned()
 }
 
 fn under(p: &str, dir: &str) -> bool {
     dir == "/" || p == dir || p.starts_with(&format!("{dir}/"))
 }
 
-fn host_path_forbidden(src: &str, read_only: bool) -> bool {
+fn host_path_forbidden(src: &str, read_only: bool, in_root: bool) -> bool {
     let n = normalise(src);
     if FORBIDDEN_DEEP.iter().any(|d| under(&n, d) || under(d, &n)) {
         return true;
     }
+    // a box's bind_roots entry is the operator's word for writable data, as in the guard
     !read_only
+        && !in_root
         && !WRITABLE_OK.contains(&n.as_str())
         && READ_ONLY_DEEP.iter().any(|d| under(&n, d) || under(d, &n))
 }
@@ -90,7 +82,14 @@ pub(super) fn check_bind(
                 }
             }
         }
-        if host_path_forbidden(s, read_only) {
+        let real = policy::resolve(Path::new(s));
+        let lex = policy::lexical(Path::new(s));
+        let roots = ctx.and_then(|c| c.bind_roots.as_ref());
+        let in_root = roots
+            .into_iter()
+            .flatten()
+            .any(|r| real.starts_with(r) && lex.starts_with(r));
+        if host_path_forbidden(s, read_only, in_root) {
             let how = if read_only { "" } else { ", writable" };
             return Err(bind_refused(
                 who,
@@ -100,12 +99,7 @@ pub(super) fn check_bind(
         }
         // the engine guard's bind rule, early and readable: outside the release only into the
         // box's bind_roots (or a harmless system file, read-only)
-        if let Some(roots) = ctx.and_then(|c| c.bind_roots.as_ref()) {
-            let real = policy::resolve(Path::new(s));
-            let lex = policy::lexical(Path::new(s));
-            let in_root = roots
-                .iter()
-                .any(|r| real.starts_with(r) && lex.starts_with(r));
+        if roots.is_some() {
             let harmless = read_only && policy::READ_ONLY_FILES.iter().any(|f| real.starts_with(f));
             if !in_root && !harmless {
                 return Err(bind_refused(

@@ -8,6 +8,7 @@ use super::paths::{check_bind, check_bind_source, check_file_in_release};
 use super::yaml::{as_str, get, seq_strings, truthy, untag};
 use super::{Normalised, CODE};
 use crate::bundle::Refusal;
+use crate::policy::rules as shared;
 
 /// What the service rules need from the rest of the file.
 #[derive(Default)]
@@ -35,6 +36,22 @@ impl Ctx<'_> {
         self.normalised
             .map(|n| n.project_dir.to_string_lossy().into_owned())
             .unwrap_or_else(|| RELEASE.to_string())
+    }
+
+    /// The project whose namespace names must be in ("" = not known: names not judged).
+    fn project(&self) -> &str {
+        self.normalised.map(|n| n.project.as_str()).unwrap_or("")
+    }
+
+    fn name(&self, what: &str, name: &str) -> R {
+        let p = self.project();
+        if p.is_empty() || shared::name_in_namespace(name, p) {
+            return Ok(());
+        }
+        Err(Refusal::new(
+            shared::NAME_CODE,
+            shared::name_refusal(what, name, p),
+        ))
     }
 
     fn record(&self, src: &str, writable: bool) {
@@ -108,25 +125,12 @@ pub(super) const SERVICE_RULES: &[(&str, ServiceRule)] = &[
     ("post_start", hook),
     ("pre_stop", hook),
     ("security_opt", security_opt),
+    ("sysctls", sysctls),
+    ("oom_score_adj", oom_score_adj),
+    ("ulimits", ulimits),
+    ("ports", ports),
+    ("container_name", container_name),
     ("volumes", volumes),
-];
-
-/// Capabilities that amount to root on the host.
-const DANGEROUS_CAPS: &[&str] = &[
-    "ALL",
-    "SYS_ADMIN",
-    "SYS_MODULE",
-    "SYS_RAWIO",
-    "SYS_PTRACE",
-    "SYS_BOOT",
-    "DAC_READ_SEARCH",
-    "NET_ADMIN",
-    "BPF",
-    "PERFMON",
-    "MAC_ADMIN",
-    "MAC_OVERRIDE",
-    "SYS_TIME",
-    "SYSLOG",
 ];
 
 fn refuse(msg: String) -> R {
@@ -142,7 +146,8 @@ pub(super) fn extends(svc: &str, v: &Value) -> R {
     Ok(())
 }
 
-fn bind_volumes(ctx: &mut Ctx, _: &str, v: &Value) -> R {
+fn bind_volumes(ctx: &mut Ctx, key: &str, v: &Value) -> R {
+    object_names(ctx, key, v)?;
     let Value::Mapping(vols) = v else {
         return Ok(());
     };
@@ -186,7 +191,8 @@ fn file_sources(ctx: &mut Ctx, key: &str, v: &Value) -> R {
     Ok(())
 }
 
-fn host_networks(ctx: &mut Ctx, _: &str, v: &Value) -> R {
+fn host_networks(ctx: &mut Ctx, key: &str, v: &Value) -> R {
+    object_names(ctx, key, v)?;
     let Value::Mapping(nets) = v else {
         return Ok(());
     };
@@ -234,11 +240,10 @@ fn networks(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
     }
 }
 
+/// One allow-list with the engine guard (`policy::rules::SAFE_CAPS`).
 fn cap_add(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
     for c in seq_strings(v) {
-        let norm = c.trim().to_ascii_uppercase();
-        let norm = norm.strip_prefix("CAP_").unwrap_or(&norm);
-        if DANGEROUS_CAPS.contains(&norm) || norm.starts_with('$') {
+        if !shared::cap_allowed(&c) {
             return refuse(format!("service {svc} adds capability {c}"));
         }
     }
@@ -342,23 +347,177 @@ fn hook(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
     Ok(())
 }
 
-/// Any seccomp profile but the default (a custom one can allow everything), any AppArmor
-/// profile but docker-default, SELinux labels other than a level (`type:spc_t` is the "super
-/// privileged container" type).
+/// `no-new-privileges` only, as the engine guard: any other option (a seccomp or AppArmor
+/// profile, an SELinux label, `systempaths=unconfined`) can only loosen the container.
 fn security_opt(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
     for o in seq_strings(v) {
-        let l = o.trim().to_ascii_lowercase().replace('=', ":");
-        if l.contains("unconfined")
-            || l.starts_with("seccomp")
-            || (l.starts_with("apparmor") && l != "apparmor:docker-default")
-            || (l.starts_with("label") && !l.starts_with("label:level:"))
-            || l.starts_with("no-new-privileges:false")
-            || l.starts_with('$')
-        {
+        if !shared::security_opt_allowed(&o) {
             return refuse(format!("service {svc} sets security_opt {o}"));
         }
     }
     Ok(())
+}
+
+/// A mapping or a `name=value` list; namespaced sysctls only, as the engine guard.
+fn sysctls(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
+    let names: Vec<String> = match untag(v) {
+        Value::Mapping(m) => m.keys().filter_map(as_str).collect(),
+        other => seq_strings(other)
+            .into_iter()
+            .map(|x| x.split('=').next().unwrap_or_default().to_string())
+            .collect(),
+    };
+    match names.iter().find(|n| !shared::sysctl_allowed(n)) {
+        Some(n) => refuse(format!("service {svc} sets sysctl {n}")),
+        None => Ok(()),
+    }
+}
+
+/// A number as YAML or compose's normalised output writes it; `None` for an interpolation,
+/// which the second pass sees resolved.
+fn int(v: &Value) -> Option<i64> {
+    as_str(v).and_then(|s| s.trim().parse().ok())
+}
+
+fn oom_score_adj(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
+    match int(v) {
+        Some(n) if !shared::oom_score_adj_allowed(n) => {
+            refuse(format!("service {svc} sets {key} {n}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `{nofile: 1024}` or `{nofile: {soft: 1024, hard: 2048}}`.
+fn ulimits(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
+    let Value::Mapping(m) = untag(v) else {
+        return Ok(());
+    };
+    for (k, l) in m {
+        let name = as_str(k).unwrap_or_default();
+        let (soft, hard) = match untag(l) {
+            Value::Mapping(sh) => (
+                get(sh, "soft").and_then(int).unwrap_or(0),
+                get(sh, "hard").and_then(int).unwrap_or(0),
+            ),
+            other => {
+                let n = int(other).unwrap_or(0);
+                (n, n)
+            }
+        };
+        if let Err(why) = shared::ulimit_allowed(&name, soft, hard) {
+            return refuse(format!("service {svc} sets ulimits {why}"));
+        }
+    }
+    Ok(())
+}
+
+/// Published host ports, short (`[IP:]HOST[-HOST]:CONTAINER[/proto]`, `[::1]:80:80`) or long
+/// (`published`, `host_ip`) syntax: none the box reserves (`PORT_REFUSED`).
+fn ports(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
+    let Some(n) = ctx.normalised else {
+        return Ok(());
+    };
+    let Value::Sequence(items) = untag(v) else {
+        return Ok(());
+    };
+    for item in items {
+        let (ip, host) = match untag(item) {
+            Value::Mapping(m) => (
+                get(m, "host_ip").and_then(as_str).unwrap_or_default(),
+                get(m, "published").and_then(as_str).unwrap_or_default(),
+            ),
+            other => match as_str(other) {
+                Some(s) => short_port(&s),
+                None => continue,
+            },
+        };
+        let Some(range) = shared::port_range(&host) else {
+            continue;
+        };
+        if let Some(why) = shared::port_refusal(svc, &ip, range, &n.reserved_ports) {
+            return Err(Refusal::new(shared::PORT_CODE, why));
+        }
+    }
+    Ok(())
+}
+
+/// `(host ip, host port range)` of a short port entry; no host part means any free port.
+fn short_port(s: &str) -> (String, String) {
+    let s = s.split('/').next().unwrap_or_default().trim();
+    // an IPv6 host address is bracketed: `[::1]:8080:80`
+    let (ip, rest) = match s.strip_prefix('[').and_then(|r| r.split_once(']')) {
+        Some((ip, rest)) => (ip.to_string(), rest.trim_start_matches(':')),
+        None => (String::new(), s),
+    };
+    let parts: Vec<&str> = rest.split(':').collect();
+    match (ip.is_empty(), parts.as_slice()) {
+        (true, [ip, host, _]) => (ip.to_string(), host.to_string()),
+        (_, [host, _]) => (ip, host.to_string()),
+        _ => (ip, String::new()),
+    }
+}
+
+fn container_name(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
+    match as_str(v) {
+        Some(n) => ctx.name(&format!("service {svc} container"), &n),
+        None => Ok(()),
+    }
+}
+
+/// Top-level volumes and networks with a `name:` (external ones included: another project's
+/// objects are never joined).
+fn object_names(ctx: &Ctx, key: &str, v: &Value) -> R {
+    let Value::Mapping(m) = v else {
+        return Ok(());
+    };
+    let kind = key.trim_end_matches('s');
+    for (k, v) in m {
+        let key = as_str(k).unwrap_or_default();
+        if let Value::Mapping(o) = untag(v) {
+            if let Some(name) = get(o, "name").and_then(as_str) {
+                ctx.name(&format!("{kind} {key}"), &name)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The box's `container_limits` over one service: `mem_limit` / `deploy.resources.limits.memory`
+/// and `pids_limit` / `deploy.resources.limits.pids` set and under the ceilings.
+pub(super) fn limits(ctx: &Ctx, svc: &str, s: &serde_yaml_ng::Mapping) -> R {
+    let Some(n) = ctx.normalised else {
+        return Ok(());
+    };
+    if n.limits == shared::Limits::default() {
+        return Ok(());
+    }
+    let deploy = get(s, "deploy")
+        .and_then(|d| match d {
+            Value::Mapping(d) => get(d, "resources"),
+            _ => None,
+        })
+        .and_then(|r| match r {
+            Value::Mapping(r) => get(r, "limits"),
+            _ => None,
+        });
+    let from_deploy = |k: &str| match deploy {
+        Some(Value::Mapping(l)) => get(l, k).and_then(as_str),
+        _ => None,
+    };
+    let memory = get(s, "mem_limit")
+        .and_then(as_str)
+        .or_else(|| from_deploy("memory"))
+        .and_then(|m| shared::parse_bytes(&m))
+        .unwrap_or(0);
+    let pids = get(s, "pids_limit")
+        .and_then(int)
+        .or_else(|| from_deploy("pids").and_then(|p| p.trim().parse().ok()))
+        .unwrap_or(0);
+    match n.limits.refusal(svc, memory, pids) {
+        Some(why) => Err(Refusal::new(shared::LIMIT_CODE, why)),
+        None => Ok(()),
+    }
 }
 
 fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {

@@ -71,6 +71,7 @@ fn second_pass_confines_binds_to_the_release_and_bind_roots() {
         private: vec!["/var/lib/monky-deployd".into()],
         bundle_files: Vec::new(),
         bind_roots: Some(vec!["/srv/monky".into()]),
+        ..Default::default()
     };
     let doc = |src: &str| {
         parse(format!("services:\n  a:\n    image: x\n    volumes: [\"{src}\"]\n").as_bytes())
@@ -104,6 +105,7 @@ fn second_pass_knows_the_project_dir_and_the_agents_files() {
         ],
         bundle_files: Vec::new(),
         bind_roots: None,
+        ..Default::default()
     };
     let doc = |src: &str| {
         parse(format!("services:\n  a:\n    image: x\n    volumes:\n      - type: bind\n        source: {src}\n        target: /t\n").as_bytes())
@@ -132,6 +134,7 @@ fn second_pass_knows_the_project_dir_and_the_agents_files() {
         private: vec!["/tmp/it/state".into()],
         bundle_files: Vec::new(),
         bind_roots: None,
+        ..Default::default()
     };
     for bad in ["/tmp/it/state/bao.token", "/tmp/it", "/tmp"] {
         assert!(
@@ -184,6 +187,7 @@ fn other_containers_host_files_builds_hooks_and_profiles() {
         private: vec!["/var/lib/monky-deployd".into()],
         bundle_files: Vec::new(),
         bind_roots: None,
+        ..Default::default()
     };
     let ok = parse(b"services:\n  a:\n    image: x\n    env_file: [/var/lib/monky-deployd/staging/abc/.env]\n    build:\n      context: /var/lib/monky-deployd/staging/abc/app\n").unwrap();
     assert!(check_normalised(&ok, false, &ctx).is_ok());
@@ -263,5 +267,107 @@ fn each_rule_judges_a_distinct_key_the_allow_list_does_not_wave_through() {
         if let Some((_, why)) = compose_keys::SERVICE.iter().find(|(t, _)| t == k) {
             assert!(why.starts_with("checked"), "{k}: {why}");
         }
+    }
+}
+
+/// The box's shared resources in the file passes: ports it reserves, names outside the
+/// project's namespace, scheduling and OOM priority, its ceilings.
+#[test]
+fn the_boxs_ports_names_scheduling_and_ceilings() {
+    let ctx = Normalised {
+        project_dir: FIRST_PASS_ROOT.into(),
+        project: "monky-a".into(),
+        reserved_ports: vec![22, 18443],
+        ..Default::default()
+    };
+    let svc = |body: &str| format!("services:\n  web:\n    image: x\n{body}");
+    let code = |y: &str, c: &Normalised| {
+        check_bundle(&parse(y.as_bytes()).unwrap(), false, c)
+            .err()
+            .map(|r| (r.code, r.detail))
+    };
+    for (body, detail) in [
+        ("    ports: [\"22:22\"]\n", "web 0.0.0.0:22 (reserved by the box)"),
+        ("    ports: [\"127.0.0.1:18443:80\"]\n", "web 127.0.0.1:18443 (reserved by the box)"),
+        ("    ports: [\"18440-18450:8080-8090/udp\"]\n", "web 0.0.0.0:18443 (reserved by the box)"),
+        ("    ports: [\"[::1]:22:80\"]\n", "web [::1]:22 (reserved by the box)"),
+        (
+            "    ports:\n      - target: 80\n        published: \"18443\"\n        host_ip: 10.0.0.1\n",
+            "web 10.0.0.1:18443 (reserved by the box)",
+        ),
+    ] {
+        assert_eq!(
+            code(&svc(body), &ctx),
+            Some(("PORT_REFUSED", detail.to_string())),
+            "{body}"
+        );
+    }
+    for body in [
+        "    ports: [\"8080:80\", \"80\", \"127.0.0.1::80\", \"8000-8010:8000-8010\"]\n",
+        "    ports:\n      - target: 80\n",
+        "    container_name: monky-a-web\n",
+        "    oom_score_adj: 500\n    ulimits: {nofile: {soft: 1024, hard: 2048}, memlock: 65536}\n",
+        "    sysctls: {net.core.somaxconn: 1024}\n",
+    ] {
+        assert_eq!(code(&svc(body), &ctx), None, "{body}");
+    }
+    let named =
+        |y: &str| code(y, &ctx).map(|(c, d)| (c, d.split(" (").next().unwrap().to_string()));
+    assert_eq!(
+        named(&svc("    container_name: monky-b-web-1\n")),
+        Some(("NAME_REFUSED", "service web container monky-b-web-1".into()))
+    );
+    assert_eq!(
+        named(&format!(
+            "{}volumes:\n  data:\n    name: monky-b_data\n",
+            svc("")
+        )),
+        Some(("NAME_REFUSED", "volume data monky-b_data".into()))
+    );
+    assert_eq!(
+        named(&format!(
+            "{}networks:\n  n:\n    external: true\n    name: bridge2\n",
+            svc("")
+        )),
+        Some(("NAME_REFUSED", "network n bridge2".into()))
+    );
+    for body in [
+        "    oom_score_adj: -500\n",
+        "    cap_add: [SYS_NICE]\n",
+        "    cap_add: [ipc_lock]\n",
+        "    cap_add: [CAP_SYS_RESOURCE]\n",
+        "    ulimits: {rtprio: 99}\n",
+        "    ulimits: {nice: {soft: 0, hard: 10}}\n",
+        "    ulimits: {memlock: -1}\n",
+        "    ulimits: {memlock: 1073741824}\n",
+        "    sysctls: [kernel.panic=1]\n",
+        "    security_opt: [\"label=disable\"]\n",
+    ] {
+        assert_eq!(code(&svc(body), &ctx).map(|c| c.0), Some(CODE), "{body}");
+    }
+    let capped = Normalised {
+        limits: crate::policy::Limits {
+            memory: Some(256 << 20),
+            pids: Some(100),
+        },
+        ..ctx.clone()
+    };
+    for ok in [
+        "    mem_limit: 128m\n    pids_limit: 50\n",
+        "    deploy: {resources: {limits: {memory: 64M, pids: 10}}}\n",
+    ] {
+        assert_eq!(code(&svc(ok), &capped), None, "{ok}");
+    }
+    for bad in [
+        "    pids_limit: 50\n",
+        "    mem_limit: 512m\n    pids_limit: 50\n",
+        "    mem_limit: 128m\n",
+        "    mem_limit: 128m\n    pids_limit: 500\n",
+    ] {
+        assert_eq!(
+            code(&svc(bad), &capped).map(|c| c.0),
+            Some("LIMIT_REFUSED"),
+            "{bad}"
+        );
     }
 }

@@ -130,6 +130,22 @@ impl Config {
                 ));
             }
         }
+        if let Some(m) = &self.container_limits.memory {
+            if byte_size(m).is_none_or(|b| b == 0) {
+                return Err(format!(
+                    "container_limits.memory {} is not a byte size (e.g. 512m, 2g, 1073741824)",
+                    serde_yaml_ng::to_string(m).unwrap_or_default().trim()
+                ));
+            }
+        }
+        if self.container_limits.pids == Some(0) {
+            return Err(
+                "container_limits.pids must be at least 1 (leave it out for no ceiling)".into(),
+            );
+        }
+        if self.reserved_ports.contains(&0) {
+            return Err("reserved_ports: 0 is not a port".into());
+        }
         // last: a file on disk, after every check of the text itself
         for (name, scheme, ca) in [
             ("tenancy", self.tenancy.scheme, &self.tenancy.ca_file),
@@ -142,5 +158,14 @@ impl Config {
             }
         }
         Ok(())
+    }
+}
+
+/// A byte size from the config: a number of bytes or compose's `512m` form.
+pub(super) fn byte_size(v: &serde_yaml_ng::Value) -> Option<u64> {
+    match v {
+        serde_yaml_ng::Value::Number(n) => n.as_u64(),
+        serde_yaml_ng::Value::String(s) => crate::policy::rules::parse_bytes(s),
+        _ => None,
     }
 }

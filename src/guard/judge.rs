@@ -32,6 +32,8 @@ enum Route {
     CreateNetwork,
     /// Connecting a container to a network: both must be the project's.
     Connect(String),
+    /// Renaming one of the project's containers: the new name stays in its namespace.
+    Rename(String),
     /// Removing a volume or network: only the project's own.
     DeleteVolume(String),
     DeleteNetwork(String),
@@ -77,9 +79,10 @@ fn route(method: &Method, path: &str, query: &str) -> Route {
         ("POST", ["grpc" | "session"]) => Route::Quiet,
         ("POST", ["containers", "create"]) => Route::CreateContainer,
         ("GET", ["containers", id, "json" | "logs"]) => Route::Container(id.to_string()),
+        ("POST", ["containers", id, "rename"]) => Route::Rename(id.to_string()),
         (
             "POST",
-            ["containers", id, "start" | "stop" | "kill" | "restart" | "wait" | "rename" | "pause" | "unpause"],
+            ["containers", id, "start" | "stop" | "kill" | "restart" | "wait" | "pause" | "unpause"],
         ) => Route::Container(id.to_string()),
         ("DELETE", ["containers", id]) => Route::Container(id.to_string()),
         ("POST", ["volumes", "create"]) => Route::CreateVolume,
@@ -89,6 +92,42 @@ fn route(method: &Method, path: &str, query: &str) -> Route {
         ("DELETE", ["networks", id]) => Route::DeleteNetwork(id.to_string()),
         _ => Route::Refuse(format!("{m} {p} is not an endpoint compose needs")),
     }
+}
+
+/// The image reference a request pulls from a registry, if it is a pull.
+pub(super) fn pull_reference<B>(req: &Request<B>) -> Option<String> {
+    let query = req.uri().query().unwrap_or("");
+    match route(req.method(), req.uri().path(), query) {
+        Route::Pull => super::images::pull_reference(query),
+        _ => None,
+    }
+}
+
+/// A query parameter's value, percent-decoded.
+fn query_param(query: &str, key: &str) -> String {
+    query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| {
+            let mut out = Vec::new();
+            let b = v.as_bytes();
+            let mut i = 0;
+            while i < b.len() {
+                let hex = |c: u8| (c as char).to_digit(16);
+                if b[i] == b'%' && i + 2 < b.len() {
+                    if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                        out.push((h * 16 + l) as u8);
+                        i += 3;
+                        continue;
+                    }
+                }
+                out.push(b[i]);
+                i += 1;
+            }
+            String::from_utf8_lossy(&out).into_owned()
+        })
+        .unwrap_or_default()
 }
 
 /// The request to forward, or the answer that replaces it.
@@ -116,6 +155,13 @@ pub(super) async fn decide(
         Route::DeleteVolume(n) => owned(sh, &format!("/volumes/{n}"), "volume", n).await,
         Route::DeleteNetwork(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
         Route::Connect(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
+        Route::Rename(id) => match owned(sh, &format!("/containers/{id}/json"), "container", id)
+            .await
+        {
+            Ok(()) if sh.boundary.privileged => Ok(()),
+            Ok(()) => policy::rename(&query_param(&query, "name"), &sh.boundary).map_err(|d| d.0),
+            Err(e) => Err(e),
+        },
         Route::CreateContainer | Route::CreateVolume | Route::CreateNetwork => {
             let (parts, body) = req.into_parts();
             let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
@@ -135,11 +181,17 @@ pub(super) async fn decide(
                 }
             };
             let verdict = match r {
-                Route::CreateContainer => check_container(sh, &v).await,
+                Route::CreateContainer => {
+                    check_container(sh, &v, &query_param(&query, "name")).await
+                }
                 Route::CreateVolume => policy::volume_create(&v, &sh.boundary).map_err(|d| d.0),
                 _ => policy::network_create(&v, &sh.boundary).map_err(|d| d.0),
             };
             if let Err(why) = verdict {
+                // a refusal with its own code (a port, a name, an image) reads alone
+                if policy::rules::split_code(&why).is_some() {
+                    return (None, Some(refused(sh, why)));
+                }
                 let what = match r {
                     Route::CreateContainer => {
                         let svc = v
@@ -163,8 +215,18 @@ pub(super) async fn decide(
     (Some(Request::from_parts(parts, body.boxed())), None)
 }
 
-async fn check_container(sh: &Shared, v: &Value) -> Result<(), String> {
+async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), String> {
     let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
+    if !sh.boundary.privileged {
+        policy::object_name(
+            &format!("service {} container", refs.service),
+            name,
+            &sh.boundary,
+        )
+        .map_err(|Denied(d)| d)?;
+    }
+    let image = v.get("Image").and_then(|i| i.as_str()).unwrap_or("");
+    super::images::may_run(sh, &refs.service, image).await?;
     for n in &refs.volumes {
         owned(sh, &format!("/volumes/{n}"), "volume", n).await?;
     }

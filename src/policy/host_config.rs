@@ -6,11 +6,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::paths::bind_source;
+use super::rules;
 use super::{deny, is_zero, known, network_name, short_value, str_of, Boundary, Denied, Refs, R};
 
 /// Keys whose every value is harmless on the host; they pass before any rule is looked up.
 pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
-    ("PortBindings", "publishing ports is what services do"),
     ("RestartPolicy", "the container's own lifecycle"),
     ("AutoRemove", "the container's own lifecycle"),
     ("ConsoleSize", "terminal size"),
@@ -20,7 +20,6 @@ pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
     ("ExtraHosts", "/etc/hosts inside the container"),
     ("GroupAdd", "groups inside the container's user namespace"),
     ("Links", "names of the project's own containers"),
-    ("OomScoreAdj", "its own OOM priority"),
     ("PublishAllPorts", "publishing ports"),
     ("ReadonlyRootfs", "less, not more"),
     ("ShmSize", "its own /dev/shm"),
@@ -28,7 +27,6 @@ pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
     ("CapDrop", "less, not more"),
     ("Init", "an init process inside the container"),
     ("CpuShares", "resource limit"),
-    ("Memory", "resource limit"),
     ("NanoCpus", "resource limit"),
     ("CpuPeriod", "resource limit"),
     ("CpuQuota", "resource limit"),
@@ -37,8 +35,6 @@ pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
     ("MemoryReservation", "resource limit"),
     ("MemorySwap", "resource limit"),
     ("MemorySwappiness", "resource limit"),
-    ("PidsLimit", "resource limit"),
-    ("Ulimits", "resource limit"),
     ("BlkioWeight", "resource limit"),
     ("BlkioWeightDevice", "resource limit"),
     ("BlkioDeviceReadBps", "resource limit"),
@@ -51,28 +47,6 @@ pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
     ("CpuPercent", "Windows resource limit"),
     ("IOMaximumIOps", "Windows resource limit"),
     ("IOMaximumBandwidth", "Windows resource limit"),
-];
-
-/// Capabilities that stay inside the container's namespaces (Docker's default set plus a few
-/// that grant nothing on the host when the other namespaces are private).
-pub const SAFE_CAPS: &[&str] = &[
-    "AUDIT_WRITE",
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "MKNOD",
-    "NET_BIND_SERVICE",
-    "NET_RAW",
-    "SETFCAP",
-    "SETGID",
-    "SETPCAP",
-    "SETUID",
-    "SYS_CHROOT",
-    "IPC_LOCK",
-    "SYS_NICE",
-    "SYS_RESOURCE",
 ];
 
 /// A rule over one non-zero `HostConfig` key: `(path, value, boundary, refs)`, where `path` is
@@ -93,6 +67,12 @@ pub(super) const HOST_RULES: &[(&str, Rule)] = &[
     ("SecurityOpt", security_opt),
     ("CapAdd", cap_add),
     ("Sysctls", sysctls),
+    ("PortBindings", port_bindings),
+    ("OomScoreAdj", oom_score_adj),
+    ("Ulimits", ulimits),
+    // judged with the box's ceilings once all keys are read (they may be absent)
+    ("Memory", ceiling),
+    ("PidsLimit", ceiling),
     // privilege proper: only the box's own permit lets these through
     ("Privileged", privilege),
     ("UTSMode", privilege),
@@ -125,6 +105,7 @@ pub(super) fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
             None => return refused(&path, v),
         }
     }
+    limits(&Value::Object(hc.clone()), b, refs)?;
     // An empty MaskedPaths list is "zero" above but means "unmask everything".
     for k in ["MaskedPaths", "ReadonlyPaths"] {
         if matches!(hc.get(k), Some(Value::Array(a)) if a.is_empty()) && !b.privileged {
@@ -242,13 +223,8 @@ fn runtime(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
 
 fn security_opt(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
     for o in v.as_array().into_iter().flatten() {
-        let o = str_of(o);
-        let ok = matches!(
-            o,
-            "no-new-privileges" | "no-new-privileges:true" | "no-new-privileges=true"
-        );
-        if !ok && !b.privileged {
-            return deny(format!("{path} {o}"));
+        if !rules::security_opt_allowed(str_of(o)) && !b.privileged {
+            return deny(format!("{path} {}", str_of(o)));
         }
     }
     Ok(())
@@ -256,9 +232,8 @@ fn security_opt(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
 
 fn cap_add(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
     for c in v.as_array().into_iter().flatten() {
-        let c = str_of(c).trim_start_matches("CAP_").to_ascii_uppercase();
-        if !SAFE_CAPS.contains(&c.as_str()) && !b.privileged {
-            return deny(format!("{path} {c}"));
+        if !rules::cap_allowed(str_of(c)) && !b.privileged {
+            return deny(format!("{path} {}", rules::cap_name(str_of(c))));
         }
     }
     Ok(())
@@ -267,24 +242,70 @@ fn cap_add(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
 /// Namespaced sysctls only: they change the container's own namespaces.
 fn sysctls(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
     for name in v.as_object().into_iter().flat_map(|m| m.keys()) {
-        let ns = name.starts_with("net.")
-            || name.starts_with("fs.mqueue.")
-            || [
-                "kernel.shmmax",
-                "kernel.shmall",
-                "kernel.shmmni",
-                "kernel.msgmax",
-                "kernel.msgmnb",
-                "kernel.msgmni",
-                "kernel.sem",
-                "kernel.shm_rmid_forced",
-            ]
-            .contains(&name.as_str());
-        if !ns && !b.privileged {
+        if !rules::sysctl_allowed(name) && !b.privileged {
             return deny(format!("{path} {name}"));
         }
     }
     Ok(())
+}
+
+/// `{"80/tcp": [{"HostIp": "", "HostPort": "8080"}]}`: no host port the box reserves.
+fn port_bindings(_: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    if b.privileged {
+        return Ok(());
+    }
+    for bindings in v.as_object().into_iter().flat_map(|m| m.values()) {
+        for hb in bindings.as_array().into_iter().flatten() {
+            let ip = hb.get("HostIp").map(str_of).unwrap_or("");
+            let port = hb.get("HostPort").map(str_of).unwrap_or("");
+            let Some(range) = rules::port_range(port) else {
+                continue;
+            };
+            if let Some(why) = rules::port_refusal(&refs.service, ip, range, &b.reserved_ports) {
+                return deny(format!("{}: {why}", rules::PORT_CODE));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn oom_score_adj(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+    match v.as_i64() {
+        Some(n) if rules::oom_score_adj_allowed(n) => Ok(()),
+        _ => privilege(path, v, b, refs),
+    }
+}
+
+/// `[{"Name": "rtprio", "Soft": 99, "Hard": 99}]`
+fn ulimits(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
+    for u in v.as_array().into_iter().flatten() {
+        let n = u.get("Name").map(str_of).unwrap_or("");
+        let num = |k: &str| u.get(k).and_then(|x| x.as_i64()).unwrap_or(0);
+        if let Err(why) = rules::ulimit_allowed(n, num("Soft"), num("Hard")) {
+            if !b.privileged {
+                return deny(format!("{path} {why}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Judged by [`limits`], which runs whether or not the key is there.
+fn ceiling(_: &str, _: &Value, _: &Boundary, _: &mut Refs) -> R {
+    Ok(())
+}
+
+/// The box's `container_limits`: every container declares a memory and a pids limit under them.
+pub(super) fn limits(hc: &Value, b: &Boundary, refs: &Refs) -> R {
+    if b.privileged {
+        return Ok(());
+    }
+    let memory = hc.get("Memory").and_then(|v| v.as_u64()).unwrap_or(0);
+    let pids = hc.get("PidsLimit").and_then(|v| v.as_i64()).unwrap_or(0);
+    match b.limits.refusal(&refs.service, memory, pids) {
+        Some(why) => deny(format!("{}: {why}", rules::LIMIT_CODE)),
+        None => Ok(()),
+    }
 }
 
 fn bind_string(s: &str, b: &Boundary, refs: &mut Refs) -> R {

@@ -14,6 +14,7 @@ fn boundary(dir: &Path) -> Boundary {
         private: vec![PathBuf::from("/var/run/docker.sock")],
         release_files: Vec::new(),
         privileged: false,
+        ..Default::default()
     }
 }
 
@@ -222,4 +223,93 @@ fn host_config_rules_are_distinct_and_not_shadowed_by_the_harmless_list() {
         // harmless keys pass before any rule is looked up
         assert!(!known(HOST_HARMLESS, k), "{k} is also harmless");
     }
+}
+
+/// The box's shared resources in create bodies: the same rules as the file passes.
+#[test]
+fn the_boxs_ports_names_scheduling_and_ceilings() {
+    let d = tempfile::tempdir().unwrap();
+    let mut b = boundary(d.path());
+    b.reserved_ports = vec![22, 18443];
+    let body = |hc: Value| {
+        json!({"Image": "x", "Labels": {"com.docker.compose.project": "monky-t",
+            "com.docker.compose.service": "web"}, "HostConfig": hc})
+    };
+    let err = |hc: Value, b: &Boundary| container_create(&body(hc), b).err().map(|d| d.0);
+    assert_eq!(
+        err(
+            json!({"PortBindings": {"80/tcp": [{"HostIp": "", "HostPort": "18440-18450"}]}}),
+            &b
+        ),
+        Some("PORT_REFUSED: web 0.0.0.0:18443 (reserved by the box)".into())
+    );
+    assert_eq!(
+        err(
+            json!({"PortBindings": {"80/tcp": [{"HostIp": "127.0.0.1", "HostPort": "8080"}, {"HostPort": ""}]},
+            "OomScoreAdj": 300, "Ulimits": [{"Name": "nofile", "Soft": 1024, "Hard": 2048}]}),
+            &b
+        ),
+        None
+    );
+    for (hc, why) in [
+        (json!({"OomScoreAdj": -500}), "HostConfig.OomScoreAdj -500"),
+        (
+            json!({"CapAdd": ["SYS_NICE"]}),
+            "HostConfig.CapAdd SYS_NICE",
+        ),
+        (
+            json!({"CapAdd": ["CAP_IPC_LOCK"]}),
+            "HostConfig.CapAdd IPC_LOCK",
+        ),
+        (
+            json!({"Ulimits": [{"Name": "rtprio", "Soft": 99, "Hard": 99}]}),
+            "HostConfig.Ulimits rtprio 99",
+        ),
+        (
+            json!({"Ulimits": [{"Name": "memlock", "Soft": -1, "Hard": -1}]}),
+            "HostConfig.Ulimits memlock unlimited",
+        ),
+    ] {
+        assert_eq!(err(hc.clone(), &b), Some(why.to_string()), "{hc}");
+    }
+    // names: the query's container name, volumes, networks, v1's parked rename
+    assert!(object_name("container", "monky-t-web-1", &b).is_ok());
+    assert!(object_name("container", "/monky-t_web_1", &b).is_ok());
+    assert_eq!(
+        object_name("container", "monky-victim-web-1", &b).unwrap_err().0,
+        "NAME_REFUSED: container monky-victim-web-1 (outside the project's namespace: monky-t_… or monky-t-…)"
+    );
+    let vol =
+        json!({"Name": "monky-victim_data", "Labels": {"com.docker.compose.project": "monky-t"}});
+    assert!(volume_create(&vol, &b)
+        .unwrap_err()
+        .0
+        .starts_with("NAME_REFUSED: volume monky-victim_data"));
+    let net = json!({"Name": "monky-t_default", "Driver": "bridge", "Labels": {"com.docker.compose.project": "monky-t"}});
+    assert!(network_create(&net, &b).is_ok());
+    assert!(rename("0123456789ab_monky-t_web_1", &b).is_ok());
+    assert!(rename("0123456789ab_monky-victim_web_1", &b).is_err());
+    // ceilings: declared and under, with or without a HostConfig
+    b.limits = Limits {
+        memory: Some(256 << 20),
+        pids: Some(100),
+    };
+    assert_eq!(err(json!({"Memory": 134217728, "PidsLimit": 50}), &b), None);
+    assert!(err(json!({"Memory": 134217728}), &b)
+        .unwrap()
+        .starts_with("LIMIT_REFUSED: web pids unset"));
+    assert!(err(json!({"Memory": 1073741824u64, "PidsLimit": 50}), &b)
+        .unwrap()
+        .starts_with("LIMIT_REFUSED: web memory 1073741824 bytes"));
+    let bare = json!({"Image": "x", "Labels": {"com.docker.compose.project": "monky-t"}});
+    assert!(container_create(&bare, &b)
+        .unwrap_err()
+        .0
+        .starts_with("LIMIT_REFUSED"));
+    // a box that permits privilege trusts the bundle with all of it
+    b.privileged = true;
+    assert_eq!(
+        err(json!({"OomScoreAdj": -500, "CapAdd": ["SYS_NICE"]}), &b),
+        None
+    );
 }

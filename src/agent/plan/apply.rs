@@ -97,8 +97,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let privileged = self.privileged(&b);
         match compose_check::parse(b.compose()) {
             Ok(doc) => {
-                let files: Vec<String> = b.files.keys().cloned().collect();
-                if let Err(r) = compose_check::check_bundle(&doc, privileged, &files) {
+                let ctx = self.first_pass_ctx(&b);
+                if let Err(r) = compose_check::check_bundle(&doc, privileged, &ctx) {
                     refusals.push(self.why_privileged(&b, r));
                 }
             }

@@ -1,0 +1,333 @@
+//! The policy's value rules, shared by both layers: the file passes (compose YAML and compose's
+//! normalised `config`) and the engine guard (create bodies) call these same functions, so a
+//! shape one layer refuses the other refuses too (docs/POLICY.md, "one policy, two layers").
+//! Each rule judges one value; the layers only differ in where they find it.
+
+/// Capabilities that stay inside the container's namespaces: Docker's default set. `IPC_LOCK`,
+/// `SYS_NICE` and `SYS_RESOURCE` are not here: memory locking, real-time and nice priorities,
+/// and raised resource limits are shared by everything on the box (privilege).
+pub const SAFE_CAPS: &[&str] = &[
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "NET_RAW",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
+
+/// A capability as written (`cap_net_raw`, `CAP_NET_RAW`, `NET_RAW`), in Docker's spelling.
+pub fn cap_name(c: &str) -> String {
+    let u = c.trim().to_ascii_uppercase();
+    u.strip_prefix("CAP_").unwrap_or(&u).to_string()
+}
+
+pub fn cap_allowed(c: &str) -> bool {
+    SAFE_CAPS.contains(&cap_name(c).as_str())
+}
+
+/// Security options that only take away: `no-new-privileges`, Docker's default AppArmor
+/// profile, an SELinux level. Any other (a seccomp or AppArmor profile of the bundle's,
+/// `unconfined`, `systempaths=unconfined`, `label=disable`, an SELinux type) can loosen it.
+pub fn security_opt_allowed(o: &str) -> bool {
+    let l = o.trim().to_ascii_lowercase().replace('=', ":");
+    matches!(
+        l.as_str(),
+        "no-new-privileges" | "no-new-privileges:true" | "apparmor:docker-default"
+    ) || l.strip_prefix("label:level:").is_some_and(|lvl| {
+        lvl.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".:,-".contains(&b))
+    })
+}
+
+/// Namespaced sysctls only: they change the container's own namespaces.
+pub fn sysctl_allowed(name: &str) -> bool {
+    let name = name.trim();
+    name.starts_with("net.")
+        || name.starts_with("fs.mqueue.")
+        || [
+            "kernel.shmmax",
+            "kernel.shmall",
+            "kernel.shmmni",
+            "kernel.msgmax",
+            "kernel.msgmnb",
+            "kernel.msgmni",
+            "kernel.sem",
+            "kernel.shm_rmid_forced",
+        ]
+        .contains(&name)
+}
+
+/// A negative OOM score makes the kernel kill something else on the box first (the agent,
+/// dockerd, another app).
+pub fn oom_score_adj_allowed(v: i64) -> bool {
+    v >= 0
+}
+
+/// The highest `memlock` a container may set without privilege: the kernel's default (8 MiB
+/// since Linux 5.16), which is what dockerd passes on.
+pub const MEMLOCK_MAX: i64 = 8 << 20;
+
+/// Ulimits that raise a share of the box: real-time priority, nice priority, locked memory.
+/// Others (`nofile`, `nproc`, `core`, …) stay inside the container's own accounting.
+/// `Err` names the limit and its value.
+pub fn ulimit_allowed(name: &str, soft: i64, hard: i64) -> Result<(), String> {
+    let max = soft.max(hard);
+    let over = match name.trim().to_ascii_lowercase().as_str() {
+        "rtprio" | "nice" => soft != 0 || hard != 0,
+        "memlock" => soft < 0 || hard < 0 || max > MEMLOCK_MAX,
+        _ => false,
+    };
+    if over {
+        let v = if soft < 0 || hard < 0 {
+            "unlimited".to_string()
+        } else {
+            max.to_string()
+        };
+        Err(format!("{name} {v}"))
+    } else {
+        Ok(())
+    }
+}
+
+/// A host port range as compose and the engine write it (`8080`, `8000-8010`); `None` for
+/// something that is not one (an empty host port means "any free port", judged harmless).
+pub fn port_range(s: &str) -> Option<(u16, u16)> {
+    let s = s.trim();
+    let (a, b) = s.split_once('-').unwrap_or((s, s));
+    let (a, b) = (a.trim().parse::<u16>().ok()?, b.trim().parse::<u16>().ok()?);
+    Some((a.min(b), a.max(b)))
+}
+
+/// The first reserved port inside `range`.
+pub fn reserved_in(range: (u16, u16), reserved: &[u16]) -> Option<u16> {
+    let mut hit: Vec<u16> = reserved
+        .iter()
+        .copied()
+        .filter(|p| *p >= range.0 && *p <= range.1)
+        .collect();
+    hit.sort_unstable();
+    hit.first().copied()
+}
+
+pub const PORT_CODE: &str = "PORT_REFUSED";
+pub const NAME_CODE: &str = "NAME_REFUSED";
+pub const IMAGE_CODE: &str = "IMAGE_REFUSED";
+pub const LIMIT_CODE: &str = "LIMIT_REFUSED";
+
+/// `PORT_REFUSED` detail for a published host port: `<service> <ip:port> (reserved by the box)`.
+pub fn port_refusal(
+    who: &str,
+    host_ip: &str,
+    range: (u16, u16),
+    reserved: &[u16],
+) -> Option<String> {
+    let p = reserved_in(range, reserved)?;
+    let ip = match host_ip.trim() {
+        "" => "0.0.0.0",
+        ip => ip,
+    };
+    let addr = if ip.contains(':') {
+        format!("[{}]:{p}", ip.trim_matches(['[', ']']))
+    } else {
+        format!("{ip}:{p}")
+    };
+    Some(format!("{who} {addr} (reserved by the box)"))
+}
+
+/// Compose's own names for a project's objects: `<project>_<key>` (volumes, networks, v1
+/// containers) and `<project>-<service>-<n>` (v2+ containers). A name outside this namespace
+/// could be another project's, which that project could then no longer create.
+pub fn name_in_namespace(name: &str, project: &str) -> bool {
+    let n = name.trim().trim_start_matches('/');
+    !project.is_empty()
+        && n.len() > project.len() + 1
+        && n.starts_with(project)
+        && matches!(n.as_bytes()[project.len()], b'_' | b'-')
+}
+
+/// `NAME_REFUSED` detail.
+pub fn name_refusal(what: &str, name: &str, project: &str) -> String {
+    format!("{what} {name} (outside the project's namespace: {project}_… or {project}-…)")
+}
+
+/// Box ceilings every container must declare and stay under (`container_limits`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub memory: Option<u64>,
+    pub pids: Option<u64>,
+}
+
+impl Limits {
+    /// `LIMIT_REFUSED` detail, if a container's memory limit (bytes, 0 = none) or pids limit
+    /// (0 or negative = none) is missing or above the box's ceiling.
+    pub fn refusal(&self, who: &str, memory: u64, pids: i64) -> Option<String> {
+        if let Some(max) = self.memory {
+            if memory == 0 {
+                return Some(format!(
+                    "{who} memory unset (the box requires at most {max} bytes)"
+                ));
+            }
+            if memory > max {
+                return Some(format!(
+                    "{who} memory {memory} bytes (the box allows at most {max})"
+                ));
+            }
+        }
+        if let Some(max) = self.pids {
+            if pids <= 0 {
+                return Some(format!("{who} pids unset (the box requires at most {max})"));
+            }
+            if pids as u64 > max {
+                return Some(format!("{who} pids {pids} (the box allows at most {max})"));
+            }
+        }
+        None
+    }
+}
+
+/// A byte size as compose and Docker write it: `134217728`, `128m`, `1.5g`, `512MiB`, `64M`
+/// (binary units, as compose reads them).
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mul: u64 = match unit.trim().trim_end_matches("ib").trim_end_matches('b') {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    let v = n * mul as f64;
+    (v.is_finite() && v >= 0.0 && v < u64::MAX as f64).then_some(v as u64)
+}
+
+/// The codes a guard refusal may carry itself (the box's shared resources); any other guard
+/// refusal is `ENGINE_REFUSED`.
+pub const GUARD_CODES: &[&str] = &[PORT_CODE, NAME_CODE, IMAGE_CODE, LIMIT_CODE];
+
+/// A refusal detail that carries its own code (`PORT_REFUSED: …`), as the guard records the
+/// shared-resource refusals: `(code, rest)`.
+pub fn split_code(s: &str) -> Option<(&'static str, &str)> {
+    let (code, rest) = s.split_once(": ")?;
+    let code = GUARD_CODES.iter().find(|c| **c == code)?;
+    Some((code, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_are_one_allow_list() {
+        assert!(cap_allowed("chown") && cap_allowed("CAP_NET_RAW"));
+        for c in [
+            "SYS_NICE",
+            "cap_ipc_lock",
+            "SYS_RESOURCE",
+            "SYS_ADMIN",
+            "ALL",
+            "$X",
+        ] {
+            assert!(!cap_allowed(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn ulimits_that_share_the_box_are_named() {
+        assert!(ulimit_allowed("nofile", 1024, 65536).is_ok());
+        assert!(ulimit_allowed("rtprio", 0, 0).is_ok());
+        assert_eq!(ulimit_allowed("rtprio", 99, 99).unwrap_err(), "rtprio 99");
+        assert_eq!(ulimit_allowed("nice", 0, 10).unwrap_err(), "nice 10");
+        assert!(ulimit_allowed("memlock", 65536, 65536).is_ok());
+        assert_eq!(
+            ulimit_allowed("memlock", -1, -1).unwrap_err(),
+            "memlock unlimited"
+        );
+        assert!(ulimit_allowed("memlock", 1 << 30, 1 << 30).is_err());
+        assert!(oom_score_adj_allowed(500) && !oom_score_adj_allowed(-1));
+    }
+
+    #[test]
+    fn reserved_ports_inside_ranges() {
+        let r = [22, 18443];
+        assert_eq!(port_range("8080"), Some((8080, 8080)));
+        assert_eq!(port_range("18440-18450"), Some((18440, 18450)));
+        assert_eq!(port_range(""), None);
+        assert_eq!(
+            port_refusal("web", "", (18440, 18450), &r).unwrap(),
+            "web 0.0.0.0:18443 (reserved by the box)"
+        );
+        assert_eq!(
+            port_refusal("web", "::1", (22, 22), &r).unwrap(),
+            "web [::1]:22 (reserved by the box)"
+        );
+        assert!(port_refusal("web", "127.0.0.1", (8080, 8080), &r).is_none());
+    }
+
+    #[test]
+    fn names_inside_the_namespace() {
+        let p = "monky-a";
+        for n in [
+            "monky-a_data",
+            "monky-a-web-1",
+            "/monky-a_web_1",
+            "monky-a_default",
+        ] {
+            assert!(name_in_namespace(n, p), "{n}");
+        }
+        for n in [
+            "monky-b_data",
+            "monky-a",
+            "monky-a_",
+            "data",
+            "monky-ab_data",
+            "",
+        ] {
+            assert!(!name_in_namespace(n, p), "{n}");
+        }
+    }
+
+    #[test]
+    fn byte_sizes_and_limits() {
+        assert_eq!(parse_bytes("128m"), Some(128 << 20));
+        assert_eq!(parse_bytes("64M"), Some(64 << 20));
+        assert_eq!(parse_bytes("1.5g"), Some(3 << 29));
+        assert_eq!(parse_bytes("512MiB"), Some(512 << 20));
+        assert_eq!(parse_bytes("100"), Some(100));
+        assert_eq!(parse_bytes("lots"), None);
+        let l = Limits {
+            memory: Some(256 << 20),
+            pids: Some(100),
+        };
+        assert!(l.refusal("web", 128 << 20, 50).is_none());
+        assert!(l.refusal("web", 0, 50).unwrap().contains("memory unset"));
+        assert!(l.refusal("web", 512 << 20, 50).unwrap().contains("at most"));
+        assert!(l
+            .refusal("web", 128 << 20, -1)
+            .unwrap()
+            .contains("pids unset"));
+        assert!(Limits::default().refusal("web", 0, 0).is_none());
+    }
+
+    #[test]
+    fn coded_details_split() {
+        assert_eq!(
+            split_code("PORT_REFUSED: web 0.0.0.0:22 (reserved by the box)"),
+            Some(("PORT_REFUSED", "web 0.0.0.0:22 (reserved by the box)"))
+        );
+        assert_eq!(split_code("container for service web: HostConfig.X"), None);
+    }
+}
