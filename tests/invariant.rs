@@ -115,6 +115,7 @@ fn wipe(s: &Stack) {
 struct HandMade {
     containers: Vec<String>,
     volumes: Vec<String>,
+    images: Vec<String>,
 }
 
 impl Drop for HandMade {
@@ -124,6 +125,9 @@ impl Drop for HandMade {
         }
         for v in &self.volumes {
             let _ = Command::new("docker").args(["volume", "rm", "-f", v]).output();
+        }
+        for i in &self.images {
+            let _ = Command::new("docker").args(["rmi", "-f", i]).output();
         }
     }
 }
@@ -757,6 +761,7 @@ fn corpus(
     foreign: &str,
     roots: (&Path, &Path),
     port: u16,
+    local_image: &str,
 ) -> Vec<Shape> {
     let md = m.path().display();
     let (rt, rl) = (roots.0.display(), roots.1.display());
@@ -798,7 +803,35 @@ fn corpus(
         ("bind_roots writable bind (root under /var/tmp)".into(), one("c", &format!("    volumes: [\"{rt}/uploads:/u\"]\n"), ""), "applied"),
         ("bind_roots writable bind (root under /var/lib)".into(), one("c", &format!("    volumes: [\"{rl}/uploads:/u\"]\n"), ""), "applied"),
         ("read-only bind of /etc/localtime".into(), one("c", "    volumes: [\"/etc/localtime:/etc/localtime:ro\"]\n", ""), "applied"),
+        // the host's shared resources (issue 18, Build 3)
+        ("port in the box's reserved_ports".into(),
+         one("web", &format!("    ports: [\"0.0.0.0:{}:8080\"]\n", port + 5), ""), "refused"),
+        ("port = bao.proxy_port (18200, reserved whatever the transport)".into(),
+         one("web", "    ports: [\"127.0.0.1:18200:8080\"]\n", ""), "refused"),
+        ("port = tenancy.proxy_port (18443)".into(),
+         one("web", "    ports: [\"18443:8080\"]\n", ""), "refused"),
+        ("container_name outside the project's namespace".into(),
+         one("c", &format!("    container_name: {foreign}-squat\n"), ""), "refused"),
+        ("volume name: another project's".into(),
+         one("c", "    volumes: [\"data:/data\"]\n", &format!("volumes:\n  data:\n    name: {foreign}-data\n")), "refused"),
+        ("network name: another project's".into(),
+         one("c", "    networks: [n]\n", &format!("networks:\n  n:\n    name: {foreign}-net\n")), "refused"),
+        ("oom_score_adj -500".into(), one("c", "    oom_score_adj: -500\n", ""), "refused"),
+        ("cap_add SYS_NICE".into(), one("c", "    cap_add: [SYS_NICE]\n", ""), "refused"),
+        ("ulimits rtprio 99".into(), one("c", "    ulimits:\n      rtprio: 99\n", ""), "refused"),
+        ("oom_score_adj 100 (positive: own container only)".into(), one("c", "    oom_score_adj: 100\n", ""), "applied"),
     ];
+    if s.flavour != Flavour::V1 {
+        // compose v1 has no pull_policy: its `pull` would fail on a local-only image by itself
+        v.push((
+            "another app's image already in the local store, pull_policy: never".into(),
+            format!(
+                "services:\n  c:\n    image: {local_image}\n    pull_policy: never\n    init: true\n    command: {}\n",
+                sh("exec sleep 600")
+            ),
+            "refused",
+        ));
+    }
     if s.flavour != Flavour::V1 {
         // compose v1 speaks an API version the engine refuses `systempaths` on
         v.push((
@@ -863,28 +896,38 @@ fn layers_agree_on_the_corpus(f: Flavour) {
         f
     )));
     std::fs::create_dir_all(&rl.0).unwrap();
-    let mut s = Stack::new("inv-corpus", f);
-    s.set_extra(&format!(
-        "bind_roots: [{}, {}]\nhealthy_timeout_s: 20\n",
-        rt.path().display(),
-        rl.0.display()
-    ));
-    bootstrapped(&s);
-    let m = Marker::new("corpus", f);
-    let foreign = format!("monky-inv-foreign-{}-{:?}", std::process::id(), f).to_lowercase();
-    let mut hand = HandMade::default();
-    foreign_objects(&mut hand, &foreign, &m.text);
     let port = 18750
         + match f {
             Flavour::V1 => 0,
             Flavour::V2 => 10,
             Flavour::V5 => 20,
         };
+    let mut s = Stack::new("inv-corpus", f);
+    s.set_extra(&format!(
+        "bind_roots: [{}, {}]\nhealthy_timeout_s: 20\nreserved_ports: [22, {}]\n",
+        rt.path().display(),
+        rl.0.display(),
+        port + 5
+    ));
+    bootstrapped(&s);
+    let m = Marker::new("corpus", f);
+    let foreign = format!("monky-inv-foreign-{}-{:?}", std::process::id(), f).to_lowercase();
+    let mut hand = HandMade::default();
+    foreign_objects(&mut hand, &foreign, &m.text);
     let mut serial = 1;
     let mut table = Vec::new();
     let mut disagree = Vec::new();
     let mut wrong = Vec::new();
-    for shape in corpus(&s, &m, &foreign, (rt.path(), &rl.0), port) {
+    // another app's image: only in the local store, never pulled by this project
+    let local_image = format!("monky-inv-local-{}-{:?}:1", std::process::id(), f).to_lowercase();
+    let maker = format!("{foreign}-imgmaker");
+    hand.containers.push(maker.clone());
+    hand.images.push(local_image.clone());
+    let o = docker(&["run", "--name", &maker, IMAGE, "sh", "-c", "echo theirs > /theirs"]);
+    assert!(o.status.success(), "{o:?}");
+    let o = docker(&["commit", &maker, &local_image]);
+    assert!(o.status.success(), "{o:?}");
+    for shape in corpus(&s, &m, &foreign, (rt.path(), &rl.0), port, &local_image) {
         let mut got = Vec::new();
         for policy in ["on", "no-file"] {
             let mut files = bundle(serial, shape.compose.clone());
