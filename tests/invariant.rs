@@ -1113,3 +1113,77 @@ fn benign_ten_services_apply(f: Flavour) {
     );
 }
 all_composes!(benign_ten_services_apply);
+
+// ---------------------------------------------------------------------------------------------
+// 2b. the retry's promote, with a container that can write the release
+
+/// The retry's promote moves the bundle's files into the existing release before the guard's
+/// preflight looks for containers that can write it. A hand-made container with the release
+/// bound writable keeps swapping the bundle's `config/` directory for a symlink to a host
+/// directory while the agent moves `config/*` in: the agent must never write through it
+/// (docs/POLICY.md: the agent itself never follows a symlink inside a release). Compose plays no
+/// part (the promote runs before any compose call on the release); it runs on each line anyway.
+fn retry_promote_never_follows_a_swapped_directory(f: Flavour) {
+    const RETRIES: usize = 15;
+    require_docker();
+    let mut s = Stack::new("inv-swap", f);
+    s.set_extra("healthy_timeout_s: 15\n");
+    bootstrapped(&s);
+    let m = Marker::new("swap", f);
+    let extra = "    volumes: [\"./config:/etc/app:ro\"]\n";
+    let checked = unhealthy_compose("checked", extra);
+    // many files in config/: the agent's moves into it take a while
+    let names: Vec<String> = (0..400).map(|i| format!("config/f{i:03}.conf")).collect();
+    let files: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b"x\n"[..])).collect();
+    let (rel, _) = failed_first_attempt(&s, &checked, &files);
+    let mut hand = HandMade::default();
+    let name = format!("monky-inv-swapper-{}-{:?}", std::process::id(), f).to_lowercase();
+    // four loops turning config/ back into a symlink whenever it is a directory: the agent
+    // removes what it finds at config/, creates the directory (create_dir_all accepts a symlink
+    // to a directory) and moves config/* in, by path
+    let script = format!(
+        "for i in 1 2 3 4; do (while :; do [ -L /rel/config ] || rm -rf /rel/config; \
+         ln -s {} /rel/config 2>/dev/null; done) & done; wait",
+        m.path().display()
+    );
+    let o = Command::new("docker")
+        .args(["run", "-d", "--name", &name, "-v", &format!("{}:/rel", rel.display()), IMAGE, "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    hand.containers.push(name);
+    let mut seen = Vec::new();
+    let mut escaped = Vec::new();
+    for _ in 0..RETRIES {
+        let (_, v) = tick_verdict(&s, "on");
+        assert_ne!(v.class, "applied", "{v:?}");
+        seen.push(short(&v.detail));
+        let written: Vec<String> = std::fs::read_dir(m.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "marker")
+            .collect();
+        if !written.is_empty() {
+            escaped = written;
+            break;
+        }
+    }
+    eprintln!(
+        "{f:?} | retry: release's config/ swapped for a symlink during promote | {} | {} | (guard alone: same code path)",
+        if escaped.is_empty() {
+            format!("none in {RETRIES} retries")
+        } else {
+            format!("the agent wrote {} bundle file(s) into the host dir", escaped.len())
+        },
+        seen.join(" / ")
+    );
+    assert!(
+        escaped.is_empty(),
+        "the agent's promote followed a symlink planted in the release and wrote {} file(s) into {}: {:?} (ticks: {seen:?})",
+        escaped.len(),
+        m.path().display(),
+        &escaped[..escaped.len().min(5)]
+    );
+}
+all_composes!(retry_promote_never_follows_a_swapped_directory);
