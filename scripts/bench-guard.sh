@@ -13,7 +13,7 @@
 #     never its compose children — an upper bound of the guard's CPU as well.
 # With BUILD=debug each apply is also run with the guard off (MONKY_DEPLOYD_TEST_POLICY=off, a
 # debug-build switch) on a fresh stack, and the difference in agent CPU is the guard's CPU.
-# Writes docs/bench/guard.md.
+# Writes docs/bench/guard.md (release) or docs/bench/guard-debug.md (BUILD=debug).
 # Usage: scripts/bench-guard.sh [runs, default 3] [v1|v2|v5, default v2]; BUILD=release|debug
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -141,6 +141,8 @@ compose_version=$(case "$LINE" in
   v5) "$MONKY_CACHE/bin/docker-compose-v5" version --short 2>/dev/null ;;
 esac || echo '?')
 mkdir -p docs/bench
+OUT=docs/bench/guard.md
+[ "$BUILD" = release ] || OUT=docs/bench/guard-debug.md
 {
   echo "# Engine guard cost on a 10-service apply (scripts/bench-guard.sh, $(date -u +%Y-%m-%d))"
   echo
@@ -174,5 +176,5 @@ mkdir -p docs/bench
   echo "spent inside the guard's decisions, most of it awaiting the engine (each container create"
   echo "lists every container on the box for the bind invariant and inspects its image, volumes"
   echo "and networks); the agent's CPU for the whole tick bounds the guard's CPU from above."
-} >docs/bench/guard.md
-cat docs/bench/guard.md
+} >"$OUT"
+cat "$OUT"
