@@ -47,9 +47,8 @@ mod tick;
 mod token;
 mod token_policy;
 
-use checks::file_policy_on;
 use ports::{EngineApi, TenancyApi, Vault};
-use release::register_env_values;
+use release::{register_env_values, Settled};
 pub use report::short;
 use report::{pull_diagnosis, truncate_head, unhealthy_detail};
 use runtime::unwell;
@@ -159,15 +158,36 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
     /// `INTERRUPTED` and saves state.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
-    /// When this tick's budget (`tick_budget_s`) runs out.
-    deadline: tokio::time::Instant,
     windows: crate::windows::Windows,
-    /// A failed report held back while an automatic rollback may still add to it.
-    rb: rollback::Hold,
     /// Time spent waiting on compose and on health, for the tick's cost line.
     docker_wait: runtime::DockerWait,
+    /// What belongs to the running tick alone: made afresh when a tick starts, so nothing of one
+    /// tick reaches the next (an agent may live for weeks in `run`).
+    now: TickCtx,
+}
+
+/// The running tick's own state.
+struct TickCtx {
+    /// When this tick's budget (`tick_budget_s`) runs out.
+    deadline: tokio::time::Instant,
+    /// A failed report held back while an automatic rollback may still add to it.
+    rb: rollback::Hold,
     /// A report was attempted this tick (an apply's failure that was not is reported at its end).
     reported: bool,
+    /// The containers as the check-in saw them, while nothing has changed them since (no
+    /// compose run yet): a heartbeat's report reuses them instead of asking the engine again.
+    seen: Option<Vec<Container>>,
+}
+
+impl TickCtx {
+    fn start(budget_s: u64) -> TickCtx {
+        TickCtx {
+            deadline: tokio::time::Instant::now() + Duration::from_secs(budget_s),
+            rb: Default::default(),
+            reported: false,
+            seen: None,
+        }
+    }
 }
 
 impl Agent {
@@ -185,6 +205,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
         let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
             .map_err(Failure::fail)?;
+        let cfg_budget = cfg.tick_budget_s;
         Ok(Agent {
             keys,
             tokens: token::TokenManager::new(&cfg),
@@ -195,10 +216,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             prune,
             host: hostname(),
             interrupt: None,
-            deadline: tokio::time::Instant::now(),
+            now: TickCtx::start(cfg_budget),
             windows,
-            rb: Default::default(),
-            reported: false,
             docker_wait: Default::default(),
         })
     }
@@ -263,5 +282,6 @@ fn test_container(service: &str, state: &str, health: &str) -> Container {
         state: state.into(),
         health: health.into(),
         id: String::new(),
+        ..Default::default()
     }
 }

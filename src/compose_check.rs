@@ -57,6 +57,50 @@ pub fn services(doc: &Value) -> Vec<String> {
     }
 }
 
+/// One-shot services (PROTOCOL 0.4): those another service waits on with `depends_on: {x:
+/// {condition: service_completed_successfully}}` (compose's own signal), and those labelled
+/// `monky.job: "true"` (for a job nothing waits on).
+pub fn jobs(doc: &Value) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let Value::Mapping(root) = untag(doc) else {
+        return out;
+    };
+    let Some(Value::Mapping(services)) = get(root, "services") else {
+        return out;
+    };
+    for (k, v) in services {
+        let (Some(name), Value::Mapping(s)) = (as_str(k), untag(v)) else {
+            continue;
+        };
+        if let Some(Value::Mapping(deps)) = get(s, "depends_on") {
+            for (dk, dv) in deps {
+                if let (Some(dep), Value::Mapping(d)) = (as_str(dk), untag(dv)) {
+                    if get(d, "condition").and_then(as_str).as_deref()
+                        == Some("service_completed_successfully")
+                    {
+                        out.insert(dep);
+                    }
+                }
+            }
+        }
+        let label = match get(s, "labels") {
+            Some(Value::Mapping(l)) => get(l, crate::runtime::JOB_LABEL).and_then(as_str),
+            Some(Value::Sequence(l)) => l.iter().filter_map(as_str).find_map(|x| {
+                x.strip_prefix(crate::runtime::JOB_LABEL)
+                    .and_then(|r| r.strip_prefix('='))
+                    .map(String::from)
+            }),
+            _ => None,
+        };
+        if label
+            .is_some_and(|l| matches!(l.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
+        {
+            out.insert(name);
+        }
+    }
+    out
+}
+
 /// `privileged`, host namespaces, dangerous capabilities, devices, unconfined security options,
 /// and bind mounts of the Docker socket, `/` and other host internals. Returns the service names.
 pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal> {

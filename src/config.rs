@@ -204,6 +204,15 @@ pub struct Config {
     /// How long a sha that failed and was rolled back is not applied again (unless the desired
     /// sha changes).
     pub retry_failed_after_s: u64,
+    /// How long every long-running service must stay up (healthy where it has a check) with an
+    /// unchanged restart count before a release counts as applied (0 = no window).
+    pub settle_s: u64,
+    /// A heartbeat that finds a service of the running release missing or stopped runs `up -d`
+    /// for that release (no lease, no secret read) and reports `HEALED: <services>`.
+    pub heal_drift: bool,
+    /// The longest wait between two attempts of a failing release (1, 2, 4, … minutes); 0 =
+    /// no backoff (every tick retries, as before 0.3).
+    pub retry_backoff_max_s: u64,
     pub registry_host: String,
     pub keep_releases: usize,
     pub log_level: LogLevel,
@@ -244,6 +253,9 @@ impl Default for Config {
             apply_windows_tz: String::new(),
             auto_rollback: false,
             retry_failed_after_s: 3600,
+            settle_s: 5,
+            heal_drift: false,
+            retry_backoff_max_s: 3600,
             registry_host: "harbor.tikali.net".into(),
             keep_releases: 5,
             log_level: LogLevel::Info,

@@ -50,6 +50,11 @@ struct Shared {
     pulled: Mutex<Vec<String>>,
     /// The image ledger, once loaded.
     ledger: Mutex<Option<Ledger>>,
+    /// The compose projects on the box, once listed.
+    projects: Mutex<Option<std::collections::BTreeSet<String>>>,
+    /// Compose creates services in parallel: one image judgement at a time, so a create never
+    /// sees the pulls half moved into the ledger by another.
+    judging_images: tokio::sync::Mutex<()>,
 }
 
 /// A running checking socket; dropping it stops serving and removes the socket.
@@ -82,6 +87,8 @@ impl Guard {
             seen: Mutex::new(Vec::new()),
             pulled: Mutex::new(Vec::new()),
             ledger: Mutex::new(None),
+            projects: Mutex::new(None),
+            judging_images: tokio::sync::Mutex::new(()),
         });
         let sh = shared.clone();
         let task = tokio::spawn(async move {

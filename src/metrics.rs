@@ -22,6 +22,9 @@ pub struct Counters {
     pub failures: BTreeMap<String, u64>,
     /// Automatic rollbacks by outcome (`ok`: the old release came back healthy; `failed`).
     pub rollbacks: BTreeMap<String, u64>,
+    /// Apply attempts started (a held retry is not one).
+    #[serde(default)]
+    pub apply_attempts: u64,
     pub last_success: Option<u64>,
 }
 
@@ -131,6 +134,17 @@ pub fn render(s: &Snapshot) -> String {
         "Applies that ended healthy.",
     );
     let _ = writeln!(o, "monky_deployd_applies_total {}", s.counters.applies);
+    head(
+        &mut o,
+        "monky_deployd_apply_attempts_total",
+        "counter",
+        "Apply attempts started (retries of a failing release held back by the backoff are not).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_apply_attempts_total {}",
+        s.counters.apply_attempts
+    );
     head(
         &mut o,
         "monky_deployd_apply_failures_total",
@@ -256,6 +270,7 @@ mod tests {
             state: "running".into(),
             health: "healthy".into(),
             id: String::new(),
+            ..Default::default()
         }];
         let t = render(&Snapshot {
             version: "0.3.0",

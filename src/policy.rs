@@ -183,21 +183,23 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
     Ok(refs)
 }
 
-/// A container's, volume's or network's name must be inside the project's namespace, so no
-/// bundle can take another project's (`NAME_REFUSED`). `what` names the object in the refusal.
-pub fn object_name(what: &str, name: &str, b: &Boundary) -> R {
+/// A container's, volume's or network's name must be inside the project's namespace
+/// (`<project>_…`, `<project>-…`), so no bundle can take another project's (`NAME_REFUSED`).
+/// `kind` is `container`, `volume` or `network`.
+pub fn object_name(kind: &str, name: &str, b: &Boundary) -> R {
     if b.privileged || name.is_empty() || rules::name_in_namespace(name, &b.project) {
         return Ok(());
     }
     deny(format!(
         "{}: {}",
         rules::NAME_CODE,
-        rules::name_refusal(what, name.trim_start_matches('/'), &b.project)
+        rules::name_refusal(kind, name.trim_start_matches('/'), &b.project)
     ))
 }
 
-/// A container rename: compose v1 parks a container it recreates under `<short id>_<name>`.
-pub fn rename(name: &str, b: &Boundary) -> R {
+/// A container's name (at create or rename): compose parks a container it recreates under
+/// `<short id>_<name>` (v1 renames the old one, v2+ creates the new one so).
+pub fn container_name(name: &str, b: &Boundary) -> R {
     let n = name.trim_start_matches('/');
     let parked = n
         .split_once('_')

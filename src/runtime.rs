@@ -88,12 +88,54 @@ pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
 pub fn converged(expected: &[String], cs: &[Container]) -> bool {
     !cs.is_empty()
         && expected.iter().all(|s| cs.iter().any(|c| &c.service == s))
+        && !cs.iter().any(|c| unwell(c) || pending(c))
+}
+
+/// As [`converged`], but a job still running is fine: what a heartbeat asks of what runs.
+pub fn well(expected: &[String], cs: &[Container]) -> bool {
+    !cs.is_empty()
+        && expected.iter().all(|s| cs.iter().any(|c| &c.service == s))
         && !cs.iter().any(unwell)
 }
 
-/// Not running, or running with a health check that is not (yet) healthy.
+/// A long-running service: not running, or running with a health check that is not (yet)
+/// healthy. A job: ended with anything but exit 0 (running or waiting to start is not unwell:
+/// see [`pending`]).
 pub fn unwell(c: &Container) -> bool {
+    if c.job {
+        return match c.state.as_str() {
+            "exited" => c.exit_code != Some(0),
+            "dead" | "removing" => true,
+            _ => false,
+        };
+    }
     c.state != "running" || !(c.health.is_empty() || c.health == "healthy")
+}
+
+/// A job that has not finished yet (created and waiting for its dependencies, or running).
+pub fn pending(c: &Container) -> bool {
+    c.job && !matches!(c.state.as_str(), "exited" | "dead" | "removing")
+}
+
+/// A job that ended badly: `JOB_FAILED: <service> exited <code>`.
+pub fn job_failed(c: &Container) -> Option<String> {
+    (c.job && unwell(c)).then(|| {
+        format!(
+            "JOB_FAILED: {} exited {}",
+            c.service,
+            c.exit_code
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| c.state.clone())
+        )
+    })
+}
+
+/// Marks the containers of `jobs` (services compose waits on with
+/// `service_completed_successfully`, or labelled `monky.job`) as jobs.
+pub fn mark_jobs(cs: &mut [Container], jobs: &std::collections::BTreeSet<String>) {
+    for c in cs {
+        c.job |= jobs.contains(&c.service);
+    }
 }
 
 #[cfg(test)]

@@ -133,6 +133,20 @@ pub struct State {
     /// The last sha an automatic rollback replaced (`auto_rollback`): not applied again until
     /// the desired sha changes or `retry_failed_after_s` has passed.
     pub failed_release: Option<FailedRelease>,
+    /// Restart counts of the running release's containers (engine id → count) at the last
+    /// tick: a rise between ticks is a crash loop.
+    pub restarts: std::collections::BTreeMap<String, u64>,
+    /// A sha whose apply failed: when it may be tried again (backoff).
+    pub retry: Option<RetryHold>,
+}
+
+/// Backoff for a failing release: attempt `attempts` failed; the next one not before `next_at`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetryHold {
+    pub sha: String,
+    pub attempts: u32,
+    /// Unix seconds.
+    pub next_at: u64,
 }
 
 /// A release that failed and was rolled back (issue 11).

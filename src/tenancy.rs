@@ -40,11 +40,20 @@ pub enum TenancyError {
     LegacyLease,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Container {
     pub service: String,
     pub state: String,
     pub health: String,
+    /// The engine's restart count (PROTOCOL 0.4), where inspected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
+    /// How an exited container ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// A one-shot service: done when it exited 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub job: bool,
     /// The engine's id, for diagnosis; not part of the check-in.
     #[serde(skip)]
     pub id: String,

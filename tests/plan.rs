@@ -131,7 +131,8 @@ fn pending_change(f: Flavour) {
         &s.env,
         bundle(&s, 1, compose_with("p1", &[SIDE, OLD]), v, vec![]).files(),
     );
-    assert_eq!(s.tick().code, 0);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}\n{:#}", s.last_report());
 
     // nothing pending: action none, exit 0
     let before = untouched(&s);
@@ -237,7 +238,8 @@ fn pending_change(f: Flavour) {
     let side_before = side_id(&s);
     let (agent_reqs, reads) = (s.bao.agent_requests().len(), s.bao.secret_reads().len());
     let t = std::time::Instant::now();
-    assert_eq!(s.tick().code, 0);
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}\n{:#}", s.last_report());
     eprintln!("measure: apply tick {:?} ({f:?})", t.elapsed());
     // the counters the plan is held to do move when the agent really works
     assert!(s.bao.agent_requests().len() > agent_reqs);

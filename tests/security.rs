@@ -1031,13 +1031,18 @@ fn interpolation_cannot_smuggle_privilege(f: Flavour) {
             "    volumes: [\"./${UP}:/t:ro\"]\n",
             "UP=../../bao.token\n",
         ),
-        (
-            "capability via .env",
-            "    cap_add: [\"SYS_${C}\"]\n",
-            "C=ADMIN\n",
-        ),
         ("userns via .env", "    userns_mode: ${U}\n", "U=host\n"),
     ];
+    // (a capability spelled with a variable is refused by the first pass since 0.3: the
+    // capabilities are one allow-list, and `SYS_${C}` is on no list)
+    let cap = quiet_service(IMAGE, "    cap_add: [\"SYS_${C}\"]\n");
+    let doc = monky_deployd::compose_check::parse(cap.as_bytes()).unwrap();
+    assert_eq!(
+        monky_deployd::compose_check::check(&doc, false)
+            .unwrap_err()
+            .code,
+        "PRIVILEGED_REFUSED"
+    );
     for (i, (what, extra, tmpl)) in cases.iter().enumerate() {
         let compose = quiet_service(
             IMAGE,

@@ -11,20 +11,22 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The pipeline, one named step after another; each step that refuses reports it first.
     pub(super) async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
         let b = self.fetch_bundle(sha).await?;
-        let services = match self.pre_lease_checks(&b).await {
-            Ok(s) => s,
-            Err(r) => return Err(self.refuse(sha, r, "").await),
-        };
+        let checks = self.pre_lease_checks(&b).await;
+        if let Some(r) = checks.refusals.into_iter().next() {
+            return Err(self.refuse(sha, r, "").await);
+        }
+        let (services, jobs) = (checks.services, checks.jobs);
         let (env, registry_auth) = self.read_secrets(sha, &b).await?;
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
         let env_sha = Sha256::digest(env.as_bytes());
         drop(env);
+        self.now.seen = None; // compose changes what runs
         let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
             .map_err(Failure::from)?;
         compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.deadline));
+        compose.set_deadline(Some(self.now.deadline));
         let privileged = self.privileged(&b);
         self.second_pass(sha, &b, &mut compose, &staging, privileged)
             .await?;
@@ -38,13 +40,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let _guard = self
             .start(sha, &mut compose, &release, privileged, (&b, &env_sha))
             .await?;
-        let (ok, cs) = self.wait_healthy(&services).await;
-        if !ok && self.interrupted() {
-            return Err(self.interrupted_during(sha, "waiting for health").await);
-        }
-        if !ok {
-            return Err(self.unhealthy(sha, &compose, &release, &cs).await);
-        }
+        let cs = match self.wait_settled(&services, &jobs).await {
+            Settled::Healthy(cs) => cs,
+            Settled::Interrupted(_) => {
+                return Err(self.interrupted_during(sha, "waiting for health").await)
+            }
+            Settled::Unhealthy(cs) => {
+                return Err(self.unhealthy(sha, &compose, &release, &cs).await)
+            }
+            Settled::JobFailed(detail) | Settled::CrashLoop(detail) => {
+                return Err(self.not_settled(sha, &compose, &release, detail).await)
+            }
+        };
         self.state.applied_sha = Some(sha.to_string());
         self.state.applied_serial = Some(b.meta.serial);
         info!(
@@ -172,28 +179,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Ok((normalised, warnings)) => {
                 // the normalised config carries every interpolated secret: scrubbed on drop
                 let normalised = Zeroizing::new(normalised);
-                let unset = runtime::unset_variables(&warnings);
-                if !unset.is_empty() {
-                    let r = Refusal::new(
-                        "ENV_INCOMPLETE",
-                        format!(
-                            "compose.yaml uses variables nothing defines: {}",
-                            unset.join(", ")
-                        ),
-                    );
-                    return Err(self.refuse(sha, r, "").await);
-                }
                 if !warnings.trim().is_empty() {
                     warn!("compose config: {}", warnings.trim());
                 }
-                let ctx = self.normalised_ctx(staging, privileged, b);
-                let check = compose_check::parse(normalised.as_bytes())
-                    .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
-                if let Err(r) = check.map_err(|r| self.why_privileged(b, r)) {
-                    if file_policy_on() {
-                        return Err(self.refuse(sha, r, "").await);
-                    }
-                    warn!("test build: file policy off, would refuse {r}");
+                let refusals =
+                    self.normalised_checks(b, &normalised, &warnings, staging, privileged);
+                if let Some(r) = refusals.into_iter().next() {
+                    return Err(self.refuse(sha, r, "").await);
                 }
             }
             Err(e) => {
@@ -246,7 +238,29 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Err(e) = up {
             return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
         }
+        // the release's containers exist: `current` names what runs from now on
+        self.make_current(release)?;
         Ok(guard)
+    }
+
+    /// A job that failed or a container that restarted: reported with the compose log tail.
+    async fn not_settled(
+        &mut self,
+        sha: &str,
+        compose: &Compose,
+        release: &Path,
+        detail: String,
+    ) -> Failure {
+        let logs = Zeroizing::new(
+            compose
+                .logs(release, 200)
+                .await
+                .unwrap_or_else(|e| e.to_string()),
+        );
+        warn!("{detail}");
+        self.report(Some(sha), ReportResult::Failed, &detail, &logs)
+            .await;
+        Failure::fail(detail)
     }
 
     /// Not healthy in time: why, not just that. The engine's view of each bad container (exit

@@ -170,38 +170,93 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         })
     }
 
-    pub(super) async fn pre_lease_checks(&self, b: &Bundle) -> Result<Vec<String>, Refusal> {
-        b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)?;
-        b.check_env_template()?;
-        let doc = compose_check::parse(b.compose())?;
-        let ctx = self.first_pass_ctx(b);
-        let services = match compose_check::check_bundle(&doc, self.privileged(b), &ctx) {
-            Ok(s) => s,
-            Err(r) if file_policy_on() => return Err(self.why_privileged(b, r)),
-            Err(r) => {
-                warn!("test build: file policy off, would refuse {r}");
-                compose_check::services(&doc)
+    /// The checks before a lease, in order — the one list the apply and `plan` share: the apply
+    /// stops at the first refusal, `plan` lists them all. Nothing is leased, read or written.
+    pub(super) async fn pre_lease_checks(&self, b: &Bundle) -> PreLease {
+        let mut out = PreLease::default();
+        let r = &mut out.refusals;
+        r.extend(
+            b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id)
+                .err(),
+        );
+        r.extend(b.check_env_template().err());
+        match compose_check::parse(b.compose()) {
+            Ok(doc) => {
+                let ctx = self.first_pass_ctx(b);
+                out.services = match compose_check::check_bundle(&doc, self.privileged(b), &ctx) {
+                    Ok(s) => s,
+                    Err(e) if file_policy_on() => {
+                        r.push(self.why_privileged(b, e));
+                        compose_check::services(&doc)
+                    }
+                    Err(e) => {
+                        warn!("test build: file policy off, would refuse {e}");
+                        compose_check::services(&doc)
+                    }
+                };
+                out.jobs = compose_check::jobs(&doc);
             }
-        };
-        if let Some(r) = self.rollback_refusal(b) {
-            return Err(r);
+            Err(e) => r.push(e),
         }
-        let root = self
-            .engine
-            .docker_root()
-            .await
-            .map_err(|e| Refusal::new("DOCKER_UNAVAILABLE", e.to_string()))?;
-        let free = runtime::free_bytes(&root).map_err(|e| {
-            Refusal::new(
-                "DISK_INSUFFICIENT",
-                format!("cannot measure {}: {e}", root.display()),
-            )
-        })?;
-        if let Some(r) = disk_refusal(&root, free, disk_need(b)) {
-            return Err(r);
+        r.extend(self.rollback_refusal(b));
+        match self.engine.docker_root().await {
+            Ok(root) => match runtime::free_bytes(&root) {
+                Ok(free) => {
+                    let need = disk_need(b);
+                    r.extend(disk_refusal(&root, free, need));
+                    out.disk = Some((root, free, need));
+                }
+                Err(e) => r.push(Refusal::new(
+                    "DISK_INSUFFICIENT",
+                    format!("cannot measure {}: {e}", root.display()),
+                )),
+            },
+            Err(e) => r.push(Refusal::new("DOCKER_UNAVAILABLE", e.to_string())),
         }
-        Ok(services)
+        out
     }
+
+    /// The checks on compose's own normalised `config` (after `.env` is rendered), in order —
+    /// shared by the apply and `plan` as [`Self::pre_lease_checks`] is.
+    pub(super) fn normalised_checks(
+        &self,
+        b: &Bundle,
+        normalised: &str,
+        warnings: &str,
+        project_dir: &Path,
+        privileged: bool,
+    ) -> Vec<Refusal> {
+        let mut out = Vec::new();
+        let unset = runtime::unset_variables(warnings);
+        if !unset.is_empty() {
+            out.push(Refusal::new(
+                "ENV_INCOMPLETE",
+                format!(
+                    "compose.yaml uses variables nothing defines: {}",
+                    unset.join(", ")
+                ),
+            ));
+        }
+        let ctx = self.normalised_ctx(project_dir, privileged, b);
+        let check = compose_check::parse(normalised.as_bytes())
+            .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
+        match check.map_err(|r| self.why_privileged(b, r)) {
+            Err(r) if file_policy_on() => out.push(r),
+            Err(r) => warn!("test build: file policy off, would refuse {r}"),
+            Ok(_) => {}
+        }
+        out
+    }
+}
+
+/// What the checks before a lease found: every refusal in order, and what the apply needs.
+#[derive(Debug, Default)]
+pub(super) struct PreLease {
+    pub(super) refusals: Vec<Refusal>,
+    pub(super) services: Vec<String>,
+    pub(super) jobs: std::collections::BTreeSet<String>,
+    /// The Docker data root, its free bytes and what the bundle needs.
+    pub(super) disk: Option<(PathBuf, u64, u64)>,
 }
 
 /// The release root and the files of its bundle (listed at staging in `.monky-files`, read

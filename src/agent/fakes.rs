@@ -291,6 +291,12 @@ impl EngineApi for FakeEngine {
     async fn diagnose(&self, c: &Container) -> String {
         format!("{}: {}", c.service, c.state)
     }
+    async fn restarts(&self, c: &Container) -> Option<u64> {
+        c.restarts
+    }
+    async fn last_exit(&self, c: &Container, _since: u64) -> Option<i64> {
+        c.exit_code
+    }
     async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
         self.up()?;
         Ok(self.root.clone())

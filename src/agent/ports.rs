@@ -69,6 +69,10 @@ pub trait EngineApi {
     async fn containers_raw(&self, project: &str) -> Result<Vec<serde_json::Value>, RuntimeError>;
     /// Why a container is not well, in the engine's words.
     async fn diagnose(&self, c: &Container) -> String;
+    /// The engine's restart count of a container (inspect).
+    async fn restarts(&self, c: &Container) -> Option<u64>;
+    /// The exit code of a container's last `die` since `since` (Unix seconds).
+    async fn last_exit(&self, c: &Container, since: u64) -> Option<i64>;
     async fn docker_root(&self) -> Result<PathBuf, RuntimeError>;
     /// Bytes reclaimed.
     async fn prune_images(&self) -> Result<u64, RuntimeError>;
@@ -151,6 +155,12 @@ impl EngineApi for Engine {
     }
     async fn diagnose(&self, c: &Container) -> String {
         Engine::diagnose(self, c).await
+    }
+    async fn restarts(&self, c: &Container) -> Option<u64> {
+        Engine::restarts(self, &c.id).await.ok().map(|r| r.0)
+    }
+    async fn last_exit(&self, c: &Container, since: u64) -> Option<i64> {
+        Engine::last_exit(self, &c.id, since).await
     }
     async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
         Engine::docker_root(self).await

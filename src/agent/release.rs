@@ -1,9 +1,23 @@
-//! Release directories: promote (idempotent), wait healthy, prune old releases.
+//! Release directories: promote (idempotent), wait until settled, prune old releases.
 
 use super::*;
 
+/// How a release's containers ended up after `up`.
+pub(super) enum Settled {
+    /// Healthy, and stayed so for the settle window.
+    Healthy(Vec<Container>),
+    /// Not healthy in time, or clearly never going to be.
+    Unhealthy(Vec<Container>),
+    /// A one-shot job ended with a non-zero exit: `JOB_FAILED: …`.
+    JobFailed(String),
+    /// A container restarted: `CRASH_LOOP: …`.
+    CrashLoop(String),
+    Interrupted(Vec<Container>),
+}
+
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
-    /// staging/<sha> → releases/<sha>, then `current` → it (atomic symlink swap).
+    /// staging/<sha> → releases/<sha>. `current` moves only once the release's containers
+    /// exist ([`Agent::make_current`]): a refusal or a failed pull leaves it on what runs.
     pub(super) fn promote(&self, staging: &Path, sha: &str) -> Result<PathBuf, Failure> {
         let rel = self.cfg.releases_dir().join(sha);
         match rel.symlink_metadata() {
@@ -28,44 +42,114 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 })?;
             }
         }
-        state::swap_symlink(&rel, &self.cfg.current_link())?;
         Ok(rel)
     }
 
-    pub(super) async fn wait_healthy(&self, services: &[String]) -> (bool, Vec<Container>) {
+    /// `current` → the release whose containers `up` just created (atomic symlink swap).
+    pub(super) fn make_current(&self, rel: &Path) -> Result<(), Failure> {
+        state::swap_symlink(rel, &self.cfg.current_link())?;
+        Ok(())
+    }
+
+    /// After `up`: wait until the release is healthy (jobs done, long-running services up and
+    /// healthy where they have a check) and has stayed so for `settle_s` with no container
+    /// restarting, or until it is clear it will not be.
+    pub(super) async fn wait_settled(
+        &self,
+        services: &[String],
+        jobs: &std::collections::BTreeSet<String>,
+    ) -> Settled {
         crate::testhook::pause("wait-healthy");
         let started = std::time::Instant::now();
-        let r = self.wait_healthy_inner(services).await;
+        let r = self.wait_settled_inner(services, jobs).await;
         self.docker_wait.add(started);
         r
     }
 
-    pub(super) async fn wait_healthy_inner(&self, services: &[String]) -> (bool, Vec<Container>) {
+    async fn wait_settled_inner(
+        &self,
+        services: &[String],
+        jobs: &std::collections::BTreeSet<String>,
+    ) -> Settled {
+        let since = state::now().saturating_sub(1);
         let deadline = (tokio::time::Instant::now()
             + Duration::from_secs(self.cfg.healthy_timeout_s))
-        .min(self.deadline);
+        .min(self.now.deadline);
+        let settle = Duration::from_secs(self.cfg.settle_s);
         let mut bad_streak = 0;
+        // restart counts when each container was first seen; any rise is a crash
+        let mut base: BTreeMap<String, u64> = BTreeMap::new();
+        let mut healthy_since: Option<tokio::time::Instant> = None;
         loop {
-            let cs = self.containers().await;
-            if runtime::converged(services, &cs) {
-                return (true, cs);
+            let mut cs = self.listed().await;
+            runtime::mark_jobs(&mut cs, jobs);
+            if let Some(detail) = cs.iter().find_map(runtime::job_failed) {
+                return Settled::JobFailed(detail);
             }
-            let hopeless = cs
-                .iter()
-                .any(|c| c.health == "unhealthy" || c.state == "exited" || c.state == "dead");
+            self.fill_restarts(&mut cs).await;
+            for c in cs.iter().filter(|c| !c.job) {
+                let n = c.restarts.unwrap_or(0);
+                let b = *base.entry(c.id.clone()).or_insert(n);
+                if n > b {
+                    let detail = self.crash_loop(c, since).await;
+                    return Settled::CrashLoop(detail);
+                }
+            }
+            if runtime::converged(services, &cs) {
+                let t0 = *healthy_since.get_or_insert_with(tokio::time::Instant::now);
+                if t0.elapsed() >= settle {
+                    return Settled::Healthy(cs);
+                }
+            } else {
+                healthy_since = None;
+            }
+            let hopeless = cs.iter().any(|c| {
+                !c.job && (c.health == "unhealthy" || c.state == "exited" || c.state == "dead")
+            });
             bad_streak = if hopeless { bad_streak + 1 } else { 0 };
-            if bad_streak >= 3 || tokio::time::Instant::now() >= deadline || self.interrupted() {
-                return (false, cs);
+            if bad_streak >= 3 || tokio::time::Instant::now() >= deadline {
+                return Settled::Unhealthy(cs);
+            }
+            if self.interrupted() {
+                return Settled::Interrupted(cs);
             }
             match self.interrupt.clone() {
                 Some(mut rx) => {
                     tokio::select! {
                         _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                        _ = rx.wait_for(|stop| *stop) => return (false, cs),
+                        _ = rx.wait_for(|stop| *stop) => return Settled::Interrupted(cs),
                     }
                 }
                 None => tokio::time::sleep(Duration::from_millis(500)).await,
             }
+        }
+    }
+
+    /// Each long-running container's restart count, from the engine (inspect).
+    pub(super) async fn fill_restarts(&self, cs: &mut [Container]) {
+        for c in cs.iter_mut().filter(|c| !c.job && !c.id.is_empty()) {
+            c.restarts = self.engine.restarts(c).await;
+        }
+    }
+
+    /// `CRASH_LOOP: <service> restarted <n> times (last exit <code>)`.
+    pub(super) async fn crash_loop(&self, c: &Container, since: u64) -> String {
+        let exit = match self.engine.last_exit(c, since).await {
+            Some(e) => e.to_string(),
+            None => "unknown".into(),
+        };
+        format!(
+            "CRASH_LOOP: {} restarted {} times (last exit {exit})",
+            c.service,
+            c.restarts.unwrap_or(0)
+        )
+    }
+
+    /// The running release's directory: the applied sha's, whatever `current` says.
+    pub(super) fn running_release(&self) -> PathBuf {
+        match &self.state.applied_sha {
+            Some(sha) if crate::tenancy::is_sha(sha) => self.cfg.releases_dir().join(sha),
+            _ => self.cfg.current_link(),
         }
     }
 

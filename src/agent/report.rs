@@ -13,16 +13,19 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         log_tail: &str,
     ) {
         // a held report counts: the rollback sends it, with how that went
-        self.reported = true;
-        if self.rb.holding && result == ReportResult::Failed && self.rb.held.is_none() {
+        self.now.reported = true;
+        if self.now.rb.holding && result == ReportResult::Failed && self.now.rb.held.is_none() {
             // an automatic rollback may follow: rollback.rs sends it, with how that went
-            self.rb.held = Some(rollback::Held {
+            self.now.rb.held = Some(rollback::Held {
                 detail: detail.to_string(),
                 log_tail: Zeroizing::new(log_tail.to_string()),
             });
             return;
         }
-        let containers = self.containers().await;
+        let containers = match self.now.seen.clone() {
+            Some(cs) => cs,
+            None => self.containers().await,
+        };
         // redaction first, then the cut (as everywhere)
         let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
         let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);

@@ -28,7 +28,11 @@ pub(super) struct Held {
 /// The failures a rollback answers: the new release was started (or starting it failed) and
 /// is not healthy. Refusals before `up` never touched the running release.
 fn rollback_worthy(f: &Failure) -> bool {
-    f.exit() == Exit::Fail && matches!(f.code(), Some("UNHEALTHY" | "COMPOSE_UP_FAILED"))
+    f.exit() == Exit::Fail
+        && matches!(
+            f.code(),
+            Some("UNHEALTHY" | "COMPOSE_UP_FAILED" | "CRASH_LOOP")
+        )
 }
 
 /// Until when a sha that failed and was rolled back is not applied again (`None`: apply it).
@@ -63,12 +67,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let Some(old) = self.rollback_candidate(sha, &before) else {
             return self.apply(sha).await;
         };
-        self.rb = Hold {
+        self.now.rb = Hold {
             holding: true,
             held: None,
         };
         let res = self.apply(sha).await;
-        let held = std::mem::take(&mut self.rb).held;
+        let held = std::mem::take(&mut self.now.rb).held;
         match res {
             Err(f) if rollback_worthy(&f) => self.roll_back(sha, &old, f, held).await,
             other => {
@@ -101,14 +105,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             );
             return None;
         }
-        if std::fs::read_link(self.cfg.current_link()).ok().as_deref() != Some(rel.as_path()) {
-            info!(
-                "auto_rollback: {} is not current; no rollback",
-                short(Some(&old))
-            );
-            return None;
-        }
-        if !runtime::converged(&self.expected_services(&rel), before) {
+        // the target is what runs (the applied sha, healthy before this tick), not wherever a
+        // link points
+        let (services, jobs) = self.release_shape(&rel);
+        let mut before = before.to_vec();
+        runtime::mark_jobs(&mut before, &jobs);
+        if !runtime::converged(&services, &before) {
             info!(
                 "auto_rollback: {} was not healthy before this apply; no rollback",
                 short(Some(&old))
@@ -198,9 +200,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
     }
 
-    /// `compose up` of the old release from its own directory, then `current` → it, then the
-    /// health wait. `Ok(containers)` when healthy; otherwise what went wrong.
-    async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
+    /// `compose up` of a release from its own directory (its `.env` as it is: no lease, no
+    /// OpenBao read), then `current` → it, then the settle wait. `Ok(containers)` when healthy;
+    /// otherwise what went wrong. The rollback's and `heal_drift`'s way back.
+    pub(super) async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
         let rel = self.cfg.releases_dir().join(old);
         let meta: bundle::Meta = release::read_release_file(&rel, "bundle.json")
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -208,19 +211,17 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let privileged = meta.agent.allow_privileged && self.cfg.permit_privileged;
         // compose reads that release's .env: its values are masked in whatever it prints
         register_env_values(&rel);
+        self.now.seen = None; // compose changes what runs
         let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
             .map_err(|e| e.to_string())?;
         compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.deadline));
+        compose.set_deadline(Some(self.now.deadline));
         let guard = self
             .guard(&mut compose, &rel, privileged)
             .await
             .map_err(|f| f.message().to_string())?;
-        info!(
-            "rollback: compose up -d --remove-orphans in {}",
-            rel.display()
-        );
+        info!("compose up -d --remove-orphans in {}", rel.display());
         let up = compose.up(&rel).await;
         let denied = guard.as_ref().map(|g| g.denied()).unwrap_or_default();
         drop(guard);
@@ -239,14 +240,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         // what runs now is the old release's: `current` says so, healthy or not
         state::swap_symlink(&rel, &self.cfg.current_link()).map_err(|e| e.to_string())?;
-        let services = self.expected_services(&rel);
-        let (ok, cs) = self.wait_healthy(&services).await;
-        if ok {
-            return Ok(cs.len());
-        }
+        let (services, jobs) = self.release_shape(&rel);
+        let cs = match self.wait_settled(&services, &jobs).await {
+            Settled::Healthy(cs) => return Ok(cs.len()),
+            Settled::JobFailed(d) | Settled::CrashLoop(d) => return Err(d),
+            Settled::Unhealthy(cs) | Settled::Interrupted(cs) => cs,
+        };
         let bad: Vec<String> = cs
             .iter()
-            .filter(|c| c.state != "running" || !(c.health.is_empty() || c.health == "healthy"))
+            .filter(|c| unwell(c))
             .map(|c| format!("{} {}/{}", c.service, c.state, c.health))
             .collect();
         Err(super::unhealthy_detail(self.cfg.healthy_timeout_s, &bad))
@@ -266,7 +268,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             rfc3339(until)
         );
         let converged = !before.is_empty()
-            && runtime::converged(&self.expected_services(&self.cfg.current_link()), &before);
+            && runtime::converged(&self.expected_services(&self.running_release()), &before);
         match self.state.applied_sha.clone() {
             Some(applied) if f.rollback_ok && converged => {
                 let detail = format!(

@@ -21,7 +21,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.state.env_id = self.cfg.env_id.clone();
         }
         let started = std::time::Instant::now();
-        self.deadline = tokio::time::Instant::now() + Duration::from_secs(self.cfg.tick_budget_s);
+        self.now = TickCtx::start(self.cfg.tick_budget_s);
         let applied_before = self.state.applied_sha.clone();
         let res = self.tick_locked().await;
         let res = match res {
@@ -119,10 +119,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 
     pub(super) async fn tick_locked(&mut self) -> Result<Exit, Failure> {
-        self.reported = false;
         self.load_or_bootstrap_token(false).await?;
         self.tokens.check_pin(&self.state)?;
         let containers = self.containers().await;
+        self.now.seen = Some(containers.clone());
         let resp = match self.checkin(&containers).await {
             Ok(r) => r,
             Err(TenancyError::Unauthenticated { .. }) if self.cfg.bootstrap_path.exists() => {
@@ -151,14 +151,34 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             short(resp.desired_sha.as_deref()),
             short(self.state.applied_sha.as_deref())
         );
+        if self
+            .state
+            .retry
+            .as_ref()
+            .is_some_and(|r| resp.desired_sha.as_deref() != Some(r.sha.as_str()))
+        {
+            // a new desired sha starts afresh
+            self.state.retry = None;
+        }
         let result = match resp.action {
             Action::Apply => {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
-                match self.windows.wait(&self.windows.now()) {
-                    Some((window, next)) if !resp.urgent => {
+                let held = self
+                    .state
+                    .retry
+                    .clone()
+                    .filter(|r| !resp.urgent && state::now() < r.next_at);
+                match (self.windows.wait(&self.windows.now()), held) {
+                    (Some((window, next)), _) if !resp.urgent => {
                         self.deferred(&sha, &window, &next, containers).await
                     }
-                    _ => self.apply_or_roll_back(&sha, containers).await,
+                    (_, Some(r)) => self.retry_held(&r, containers).await,
+                    _ => {
+                        self.state.counters.apply_attempts += 1;
+                        let res = self.apply_or_roll_back(&sha, containers).await;
+                        self.note_attempt(&sha, &res);
+                        res
+                    }
                 }
             }
             Action::Down => self.down(resp.prod, resp.purge_volumes).await,
@@ -167,7 +187,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let result = match result {
             // a local failure of the apply (its own files, the guard, compose not starting)
             // that no report carried yet: tenancy hears it too, with a code
-            Err(f) if f.exit() == Exit::Fail && resp.action == Action::Apply && !self.reported => {
+            Err(f)
+                if f.exit() == Exit::Fail && resp.action == Action::Apply && !self.now.reported =>
+            {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
                 let msg = match f.code() {
                     Some(_) => f.message().to_string(),
@@ -208,7 +230,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .await
     }
 
+    /// The project's containers as check-ins and reports carry them: jobs of the release
+    /// `current` names marked, restart counts from the engine.
     pub(super) async fn containers(&self) -> Vec<Container> {
+        let mut cs = self.listed().await;
+        let (_, jobs) = self.release_shape(&self.cfg.current_link());
+        runtime::mark_jobs(&mut cs, &jobs);
+        self.fill_restarts(&mut cs).await;
+        cs
+    }
+
+    /// The project's containers, one Engine API request.
+    pub(super) async fn listed(&self) -> Vec<Container> {
         match self.engine.containers(&self.cfg.compose_project).await {
             Ok(c) => c,
             Err(e) => {

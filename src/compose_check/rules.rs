@@ -43,14 +43,14 @@ impl Ctx<'_> {
         self.normalised.map(|n| n.project.as_str()).unwrap_or("")
     }
 
-    fn name(&self, what: &str, name: &str) -> R {
+    fn name(&self, kind: &str, name: &str) -> R {
         let p = self.project();
         if p.is_empty() || shared::name_in_namespace(name, p) {
             return Ok(());
         }
         Err(Refusal::new(
             shared::NAME_CODE,
-            shared::name_refusal(what, name, p),
+            shared::name_refusal(kind, name, p),
         ))
     }
 
@@ -458,9 +458,9 @@ fn short_port(s: &str) -> (String, String) {
     }
 }
 
-fn container_name(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
+fn container_name(ctx: &Ctx, _: &str, _: &str, v: &Value) -> R {
     match as_str(v) {
-        Some(n) => ctx.name(&format!("service {svc} container"), &n),
+        Some(n) => ctx.name("container", &n),
         None => Ok(()),
     }
 }
@@ -472,11 +472,10 @@ fn object_names(ctx: &Ctx, key: &str, v: &Value) -> R {
         return Ok(());
     };
     let kind = key.trim_end_matches('s');
-    for (k, v) in m {
-        let key = as_str(k).unwrap_or_default();
+    for v in m.values() {
         if let Value::Mapping(o) = untag(v) {
             if let Some(name) = get(o, "name").and_then(as_str) {
-                ctx.name(&format!("{kind} {key}"), &name)?;
+                ctx.name(kind, &name)?;
             }
         }
     }

@@ -315,21 +315,21 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         |y: &str| code(y, &ctx).map(|(c, d)| (c, d.split(" (").next().unwrap().to_string()));
     assert_eq!(
         named(&svc("    container_name: monky-b-web-1\n")),
-        Some(("NAME_REFUSED", "service web container monky-b-web-1".into()))
+        Some(("NAME_REFUSED", "container monky-b-web-1".into()))
     );
     assert_eq!(
         named(&format!(
             "{}volumes:\n  data:\n    name: monky-b_data\n",
             svc("")
         )),
-        Some(("NAME_REFUSED", "volume data monky-b_data".into()))
+        Some(("NAME_REFUSED", "volume monky-b_data".into()))
     );
     assert_eq!(
         named(&format!(
             "{}networks:\n  n:\n    external: true\n    name: bridge2\n",
             svc("")
         )),
-        Some(("NAME_REFUSED", "network n bridge2".into()))
+        Some(("NAME_REFUSED", "network bridge2".into()))
     );
     for body in [
         "    oom_score_adj: -500\n",
@@ -370,4 +370,17 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
             "{bad}"
         );
     }
+}
+
+#[test]
+fn jobs_from_compose_depends_on_and_the_marker_label() {
+    let doc = parse(
+        b"services:\n  migrate:\n    image: x\n  seed:\n    image: x\n    labels: [\"monky.job=true\"]\n  \
+          report:\n    image: x\n    labels: {monky.job: \"true\"}\n  web:\n    image: x\n    depends_on:\n      \
+          migrate: {condition: service_completed_successfully}\n      db: {condition: service_healthy}\n  \
+          db:\n    image: x\n    labels: {monky.job: \"false\"}\n",
+    )
+    .unwrap();
+    let j: Vec<String> = jobs(&doc).into_iter().collect();
+    assert_eq!(j, vec!["migrate", "report", "seed"]);
 }

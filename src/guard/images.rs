@@ -149,6 +149,7 @@ pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(
     if sh.boundary.privileged || image.is_empty() {
         return Ok(());
     }
+    let _one = sh.judging_images.lock().await;
     let Some(id) = image_id(sh, image).await? else {
         return Ok(());
     };
@@ -297,9 +298,7 @@ impl hyper::body::Body for PullWatch {
         r
     }
 
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
+    // `is_end_stream` stays false: the server must poll to the end, where the pull is recorded
 }
 
 #[cfg(test)]

@@ -155,13 +155,14 @@ pub(super) async fn decide(
         Route::DeleteVolume(n) => owned(sh, &format!("/volumes/{n}"), "volume", n).await,
         Route::DeleteNetwork(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
         Route::Connect(n) => owned(sh, &format!("/networks/{n}"), "network", n).await,
-        Route::Rename(id) => match owned(sh, &format!("/containers/{id}/json"), "container", id)
-            .await
-        {
-            Ok(()) if sh.boundary.privileged => Ok(()),
-            Ok(()) => policy::rename(&query_param(&query, "name"), &sh.boundary).map_err(|d| d.0),
-            Err(e) => Err(e),
-        },
+        Route::Rename(id) => {
+            match owned(sh, &format!("/containers/{id}/json"), "container", id).await {
+                Ok(()) if sh.boundary.privileged => Ok(()),
+                Ok(()) => policy::container_name(&query_param(&query, "name"), &sh.boundary)
+                    .map_err(|d| d.0),
+                Err(e) => Err(e),
+            }
+        }
         Route::CreateContainer | Route::CreateVolume | Route::CreateNetwork => {
             let (parts, body) = req.into_parts();
             let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
@@ -184,8 +185,14 @@ pub(super) async fn decide(
                 Route::CreateContainer => {
                     check_container(sh, &v, &query_param(&query, "name")).await
                 }
-                Route::CreateVolume => policy::volume_create(&v, &sh.boundary).map_err(|d| d.0),
-                _ => policy::network_create(&v, &sh.boundary).map_err(|d| d.0),
+                Route::CreateVolume => match policy::volume_create(&v, &sh.boundary) {
+                    Ok(()) => not_claimed(sh, "volume", v["Name"].as_str().unwrap_or("")).await,
+                    Err(d) => Err(d.0),
+                },
+                _ => match policy::network_create(&v, &sh.boundary) {
+                    Ok(()) => not_claimed(sh, "network", v["Name"].as_str().unwrap_or("")).await,
+                    Err(d) => Err(d.0),
+                },
             };
             if let Err(why) = verdict {
                 // a refusal with its own code (a port, a name, an image) reads alone
@@ -217,14 +224,8 @@ pub(super) async fn decide(
 
 async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), String> {
     let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
-    if !sh.boundary.privileged {
-        policy::object_name(
-            &format!("service {} container", refs.service),
-            name,
-            &sh.boundary,
-        )
-        .map_err(|Denied(d)| d)?;
-    }
+    policy::container_name(name, &sh.boundary).map_err(|Denied(d)| d)?;
+    not_claimed(sh, "container", name).await?;
     let image = v.get("Image").and_then(|i| i.as_str()).unwrap_or("");
     super::images::may_run(sh, &refs.service, image).await?;
     for n in &refs.volumes {
@@ -254,6 +255,61 @@ async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Strin
     verdict.map_err(|Denied(d)| format!("HostConfig.Binds: {d}"))?;
     seen.extend(refs.binds);
     Ok(())
+}
+
+/// A name inside this project's namespace may still be inside another's: `monky-shop` and
+/// `monky-shop-eu` share the prefix, so `monky-shop-eu_data` passes the lexical rule for both.
+/// The longest project on the box whose namespace holds the name owns it (`NAME_REFUSED`).
+async fn not_claimed(sh: &Shared, kind: &str, name: &str) -> Result<(), String> {
+    if sh.boundary.privileged || name.is_empty() {
+        return Ok(());
+    }
+    let own = sh.boundary.project.as_str();
+    let projects = projects_on_box(sh).await?;
+    let n = name.trim_start_matches('/');
+    let claimed = projects.iter().find(|q| {
+        q.len() > own.len() && q.as_str() != own && policy::rules::name_in_namespace(n, q)
+            || n.split_once('_').is_some_and(|(id, rest)| {
+                id.len() == 12 && q.len() > own.len() && policy::rules::name_in_namespace(rest, q)
+            })
+    });
+    match claimed {
+        Some(q) => Err(format!(
+            "{}: {kind} {n} (outside project {own}: project {q} owns that prefix)",
+            policy::rules::NAME_CODE
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Every compose project with a container, volume or network on the box, read once per guard.
+async fn projects_on_box(sh: &Shared) -> Result<std::collections::BTreeSet<String>, String> {
+    if let Some(p) = sh.projects.lock().map_err(|_| "guard poisoned")?.clone() {
+        return Ok(p);
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for path in ["/containers/json?all=1", "/volumes", "/networks"] {
+        let (_, body) = upstream_get(sh, path)
+            .await
+            .map_err(|e| format!("cannot list {path}: {}", Cause(&*e)))?;
+        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let items = v
+            .get("Volumes")
+            .and_then(|x| x.as_array())
+            .or_else(|| v.as_array())
+            .cloned()
+            .unwrap_or_default();
+        for it in items {
+            if let Some(p) = it
+                .pointer("/Labels/com.docker.compose.project")
+                .and_then(|x| x.as_str())
+            {
+                out.insert(p.to_string());
+            }
+        }
+    }
+    *sh.projects.lock().map_err(|_| "guard poisoned")? = Some(out.clone());
+    Ok(out)
 }
 
 /// The object exists and carries the project's label (an `external` volume or network of

@@ -153,9 +153,10 @@ pub fn name_in_namespace(name: &str, project: &str) -> bool {
         && matches!(n.as_bytes()[project.len()], b'_' | b'-')
 }
 
-/// `NAME_REFUSED` detail.
-pub fn name_refusal(what: &str, name: &str, project: &str) -> String {
-    format!("{what} {name} (outside the project's namespace: {project}_… or {project}-…)")
+/// `NAME_REFUSED` detail (PROTOCOL 0.4): `<volume|network|container> <name> (outside project
+/// <project>)`.
+pub fn name_refusal(kind: &str, name: &str, project: &str) -> String {
+    format!("{kind} {name} (outside project {project})")
 }
 
 /// Box ceilings every container must declare and stay under (`container_limits`).

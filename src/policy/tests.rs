@@ -276,8 +276,10 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
     assert!(object_name("container", "monky-t-web-1", &b).is_ok());
     assert!(object_name("container", "/monky-t_web_1", &b).is_ok());
     assert_eq!(
-        object_name("container", "monky-victim-web-1", &b).unwrap_err().0,
-        "NAME_REFUSED: container monky-victim-web-1 (outside the project's namespace: monky-t_… or monky-t-…)"
+        object_name("container", "monky-victim-web-1", &b)
+            .unwrap_err()
+            .0,
+        "NAME_REFUSED: container monky-victim-web-1 (outside project monky-t)"
     );
     let vol =
         json!({"Name": "monky-victim_data", "Labels": {"com.docker.compose.project": "monky-t"}});
@@ -287,8 +289,10 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         .starts_with("NAME_REFUSED: volume monky-victim_data"));
     let net = json!({"Name": "monky-t_default", "Driver": "bridge", "Labels": {"com.docker.compose.project": "monky-t"}});
     assert!(network_create(&net, &b).is_ok());
-    assert!(rename("0123456789ab_monky-t_web_1", &b).is_ok());
-    assert!(rename("0123456789ab_monky-victim_web_1", &b).is_err());
+    assert!(container_name("0123456789ab_monky-t_web_1", &b).is_ok());
+    assert!(container_name("0123456789ab_monky-t-web-1", &b).is_ok());
+    assert!(container_name("0123456789ab_monky-victim_web_1", &b).is_err());
+    assert!(container_name("monky-victim-web-1", &b).is_err());
     // ceilings: declared and under, with or without a HostConfig
     b.limits = Limits {
         memory: Some(256 << 20),

@@ -154,26 +154,34 @@ impl Compose {
             self.argv.join(" "),
             args.first().copied().unwrap_or("")
         );
+        // compose in a process group of its own: an interrupt reaches the plugin it runs too
+        cmd.process_group(0);
         let child = cmd
             .spawn()
             .map_err(|e| RuntimeError::Spawn(format!("{what}: cannot start: {e}")))?;
+        let pgid = child.id().map(|p| p as i32);
         let started = Instant::now();
         let timeout = match self.deadline {
             Some(d) => timeout.min(d.saturating_duration_since(tokio::time::Instant::now())),
             None => timeout,
         };
         let wait = tokio::time::timeout(timeout, child.wait_with_output());
+        tokio::pin!(wait);
         let waited = match self.interrupt.clone() {
             Some(mut rx) => tokio::select! {
-                w = wait => w,
-                // dropping the wait kills the child (kill_on_drop)
+                w = &mut wait => w,
                 _ = rx.wait_for(|stop| *stop) => {
+                    stop_group(pgid, &mut wait).await;
                     self.wait.add(started);
                     return Err(RuntimeError::Interrupted(what));
                 }
             },
             None => wait.await,
         };
+        if waited.is_err() {
+            // timed out: nothing of it may keep running
+            signal_group(pgid, libc::SIGKILL);
+        }
         self.wait.add(started);
         let out = match waited {
             Ok(Ok(o)) => o,
@@ -298,4 +306,31 @@ pub fn unset_variables(warnings: &str) -> Vec<String> {
 pub(super) fn path_env() -> String {
     std::env::var("PATH")
         .unwrap_or_else(|_| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into())
+}
+
+/// How long compose has to stop on SIGTERM before its whole group is killed.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+fn signal_group(pgid: Option<i32>, sig: i32) {
+    if let Some(p) = pgid.filter(|p| *p > 1) {
+        // SAFETY: kill(2) on the process group this child leads (process_group(0) above).
+        unsafe {
+            libc::kill(-p, sig);
+        }
+    }
+}
+
+/// SIGTERM to compose's process group, then SIGKILL to it after [`STOP_GRACE`]: the compose
+/// plugin (a child of the `docker` CLI) must not keep running `up` after the tick reported.
+async fn stop_group<F: std::future::Future>(pgid: Option<i32>, wait: &mut std::pin::Pin<&mut F>) {
+    signal_group(pgid, libc::SIGTERM);
+    if tokio::time::timeout(STOP_GRACE, wait.as_mut())
+        .await
+        .is_err()
+    {
+        signal_group(pgid, libc::SIGKILL);
+        let _ = tokio::time::timeout(Duration::from_secs(2), wait.as_mut()).await;
+    }
+    // the leader is gone; what it started may linger in the group
+    signal_group(pgid, libc::SIGKILL);
 }

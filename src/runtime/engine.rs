@@ -93,12 +93,53 @@ impl Engine {
                     .cloned()
                     .unwrap_or_default(),
                 health: health_of(&c.status).into(),
+                exit_code: (c.state == "exited").then(|| exit_of(&c.status)).flatten(),
+                job: c.labels.get(JOB_LABEL).is_some_and(|v| truthy(v)),
                 state: c.state,
                 id: c.id,
+                restarts: None,
             })
             .collect();
         out.sort_by(|a, b| a.service.cmp(&b.service));
         Ok(out)
+    }
+
+    /// The engine's restart count of one container, and its last exit code when it is not
+    /// running (inspect; the list has neither).
+    pub async fn restarts(&self, id: &str) -> Result<(u64, Option<i64>), RuntimeError> {
+        let body = self
+            .call(hyper::Method::GET, &format!("/containers/{id}/json"))
+            .await?;
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        let running = v["State"]["Status"] == "running";
+        Ok((
+            v["RestartCount"].as_u64().unwrap_or(0),
+            (!running)
+                .then(|| v["State"]["ExitCode"].as_i64())
+                .flatten(),
+        ))
+    }
+
+    /// The exit code of a container's last `die` event since `since` (Unix seconds): what a
+    /// crash-looping container ended with, even when it is running again by now.
+    pub async fn last_exit(&self, id: &str, since: u64) -> Option<i64> {
+        let filt = serde_json::json!({"container": [id], "event": ["die"]}).to_string();
+        let now = crate::state::now() + 1;
+        let path = format!(
+            "/events?since={since}&until={now}&filters={}",
+            urlencode(&filt)
+        );
+        let body = self.call(hyper::Method::GET, &path).await.ok()?;
+        // one JSON object per line, oldest first
+        String::from_utf8_lossy(&body)
+            .lines()
+            .rev()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find_map(|e| {
+                e.pointer("/Actor/Attributes/exitCode")
+                    .and_then(|c| c.as_str())
+                    .and_then(|c| c.parse().ok())
+            })
     }
 
     /// Why a container is not healthy, in the engine's own words: its exit code and OOM flag
@@ -197,6 +238,20 @@ impl Engine {
             .and_then(|x| x.as_u64())
             .unwrap_or(0))
     }
+}
+
+/// The compose label that marks a service as a one-shot job (PROTOCOL 0.4): its container is
+/// done when it exited 0.
+pub const JOB_LABEL: &str = "monky.job";
+
+fn truthy(v: &str) -> bool {
+    matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
+}
+
+/// `Exited (137) 5 seconds ago` → 137.
+pub(super) fn exit_of(status: &str) -> Option<i64> {
+    let rest = status.strip_prefix("Exited (")?;
+    rest.split(')').next()?.trim().parse().ok()
 }
 
 pub(super) fn health_of(status: &str) -> &'static str {

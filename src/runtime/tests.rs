@@ -69,6 +69,7 @@ fn convergence() {
         state: st.into(),
         health: h.into(),
         id: String::new(),
+        ..Default::default()
     };
     let exp = vec!["web".to_string(), "api".to_string()];
     assert!(converged(
@@ -100,4 +101,35 @@ fn unset_variable_warnings() {
         vec!["UNSET_Y".to_string()]
     );
     assert!(unset_variables("level=warning msg=\"version is obsolete\"").is_empty());
+}
+
+#[test]
+fn jobs_are_done_at_exit_zero_and_pending_while_they_run() {
+    let job = |state: &str, code: Option<i64>| Container {
+        service: "migrate".into(),
+        state: state.into(),
+        job: true,
+        exit_code: code,
+        ..Default::default()
+    };
+    let web = Container {
+        service: "web".into(),
+        state: "running".into(),
+        ..Default::default()
+    };
+    let exp = vec!["migrate".to_string(), "web".to_string()];
+    assert!(converged(&exp, &[job("exited", Some(0)), web.clone()]));
+    assert!(!converged(&exp, &[job("running", None), web.clone()]));
+    assert!(!converged(&exp, &[job("created", None), web.clone()]));
+    // a heartbeat does not mind a job still at work
+    assert!(well(&exp, &[job("running", None), web.clone()]));
+    assert!(!well(&exp, &[job("exited", Some(3)), web.clone()]));
+    assert_eq!(
+        job_failed(&job("exited", Some(3))).as_deref(),
+        Some("JOB_FAILED: migrate exited 3")
+    );
+    assert_eq!(job_failed(&job("exited", Some(0))), None);
+    assert_eq!(job_failed(&web), None);
+    assert_eq!(exit_of("Exited (137) 5 seconds ago"), Some(137));
+    assert_eq!(exit_of("Up 3 seconds"), None);
 }

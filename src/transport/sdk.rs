@@ -93,6 +93,34 @@ fn lib_init() {
     INIT.call_once(|| unsafe { ziti_sys::Ziti_lib_init() });
 }
 
+/// From now on the process leaves through `_exit(status)` when it exits, before the C exit
+/// handlers the SDK registered (tlsuv's `free_default_tls`, OpenSSL's clean-up) free state under
+/// the SDK's loop thread, which still runs — the crash at exit docs/ZITI.md describes. `main`
+/// already leaves so; this covers every other process that loads the SDK (the test binaries).
+/// Registered after a load or an enrolment, so after the SDK's own handlers: `on_exit` handlers
+/// run last-registered first.
+pub(super) fn exit_before_sdk_cleanup() {
+    extern "C" {
+        fn on_exit(
+            f: extern "C" fn(libc::c_int, *mut libc::c_void),
+            arg: *mut libc::c_void,
+        ) -> libc::c_int;
+    }
+    extern "C" fn leave(status: libc::c_int, _: *mut libc::c_void) {
+        // SAFETY: flush C stdio (Rust's own buffers are flushed before `exit`), then end the
+        // process at once with the status `exit` was given.
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::_exit(status)
+        }
+    }
+    static ONCE: Once = Once::new();
+    // SAFETY: registers a plain function with no argument.
+    ONCE.call_once(|| unsafe {
+        on_exit(leave, std::ptr::null_mut());
+    });
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -160,6 +188,7 @@ impl SdkConnector {
             Ok(Err(_)) => None,
             Err(_) => Some(Err(ZITI_TIMEOUT)),
         };
+        exit_before_sdk_cleanup();
         match state {
             Some(Ok(h)) => Ok(*self.handle.get_or_init(|| h)),
             Some(Err(code)) => Err(load_error(

@@ -174,7 +174,7 @@ impl Stack {
             "env_id: {env}\nsite: test\ntransport: system\n\
              tenancy:\n  host: 127.0.0.1\n  port: {tp}\n  scheme: http\n  timeout_s: 5\n\
              bao:\n  host: 127.0.0.1\n  port: {bp}\n  scheme: http\n  ca_file: \"\"\n  timeout_s: 5\n\
-             state_dir: {sd}\nbootstrap_path: {bp_path}\n{ht}{cc}\
+             state_dir: {sd}\nbootstrap_path: {bp_path}\n{ht}{st}{bo}{cc}\
              registry_host: 127.0.0.1:5000\nlog_level: debug\n{extra}",
             env = self.env,
             tp = self.tenancy.port(),
@@ -183,6 +183,10 @@ impl Stack {
             bp_path = self.bootstrap_path().display(),
             cc = self.flavour.config_lines(),
             ht = if self.extra.contains("healthy_timeout_s") { "" } else { "healthy_timeout_s: 30\n" },
+            // suites tick a failed sha again at once; tests/settle.rs sets its own backoff and
+            // settle window (a shorter window keeps the suites' many applies quick)
+            bo = if self.extra.contains("retry_backoff_max_s") { "" } else { "retry_backoff_max_s: 0\n" },
+            st = if self.extra.contains("settle_s") { "" } else { "settle_s: 2\n" },
             extra = self.extra,
         )
     }

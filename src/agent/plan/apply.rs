@@ -87,46 +87,20 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 registry_auth: e.is_registry_auth(),
             })
             .collect();
-        // the checks before a lease, each on its own so every refusal is listed
-        if let Err(r) = b.check_manifest(&self.cfg.bao.kv_mount, &self.cfg.env_id) {
-            refusals.push(r);
-        }
-        if let Err(r) = b.check_env_template() {
-            refusals.push(r);
-        }
+        // the apply's own checks before a lease, every refusal listed
         let privileged = self.privileged(&b);
-        match compose_check::parse(b.compose()) {
-            Ok(doc) => {
-                let ctx = self.first_pass_ctx(&b);
-                if let Err(r) = compose_check::check_bundle(&doc, privileged, &ctx) {
-                    refusals.push(self.why_privileged(&b, r));
-                }
-            }
-            Err(r) => refusals.push(r),
-        }
-        if let Some(r) = self.rollback_refusal(&b) {
-            refusals.push(r);
-        }
-        match self.engine.docker_root().await {
-            Ok(root) => match runtime::free_bytes(&root) {
-                Ok(free) => {
-                    let need = super::checks::disk_need(&b);
-                    p.disk = Some(Disk {
-                        path: root.display().to_string(),
-                        free_bytes: free,
-                        need_bytes: need,
-                    });
-                    refusals.extend(super::checks::disk_refusal(&root, free, need));
-                }
-                Err(e) => refusals.push(Refusal::new(
-                    "DISK_INSUFFICIENT",
-                    format!("cannot measure {}: {e}", root.display()),
-                )),
-            },
-            Err(e) => refusals.push(Refusal::new("DOCKER_UNAVAILABLE", e.to_string())),
+        let checks = self.pre_lease_checks(&b).await;
+        refusals.extend(checks.refusals);
+        if let Some((root, free, need)) = checks.disk {
+            p.disk = Some(Disk {
+                path: root.display().to_string(),
+                free_bytes: free,
+                need_bytes: need,
+            });
         }
         // the normalised pass, with a placeholder for every secret: the bundle's files in a
-        // scratch directory without any `.env`, the placeholders in a file of their own
+        // scratch directory with the real `.env` shape (every value a placeholder), so a
+        // service's `env_file: .env` reads as in the apply
         let env = b.render_env_with_every_var_as(PLACEHOLDER)?;
         state::ensure_dir(&self.cfg.staging_dir(), 0o700)
             .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
@@ -135,9 +109,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 .staging_dir()
                 .join(format!("plan-{}", std::process::id())),
         );
-        bundle::stage(&scratch.0, &b, "")
+        bundle::stage(&scratch.0, &b, &env)
             .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
-        let _ = std::fs::remove_file(scratch.0.join(".env"));
         let env_file = self
             .cfg
             .staging_dir()
@@ -155,30 +128,20 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .guard(&mut compose, &scratch.0, privileged)
             .await
             .map_err(|f| Refusal::new("ENGINE_REFUSED", f.message()))?;
-        let config = compose.config_env(&scratch.0, &env_file).await;
+        let config = compose.config(&scratch.0).await;
         let mut desired_images = BTreeMap::new();
         match config {
             Ok((normalised, warnings)) => {
-                let unset = runtime::unset_variables(&warnings);
-                if !unset.is_empty() {
-                    refusals.push(Refusal::new(
-                        "ENV_INCOMPLETE",
-                        format!(
-                            "compose.yaml uses variables nothing defines: {}",
-                            unset.join(", ")
-                        ),
-                    ));
+                if let Ok(doc) = compose_check::parse(normalised.as_bytes()) {
+                    desired_images = images(&doc);
                 }
-                let ctx = self.normalised_ctx(&scratch.0, privileged, &b);
-                match compose_check::parse(normalised.as_bytes()) {
-                    Ok(doc) => {
-                        desired_images = images(&doc);
-                        if let Err(r) = compose_check::check_normalised(&doc, privileged, &ctx) {
-                            refusals.push(self.why_privileged(&b, r));
-                        }
-                    }
-                    Err(r) => refusals.push(r),
-                }
+                refusals.extend(self.normalised_checks(
+                    &b,
+                    &normalised,
+                    &warnings,
+                    &scratch.0,
+                    privileged,
+                ));
             }
             Err(e) => refusals.push(Refusal::new(
                 "COMPOSE_CONFIG_INVALID",

@@ -67,7 +67,9 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
         .map_err(|e| {
             TransportError::setup(format!("enroll: cannot start a thread: {e}")).because(e)
         })?;
-    let bytes = match rx.recv_timeout(ENROLL_TIMEOUT) {
+    let got = rx.recv_timeout(ENROLL_TIMEOUT);
+    super::exit_before_sdk_cleanup();
+    let bytes = match got {
         Ok(Ok(b)) => b,
         Ok(Err(code)) => {
             let msg = errorstr(code);

@@ -889,9 +889,20 @@ fn check_kind(name: &str, v: &Value, kind: Kind) -> Result<(), String> {
                     .as_object()
                     .ok_or_else(|| format!("{name}[{i}] must be an object"))?;
                 for key in obj.keys() {
-                    if !["service", "state", "health"].contains(&key.as_str()) {
+                    if !["service", "state", "health", "restarts", "exit_code", "job"]
+                        .contains(&key.as_str())
+                    {
                         return Err(format!("{name}[{i}] has unknown field {key}"));
                     }
+                }
+                // PROTOCOL 0.4: optional restart count, exit code, job flag
+                for key in ["restarts", "exit_code"] {
+                    if obj.get(key).is_some_and(|v| !v.is_i64() && !v.is_u64()) {
+                        return Err(format!("{name}[{i}].{key} must be an integer"));
+                    }
+                }
+                if obj.get("job").is_some_and(|v| !v.is_boolean()) {
+                    return Err(format!("{name}[{i}].job must be a boolean"));
                 }
                 for key in ["service", "state", "health"] {
                     match obj.get(key) {
