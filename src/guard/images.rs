@@ -153,24 +153,35 @@ pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(
     let Some(id) = image_id(sh, image).await? else {
         return Ok(());
     };
-    let mut l = ledger(sh).await?;
-    let mut changed = false;
-    // what this compose call pulled: recorded by id now that the pull is done
-    let pulled: Vec<String> = sh
-        .pulled
-        .lock()
-        .map_err(|_| "guard poisoned")?
-        .drain(..)
-        .collect();
-    for r in pulled {
-        if let Some(pid) = image_id(sh, &r).await? {
-            changed |= l.add(&pid, &r);
+    let l = ledger(sh).await?;
+    // what this compose call pulled: recorded by id now that the pull is done. The references
+    // stay listed until the shared ledger holds them: compose creates services in parallel,
+    // and a create that found the list already drained by another (still resolving the ids)
+    // would not see the pull at all
+    let pulled: Vec<String> = sh.pulled.lock().map_err(|_| "guard poisoned")?.clone();
+    let mut ids = Vec::new();
+    for r in &pulled {
+        if let Some(pid) = image_id(sh, r).await? {
+            ids.push((pid, r.clone()));
         }
     }
-    if changed {
-        l.save(&path)?;
-        *sh.ledger.lock().map_err(|_| "guard poisoned")? = Some(l.clone());
-    }
+    let l = {
+        let mut cached = sh.ledger.lock().map_err(|_| "guard poisoned")?;
+        let mut l = cached.clone().unwrap_or(l);
+        let mut changed = false;
+        for (pid, r) in &ids {
+            changed |= l.add(pid, r);
+        }
+        if changed {
+            l.save(&path)?;
+            *cached = Some(l.clone());
+        }
+        l
+    };
+    sh.pulled
+        .lock()
+        .map_err(|_| "guard poisoned")?
+        .retain(|r| !pulled.contains(r));
     if l.images.contains_key(&id) {
         return Ok(());
     }
