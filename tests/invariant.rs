@@ -124,7 +124,9 @@ impl Drop for HandMade {
             let _ = Command::new("docker").args(["rm", "-f", c]).output();
         }
         for v in &self.volumes {
-            let _ = Command::new("docker").args(["volume", "rm", "-f", v]).output();
+            let _ = Command::new("docker")
+                .args(["volume", "rm", "-f", v])
+                .output();
         }
         for i in &self.images {
             let _ = Command::new("docker").args(["rmi", "-f", i]).output();
@@ -341,9 +343,8 @@ fn prove_restart_escape(s: &Stack, svc: &str, m: &Marker, writes: bool) -> Strin
         "{svc}: its first run must see its own empty dir, not the marker: {logs}"
     );
     assert!(restarts >= 1, "{svc}: not restarted by the engine: {logs}");
-    let mut effect = format!(
-        "{svc} restarted {restarts}x by the engine, then read the host marker"
-    );
+    let mut effect =
+        format!("{svc} restarted {restarts}x by the engine, then read the host marker");
     if writes {
         let planted = m.path().join("planted");
         assert!(
@@ -450,8 +451,7 @@ fn restart_attack_across_projects(f: Flavour) {
     );
     let mut serial = 1;
     let mut run = |policy: &str| {
-        p2.tenancy
-            .set_bundle(&p2.env, bundle(serial, c2.clone()));
+        p2.tenancy.set_bundle(&p2.env, bundle(serial, c2.clone()));
         serial += 1;
         tick_verdict(&p2, policy).1
     };
@@ -584,7 +584,14 @@ fn start_attacker(hand: &mut HandMade, name: &str, rel: &Path, evil: &str) {
     let o = Command::new("docker")
         .args(["run", "-d", "--name", name, "-e"])
         .arg(format!("EVIL={evil}"))
-        .args(["-v", &format!("{}:/rel", rel.display()), IMAGE, "sh", "-c", script])
+        .args([
+            "-v",
+            &format!("{}:/rel", rel.display()),
+            IMAGE,
+            "sh",
+            "-c",
+            script,
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{o:?}");
@@ -655,8 +662,10 @@ fn same_sha_retry_after_failed_apply(f: Flavour) {
         logs_of(&name)
     );
     assert!(
-        wait_until("the marker in the rewritten service", 10, || logs_of(&ids[0])
-            .contains(&m.text)),
+        wait_until("the marker in the rewritten service", 10, || logs_of(
+            &ids[0]
+        )
+        .contains(&m.text)),
         "{}",
         logs_of(&ids[0])
     );
@@ -718,11 +727,19 @@ fn same_sha_retry_after_host_change(f: Flavour) {
     let ids = service_containers(&s, "app");
     assert_eq!(ids, vec![first.clone()], "same config: not recreated");
     assert!(env_of(&ids[0]).contains("VARIANT=checked"));
-    let refreshed = format!("refreshed to the checked bytes, ran them (report {})", short(&v.detail));
+    let refreshed = format!(
+        "refreshed to the checked bytes, ran them (report {})",
+        short(&v.detail)
+    );
     // after promote, before compose: the byte check refuses
     let marker = s.dir.path().join("pause");
     let child = Command::new(BIN)
-        .args(["--config", &s.config_path().display().to_string(), "run", "--once"])
+        .args([
+            "--config",
+            &s.config_path().display().to_string(),
+            "run",
+            "--once",
+        ])
         .env("MONKY_DEPLOYD_TEST_PAUSE_AT", "after-promote")
         .env("MONKY_DEPLOYD_TEST_PAUSE_MARKER", &marker)
         .env_remove("MONKY_LOG")
@@ -744,7 +761,11 @@ fn same_sha_retry_after_host_change(f: Flavour) {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
     let v2 = verdict(&s, &r, before);
-    assert_refused(&v2, &["RELEASE_REFUSED: compose.yaml"], "changed after promote");
+    assert_refused(
+        &v2,
+        &["RELEASE_REFUSED: compose.yaml"],
+        "changed after promote",
+    );
     assert!(!r.stderr.contains("compose pull"), "compose ran: {r:?}");
     assert_eq!(service_containers(&s, "app"), vec![first.clone()]);
     assert!(env_of(&first).contains("VARIANT=checked"));
@@ -884,14 +905,30 @@ fn corpus(
 fn foreign_objects(hand: &mut HandMade, foreign: &str, marker: &str) {
     hand.volumes.push(foreign.to_string());
     let o = Command::new("docker")
-        .args(["run", "--rm", "-v", &format!("{foreign}:/x"), IMAGE, "sh", "-c"])
+        .args([
+            "run",
+            "--rm",
+            "-v",
+            &format!("{foreign}:/x"),
+            IMAGE,
+            "sh",
+            "-c",
+        ])
         .arg(format!("echo {marker} > /x/marker"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{o:?}");
     hand.containers.push(format!("{foreign}-web"));
     let o = Command::new("docker")
-        .args(["run", "-d", "--name", &format!("{foreign}-web"), IMAGE, "sh", "-c"])
+        .args([
+            "run",
+            "-d",
+            "--name",
+            &format!("{foreign}-web"),
+            IMAGE,
+            "sh",
+            "-c",
+        ])
         .arg(format!(
             "echo {marker} > /tmp/index.html; exec httpd -f -p 127.0.0.1:9999 -h /tmp"
         ))
@@ -945,7 +982,15 @@ fn layers_agree_on_the_corpus(f: Flavour) {
     let maker = format!("{foreign}-imgmaker");
     hand.containers.push(maker.clone());
     hand.images.push(local_image.clone());
-    let o = docker(&["run", "--name", &maker, IMAGE, "sh", "-c", "echo theirs > /theirs"]);
+    let o = docker(&[
+        "run",
+        "--name",
+        &maker,
+        IMAGE,
+        "sh",
+        "-c",
+        "echo theirs > /theirs",
+    ]);
     assert!(o.status.success(), "{o:?}");
     let o = docker(&["commit", &maker, &local_image]);
     assert!(o.status.success(), "{o:?}");
@@ -979,7 +1024,10 @@ fn layers_agree_on_the_corpus(f: Flavour) {
         }
         for (layer, v) in ["full", "guard alone"].iter().zip(&got) {
             if v.class != shape.expect {
-                wrong.push(format!("{} ({layer}): expected {}, got {v:?}", shape.what, shape.expect));
+                wrong.push(format!(
+                    "{} ({layer}): expected {}, got {v:?}",
+                    shape.what, shape.expect
+                ));
             }
         }
     }
@@ -992,7 +1040,11 @@ fn layers_agree_on_the_corpus(f: Flavour) {
         disagree.len(),
         disagree.join("\n")
     );
-    assert!(wrong.is_empty(), "{f:?}: unexpected verdicts:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{f:?}: unexpected verdicts:\n{}",
+        wrong.join("\n")
+    );
 }
 all_composes!(layers_agree_on_the_corpus);
 
@@ -1098,7 +1150,14 @@ fn benign_ten_services_apply(f: Flavour) {
     assert_eq!(cs.len(), 10, "{cs:?}");
     assert!(cs.iter().all(|(_, st)| st == "running"), "{cs:?}");
     assert!(root.path().join("uploads").is_dir());
-    let o = docker(&["ps", "-q", "--filter", &format!("label=com.docker.compose.project={}", s.project()), "--filter", "health=healthy"]);
+    let o = docker(&[
+        "ps",
+        "-q",
+        "--filter",
+        &format!("label=com.docker.compose.project={}", s.project()),
+        "--filter",
+        "health=healthy",
+    ]);
     assert_eq!(stdout(&o).lines().count(), 10, "all ten healthy");
     // the guard's own account of the apply (log_level: debug)
     let guard: Vec<&str> = r
@@ -1121,7 +1180,10 @@ fn benign_ten_services_apply(f: Flavour) {
             us += n[2];
         }
     }
-    assert_eq!(den, 0, "the guard refused something in a benign apply: {guard:?}");
+    assert_eq!(
+        den, 0,
+        "the guard refused something in a benign apply: {guard:?}"
+    );
     let cost = r
         .stderr
         .lines()
@@ -1171,7 +1233,18 @@ fn retry_promote_never_follows_a_swapped_directory(f: Flavour) {
         m.path().display()
     );
     let o = Command::new("docker")
-        .args(["run", "-d", "--name", &name, "-v", &format!("{}:/rel", rel.display()), IMAGE, "sh", "-c", &script])
+        .args([
+            "run",
+            "-d",
+            "--name",
+            &name,
+            "-v",
+            &format!("{}:/rel", rel.display()),
+            IMAGE,
+            "sh",
+            "-c",
+            &script,
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{o:?}");

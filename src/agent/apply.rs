@@ -34,6 +34,21 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             registry::write_docker_config(&self.cfg.docker_config_dir(), a)?;
             info!("registry credential for {} in place", a.registry);
         }
+        // a retry refreshes an existing release in place: no container may write it first (a
+        // planted symlink would send the refresh's writes to the host)
+        let existing = self.cfg.releases_dir().join(sha);
+        if existing.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            match self.guard(&mut compose, &existing, privileged).await {
+                Ok(g) => drop(g),
+                Err(f) => {
+                    if f.code() == Some(compose_check::BIND_CODE) {
+                        self.report(Some(sha), ReportResult::Failed, f.message(), "")
+                            .await;
+                    }
+                    return Err(f);
+                }
+            }
+        }
         let release = self.promote(&staging, sha)?;
         crate::testhook::pause("after-promote");
         // the guard stays up until the tick is done with compose (the log tail reads through it)
