@@ -19,6 +19,16 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             next.strftime("%Y-%m-%dT%H:%M:%S%:z")
         );
         info!("{detail}");
+        self.running_with(&detail, containers).await
+    }
+
+    /// The running release reported as `applied` with why the desired one waits, or — when it
+    /// is not well either — the heartbeat's report; exit 0 unless the heartbeat says otherwise.
+    async fn running_with(
+        &mut self,
+        detail: &str,
+        containers: Vec<Container>,
+    ) -> Result<Exit, Failure> {
         let Some(applied) = self.state.applied_sha.clone() else {
             return Ok(Exit::Ok);
         };
@@ -28,10 +38,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 &containers,
             )
         {
-            // the running release is not healthy either: the heartbeat says so
             return self.heartbeat(containers).await;
         }
-        self.report(Some(&applied), ReportResult::Applied, &detail, "")
+        self.report(Some(&applied), ReportResult::Applied, detail, "")
             .await;
         Ok(Exit::Ok)
     }
@@ -46,24 +55,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let detail = format!(
             "RETRY_HELD: {} until {} (attempt {})",
             r.sha.get(..12).unwrap_or(&r.sha),
-            humantime::format_rfc3339_seconds(
-                std::time::UNIX_EPOCH + Duration::from_secs(r.next_at)
-            ),
+            rollback::rfc3339(r.next_at),
             r.attempts + 1
         );
         info!("{detail}");
-        let Some(applied) = self.state.applied_sha.clone() else {
-            return Ok(Exit::Ok);
-        };
-        if !runtime::well(
-            &self.expected_services(&self.running_release()),
-            &containers,
-        ) {
-            return self.heartbeat(containers).await;
-        }
-        self.report(Some(&applied), ReportResult::Applied, &detail, "")
-            .await;
-        Ok(Exit::Ok)
+        self.running_with(&detail, containers).await
     }
 
     /// After an apply attempt: a failure (exit 1) holds the sha back for 1, 2, 4, … minutes

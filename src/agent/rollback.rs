@@ -41,7 +41,7 @@ fn held_until(f: &FailedRelease, sha: &str, now: u64, retry_after_s: u64) -> Opt
     (f.sha == sha && now < until).then_some(until)
 }
 
-fn rfc3339(unix: u64) -> String {
+pub(super) fn rfc3339(unix: u64) -> String {
     humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(unix)).to_string()
 }
 

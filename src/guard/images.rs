@@ -97,7 +97,10 @@ pub(super) async fn ledger(sh: &Shared) -> Result<Ledger, String> {
                 "{{\"label\":[\"com.docker.compose.project={}\"]}}",
                 sh.boundary.project
             );
-            let q = format!("/containers/json?all=1&filters={}", urlencode(&filt));
+            let q = format!(
+                "/containers/json?all=1&filters={}",
+                crate::runtime::urlencode(&filt)
+            );
             let (_, body) = upstream_get(sh, &q)
                 .await
                 .map_err(|e| format!("cannot list containers: {}", Cause(&*e)))?;
@@ -115,17 +118,6 @@ pub(super) async fn ledger(sh: &Shared) -> Result<Ledger, String> {
     };
     *sh.ledger.lock().map_err(|_| "guard poisoned")? = Some(l.clone());
     Ok(l)
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// The id the engine gives `image` now; `None` when it has no such image (the create then
@@ -212,7 +204,8 @@ pub(super) fn pull_reference(query: &str) -> Option<String> {
     })
 }
 
-fn percent_decode(s: &str) -> String {
+/// A query value, percent-decoded.
+pub(super) fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -109,24 +109,7 @@ fn query_param(query: &str, key: &str) -> String {
         .split('&')
         .filter_map(|kv| kv.split_once('='))
         .find(|(k, _)| *k == key)
-        .map(|(_, v)| {
-            let mut out = Vec::new();
-            let b = v.as_bytes();
-            let mut i = 0;
-            while i < b.len() {
-                let hex = |c: u8| (c as char).to_digit(16);
-                if b[i] == b'%' && i + 2 < b.len() {
-                    if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                        out.push((h * 16 + l) as u8);
-                        i += 3;
-                        continue;
-                    }
-                }
-                out.push(b[i]);
-                i += 1;
-            }
-            String::from_utf8_lossy(&out).into_owned()
-        })
+        .map(|(_, v)| super::images::percent_decode(v))
         .unwrap_or_default()
 }
 

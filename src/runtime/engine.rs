@@ -266,7 +266,7 @@ pub(super) fn health_of(status: &str) -> &'static str {
     }
 }
 
-pub(super) fn urlencode(s: &str) -> String {
+pub fn urlencode(s: &str) -> String {
     let mut o = String::with_capacity(s.len() * 3);
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
