@@ -1,6 +1,7 @@
 //! The rules of the file passes: one function per rule, tabled by the compose key it judges, in
 //! the order `check_in` applies them (the first refusal is the one reported, so the order is
-//! part of the behaviour).
+//! part of the behaviour). The rules over what the whole box shares (ports, names, ceilings, OOM
+//! and scheduling) are in `rules/box_rules.rs`.
 
 use serde_yaml_ng::Value;
 
@@ -9,6 +10,10 @@ use super::yaml::{as_str, get, seq_strings, truthy, untag};
 use super::{Normalised, CODE};
 use crate::bundle::Refusal;
 use crate::policy::rules as shared;
+
+mod box_rules;
+pub(super) use box_rules::limits;
+use box_rules::{container_name, object_names, oom_score_adj, ports, sysctls, ulimits};
 
 /// What the service rules need from the rest of the file.
 #[derive(Default)]
@@ -361,167 +366,6 @@ fn security_opt(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
         }
     }
     Ok(())
-}
-
-/// A mapping or a `name=value` list; namespaced sysctls only, as the engine guard.
-fn sysctls(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    let names: Vec<String> = match untag(v) {
-        Value::Mapping(m) => m.keys().filter_map(as_str).collect(),
-        other => seq_strings(other)
-            .into_iter()
-            .map(|x| x.split('=').next().unwrap_or_default().to_string())
-            .collect(),
-    };
-    match names.iter().find(|n| !shared::sysctl_allowed(n)) {
-        Some(n) => refuse(format!("service {svc} sets sysctl {n}")),
-        None => Ok(()),
-    }
-}
-
-/// A number as YAML or compose's normalised output writes it; `None` for an interpolation,
-/// which the second pass sees resolved.
-fn int(v: &Value) -> Option<i64> {
-    as_str(v).and_then(|s| s.trim().parse().ok())
-}
-
-fn oom_score_adj(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
-    match int(v) {
-        Some(n) if !shared::oom_score_adj_allowed(n) => {
-            refuse(format!("service {svc} sets {key} {n}"))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// `{nofile: 1024}` or `{nofile: {soft: 1024, hard: 2048}}`.
-fn ulimits(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    let Value::Mapping(m) = untag(v) else {
-        return Ok(());
-    };
-    for (k, l) in m {
-        let name = as_str(k).unwrap_or_default();
-        let (soft, hard) = match untag(l) {
-            Value::Mapping(sh) => (
-                get(sh, "soft").and_then(int).unwrap_or(0),
-                get(sh, "hard").and_then(int).unwrap_or(0),
-            ),
-            other => {
-                let n = int(other).unwrap_or(0);
-                (n, n)
-            }
-        };
-        if let Err(why) = shared::ulimit_allowed(&name, soft, hard) {
-            return refuse(format!("service {svc} sets ulimits {why}"));
-        }
-    }
-    Ok(())
-}
-
-/// Published host ports, short (`[IP:]HOST[-HOST]:CONTAINER[/proto]`, `[::1]:80:80`) or long
-/// (`published`, `host_ip`) syntax: none the box reserves (`PORT_REFUSED`).
-fn ports(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    let Some(n) = ctx.normalised else {
-        return Ok(());
-    };
-    let Value::Sequence(items) = untag(v) else {
-        return Ok(());
-    };
-    for item in items {
-        let (ip, host) = match untag(item) {
-            Value::Mapping(m) => (
-                get(m, "host_ip").and_then(as_str).unwrap_or_default(),
-                get(m, "published").and_then(as_str).unwrap_or_default(),
-            ),
-            other => match as_str(other) {
-                Some(s) => short_port(&s),
-                None => continue,
-            },
-        };
-        let Some(range) = shared::port_range(&host) else {
-            continue;
-        };
-        if let Some(why) = shared::port_refusal(svc, &ip, range, &n.reserved_ports) {
-            return Err(Refusal::new(shared::PORT_CODE, why));
-        }
-    }
-    Ok(())
-}
-
-/// `(host ip, host port range)` of a short port entry; no host part means any free port.
-fn short_port(s: &str) -> (String, String) {
-    let s = s.split('/').next().unwrap_or_default().trim();
-    // an IPv6 host address is bracketed: `[::1]:8080:80`
-    let (ip, rest) = match s.strip_prefix('[').and_then(|r| r.split_once(']')) {
-        Some((ip, rest)) => (ip.to_string(), rest.trim_start_matches(':')),
-        None => (String::new(), s),
-    };
-    let parts: Vec<&str> = rest.split(':').collect();
-    match (ip.is_empty(), parts.as_slice()) {
-        (true, [ip, host, _]) => (ip.to_string(), host.to_string()),
-        (_, [host, _]) => (ip, host.to_string()),
-        _ => (ip, String::new()),
-    }
-}
-
-fn container_name(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    match as_str(v) {
-        Some(n) => ctx.name("container", &n, Some(svc)),
-        None => Ok(()),
-    }
-}
-
-/// Top-level volumes and networks with a `name:` (external ones included: another project's
-/// objects are never joined).
-fn object_names(ctx: &Ctx, key: &str, v: &Value) -> R {
-    let Value::Mapping(m) = v else {
-        return Ok(());
-    };
-    let kind = key.trim_end_matches('s');
-    for v in m.values() {
-        if let Value::Mapping(o) = untag(v) {
-            if let Some(name) = get(o, "name").and_then(as_str) {
-                ctx.name(kind, &name, None)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The box's `container_limits` over one service: `mem_limit` / `deploy.resources.limits.memory`
-/// and `pids_limit` / `deploy.resources.limits.pids` set and under the ceilings.
-pub(super) fn limits(ctx: &Ctx, svc: &str, s: &serde_yaml_ng::Mapping) -> R {
-    let Some(n) = ctx.normalised else {
-        return Ok(());
-    };
-    if n.limits == shared::Limits::default() {
-        return Ok(());
-    }
-    let deploy = get(s, "deploy")
-        .and_then(|d| match d {
-            Value::Mapping(d) => get(d, "resources"),
-            _ => None,
-        })
-        .and_then(|r| match r {
-            Value::Mapping(r) => get(r, "limits"),
-            _ => None,
-        });
-    let from_deploy = |k: &str| match deploy {
-        Some(Value::Mapping(l)) => get(l, k).and_then(as_str),
-        _ => None,
-    };
-    let memory = get(s, "mem_limit")
-        .and_then(as_str)
-        .or_else(|| from_deploy("memory"))
-        .and_then(|m| shared::parse_bytes(&m))
-        .unwrap_or(0);
-    let pids = get(s, "pids_limit")
-        .and_then(int)
-        .or_else(|| from_deploy("pids").and_then(|p| p.trim().parse().ok()))
-        .unwrap_or(0);
-    match n.limits.refusal(svc, memory, pids) {
-        Some(why) => Err(Refusal::new(shared::LIMIT_CODE, why)),
-        None => Ok(()),
-    }
 }
 
 fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
