@@ -33,6 +33,7 @@ use crate::transport::{self, Dialer, Endpoint, TransportError};
 
 mod actions;
 mod apply;
+mod backoff;
 mod checks;
 #[cfg(test)]
 mod fakes;
