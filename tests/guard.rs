@@ -96,7 +96,7 @@ fn forwards_what_compose_needs_and_refuses_the_rest() {
         let (st, _) = call(&sock, Method::POST, "/v1.41/containers/create", &foreign).await;
         assert_eq!(st, 403);
         let good = format!(r#"{{"Image":"{IMAGE}","Cmd":["true"],"Labels":{labels},"HostConfig":{{"Memory":67108864}}}}"#);
-        let name = format!("{project}-ok");
+        let name = format!("{project}-x-1");
         let (st, body) = call(&sock, Method::POST, &format!("/v1.41/containers/create?name={name}"), &good).await;
         assert_eq!(st, 201, "{body}");
         let (st, _) = call(&sock, Method::POST, &format!("/v1.41/containers/{name}/exec"), "{}").await;
