@@ -162,6 +162,8 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     windows: crate::windows::Windows,
     /// Time spent waiting on compose and on health, for the tick's cost line.
     docker_wait: runtime::DockerWait,
+    /// The wall clock the rollback's hold and window and the backoff read (a test moves it).
+    clock: Arc<dyn ports::Clock + Send + Sync>,
     /// What belongs to the running tick alone: made afresh when a tick starts, so nothing of one
     /// tick reaches the next (an agent may live for weeks in `run`).
     now: TickCtx,
@@ -220,7 +222,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             now: TickCtx::start(cfg_budget),
             windows,
             docker_wait: Default::default(),
+            clock: Arc::new(ports::SystemClock),
         })
+    }
+
+    /// Unix seconds, from the injected clock.
+    fn wall(&self) -> u64 {
+        self.clock.wall()
     }
 
     pub fn set_interrupt(&mut self, rx: tokio::sync::watch::Receiver<bool>) {

@@ -204,6 +204,9 @@ pub struct Config {
     /// How long a sha that failed and was rolled back is not applied again (unless the desired
     /// sha changes).
     pub retry_failed_after_s: u64,
+    /// With `auto_rollback`: a crash loop a heartbeat finds within this many seconds of the
+    /// apply rolls back to the release that ran before it (0 = only inside the apply).
+    pub rollback_window_s: u64,
     /// How long every long-running service must stay up (healthy where it has a check) with an
     /// unchanged restart count before a release counts as applied (0 = no window).
     pub settle_s: u64,
@@ -253,6 +256,7 @@ impl Default for Config {
             apply_windows_tz: String::new(),
             auto_rollback: false,
             retry_failed_after_s: 3600,
+            rollback_window_s: 600,
             settle_s: 5,
             heal_drift: false,
             retry_backoff_max_s: 3600,

@@ -138,6 +138,10 @@ pub struct State {
     pub restarts: std::collections::BTreeMap<String, u64>,
     /// A sha whose apply failed: when it may be tried again (backoff).
     pub retry: Option<RetryHold>,
+    /// When the applied sha was applied (unix seconds), and the release that ran healthy
+    /// before it: a crash loop within `rollback_window_s` goes back to that one.
+    pub applied_at: Option<u64>,
+    pub rollback_target: Option<String>,
 }
 
 /// Backoff for a failing release: attempt `attempts` failed; the next one not before `next_at`.

@@ -433,6 +433,94 @@ fn crash_loop_after_the_apply_is_a_failed_heartbeat(f: Flavour) {
 }
 all_composes!(crash_loop_after_the_apply_is_a_failed_heartbeat);
 
+/// With `auto_rollback`: v1 healthy, then v2 whose `web` runs 8 s (past the 2 s settle window)
+/// and then exits 9 again and again. Inside `rollback_window_s`, the heartbeat that finds the
+/// restart rolls back to v1 (failed v2 "; rolled back to v1", then applied v1); with a window
+/// that has passed, it only reports the crash loop and v2 stays.
+fn crash_loop_after_the_apply_rolls_back_inside_the_window(f: Flavour) {
+    require_docker();
+    for (window, rolls_back) in [(600, true), (1, false)] {
+        let mut s = Stack::new(if rolls_back { "late-rb" } else { "late-norb" }, f);
+        s.set_extra(&format!(
+            "auto_rollback: true\nrollback_window_s: {window}\n"
+        ));
+        s.give_bootstrap();
+        let sha1 = s
+            .tenancy
+            .set_bundle(&s.env, plain_bundle(1, healthy_web("v1")).files());
+        assert_eq!(s.tick().code, 0);
+        let sha2 = s
+            .tenancy
+            .set_bundle(&s.env, plain_bundle(2, crashing_web(8, 9, "v2")).files());
+        let r = s.tick();
+        assert_eq!(r.code, 0, "{r:?}");
+        assert_eq!(s.last_report()["sha"], sha2.as_str());
+        assert_eq!(s.last_report()["result"], "applied");
+        let id = container_id(&s, "web").unwrap();
+        wait_until("v2's first restart", Duration::from_secs(30), || {
+            inspect(&id, "{{.RestartCount}} {{.State.Status}}")
+                .split_once(' ')
+                .is_some_and(|(n, st)| n.parse::<u64>().unwrap_or(0) > 0 && st == "running")
+        });
+        let before = s.tenancy.reports().len();
+        let r = s.tick();
+        assert_eq!(r.code, 1, "window {window}: {r:?}");
+        let reps = s.tenancy.reports();
+        let new = &reps[before..];
+        let st = s.state();
+        if rolls_back {
+            assert_eq!(new.len(), 2, "two reports: {new:#?}\n{}", r.stderr);
+            assert_eq!(new[0]["result"], "failed");
+            assert_eq!(new[0]["sha"], sha2.as_str());
+            let d = new[0]["detail"].as_str().unwrap();
+            assert!(
+                d.starts_with("CRASH_LOOP: web restarted ")
+                    && d.ends_with(&format!(" (last exit 9); rolled back to {sha1}")),
+                "{d}\n{}",
+                r.stderr
+            );
+            assert_eq!(new[1]["result"], "applied", "{:#}", new[1]);
+            assert_eq!(new[1]["sha"], sha1.as_str());
+            assert_eq!(new[1]["detail"], format!("ROLLED_BACK_FROM: {sha2}"));
+            assert_eq!(st["applied_sha"], sha1.as_str());
+            assert_eq!(st["failed_release"]["sha"], sha2.as_str());
+            assert_eq!(current(&s), release(&s, &sha1));
+            let id = container_id(&s, "web").unwrap();
+            assert!(inspect(&id, "{{json .Config.Env}}").contains("VARIANT=v1"));
+            // the next tick holds v2 and reports v1 as it runs
+            let r = s.tick();
+            assert_eq!(r.code, 0, "{r:?}");
+            let rep = s.last_report();
+            assert_eq!(rep["sha"], sha1.as_str());
+            assert!(
+                rep["detail"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("ROLLED_BACK_FROM: {sha2}; not retried before ")),
+                "{rep:#}"
+            );
+        } else {
+            assert_eq!(new.len(), 1, "one report: {new:#?}");
+            assert_eq!(new[0]["result"], "failed");
+            assert_eq!(new[0]["sha"], sha2.as_str());
+            let d = new[0]["detail"].as_str().unwrap();
+            assert!(
+                d.starts_with("CRASH_LOOP: web restarted ") && d.ends_with(" (last exit 9)"),
+                "{d}"
+            );
+            assert_eq!(st["applied_sha"], sha2.as_str());
+            assert!(st["failed_release"].is_null(), "{st:#}");
+            assert_eq!(current(&s), release(&s, &sha2));
+            assert!(
+                r.stderr.contains("rollback_window_s"),
+                "says why there is no rollback: {}",
+                r.stderr
+            );
+        }
+    }
+}
+all_composes!(crash_loop_after_the_apply_rolls_back_inside_the_window);
+
 // ---------------------------------------------------------------------------------------------
 // 3. `current` names what runs
 

@@ -76,6 +76,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .iter()
             .filter_map(|c| Some((c.id.clone(), c.restarts?)))
             .collect();
+        if let Some(detail) = &crash {
+            // soon after the apply, with auto_rollback: back to the release that ran before
+            if let Some(old) = self.late_rollback_target(&sha) {
+                warn!("heartbeat: {detail}");
+                return self
+                    .roll_back(&sha, &old, Failure::fail(detail.clone()), None)
+                    .await;
+            }
+        }
         if self.cfg.heal_drift && crash.is_none() {
             let gone = drifted(&expected, &jobs, &containers);
             if !gone.is_empty() {
@@ -165,6 +174,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Ok(_) => {
                 self.state.applied_sha = None;
                 self.state.applied_serial = None;
+                self.state.applied_at = None;
+                self.state.rollback_target = None;
                 let detail = if kept {
                     "volumes kept: prod environment"
                 } else {

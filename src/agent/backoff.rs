@@ -43,7 +43,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 self.state.retry = Some(state::RetryHold {
                     sha: sha.to_string(),
                     attempts,
-                    next_at: state::now() + wait,
+                    next_at: self.wall().saturating_add(wait),
                 });
             }
             Ok(_) => self.state.retry = None,

@@ -126,14 +126,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     .as_ref()
                     .filter(|_| self.cfg.auto_rollback)
                 {
-                    let until = f.at.saturating_add(self.cfg.retry_failed_after_s);
-                    if f.sha == sha && state::now() < until {
-                        p.rollback.held_until = Some(
-                            humantime::format_rfc3339_seconds(
-                                std::time::UNIX_EPOCH + Duration::from_secs(until),
-                            )
-                            .to_string(),
-                        );
+                    // the apply's own rule (rollback.rs), on the same clock
+                    if let Some(until) =
+                        rollback::held_until(f, &sha, self.wall(), self.cfg.retry_failed_after_s)
+                    {
+                        p.rollback.held_until = Some(rollback::rfc3339(until));
                     }
                 }
                 let mut refusals = Vec::new();

@@ -35,8 +35,19 @@ fn rollback_worthy(f: &Failure) -> bool {
         )
 }
 
+/// Whether `now` is within `window_s` seconds after `at` (a clock that went back counts as
+/// inside: the apply was recent).
+fn in_window(at: u64, now: u64, window_s: u64) -> bool {
+    now.saturating_sub(at) <= window_s
+}
+
 /// Until when a sha that failed and was rolled back is not applied again (`None`: apply it).
-fn held_until(f: &FailedRelease, sha: &str, now: u64, retry_after_s: u64) -> Option<u64> {
+pub(super) fn held_until(
+    f: &FailedRelease,
+    sha: &str,
+    now: u64,
+    retry_after_s: u64,
+) -> Option<u64> {
     let until = f.at.saturating_add(retry_after_s);
     (f.sha == sha && now < until).then_some(until)
 }
@@ -60,12 +71,14 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .clone()
             .filter(|_| self.cfg.auto_rollback)
         {
-            if let Some(until) = held_until(&f, sha, state::now(), self.cfg.retry_failed_after_s) {
+            if let Some(until) = held_until(&f, sha, self.wall(), self.cfg.retry_failed_after_s) {
                 return self.held(&f, until, before).await;
             }
         }
         let Some(old) = self.rollback_candidate(sha, &before) else {
-            return self.apply(sha).await;
+            let res = self.apply(sha).await;
+            self.note_applied(sha, None, &res);
+            return res;
         };
         self.now.rb = Hold {
             holding: true,
@@ -81,9 +94,41 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     self.report(Some(sha), ReportResult::Failed, &h.detail, &h.log_tail)
                         .await;
                 }
+                self.note_applied(sha, Some(&old), &other);
                 other
             }
         }
+    }
+
+    /// After an apply that ended applied: when, and which healthy release ran before it (the
+    /// target of a crash loop a heartbeat finds within `rollback_window_s`).
+    fn note_applied(&mut self, sha: &str, before: Option<&str>, res: &Result<Exit, Failure>) {
+        if res.is_ok() && self.state.applied_sha.as_deref() == Some(sha) {
+            self.state.applied_at = Some(self.wall());
+            self.state.rollback_target = before.map(str::to_string);
+        }
+    }
+
+    /// A heartbeat's crash loop: the release to go back to when `auto_rollback` is on, the
+    /// running release was applied within `rollback_window_s`, and the one before it (healthy
+    /// then) is still on disk. None outside the window: the heartbeat reports the crash loop.
+    pub(super) fn late_rollback_target(&self, sha: &str) -> Option<String> {
+        if !self.cfg.auto_rollback {
+            return None;
+        }
+        let old = self.state.rollback_target.clone()?;
+        let at = self.state.applied_at?;
+        if !in_window(at, self.wall(), self.cfg.rollback_window_s) {
+            info!(
+                "auto_rollback: {} was applied over {}s ago (rollback_window_s); no rollback",
+                short(Some(sha)),
+                self.cfg.rollback_window_s
+            );
+            return None;
+        }
+        let rel = self.cfg.releases_dir().join(&old);
+        let on_disk = rel.join("compose.yaml").is_file() && rel.join(".env").is_file();
+        (old != sha && crate::tenancy::is_sha(&old) && on_disk).then_some(old)
     }
 
     /// The release to go back to: `auto_rollback` is on, a different sha was applied, it is
@@ -120,7 +165,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         Some(old)
     }
 
-    async fn roll_back(
+    pub(super) async fn roll_back(
         &mut self,
         new: &str,
         old: &str,
@@ -139,7 +184,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let back = self.bring_back(old).await;
         self.state.failed_release = Some(FailedRelease {
             sha: new.to_string(),
-            at: state::now(),
+            at: self.wall(),
             rolled_back_to: old.to_string(),
             rollback_ok: back.is_ok(),
         });
@@ -174,7 +219,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     "rolled back to {} ({n} containers healthy); {} is not retried before {}",
                     short(Some(old)),
                     short(Some(new)),
-                    rfc3339(state::now() + self.cfg.retry_failed_after_s)
+                    rfc3339(self.wall().saturating_add(self.cfg.retry_failed_after_s))
                 );
                 self.report(
                     Some(old),
@@ -240,6 +285,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         // what runs now is the old release's: `current` says so, healthy or not
         state::swap_symlink(&rel, &self.cfg.current_link()).map_err(|e| e.to_string())?;
+        if self.state.applied_sha.as_deref() != Some(old) {
+            // a heartbeat's rollback: the applied sha follows what runs
+            self.state.applied_sha = Some(old.to_string());
+            self.state.applied_serial = Some(meta.serial);
+            self.state.applied_at = Some(self.wall());
+        }
+        self.state.rollback_target = None;
         let (services, jobs) = self.release_shape(&rel);
         let cs = match self.wait_settled(&services, &jobs).await {
             Settled::Healthy(cs) => {
@@ -328,5 +380,15 @@ mod tests {
         assert_eq!(held_until(&f, &"c".repeat(64), 1_500, 3_600), None);
         // a huge retry time from the config saturates instead of wrapping to "now"
         assert_eq!(held_until(&f, &b, 1_500, u64::MAX), Some(u64::MAX));
+    }
+
+    #[test]
+    fn the_rollback_window_counts_from_the_apply() {
+        assert!(in_window(1_000, 1_000, 600));
+        assert!(in_window(1_000, 1_600, 600));
+        assert!(!in_window(1_000, 1_601, 600));
+        assert!(!in_window(1_000, 1_001, 0));
+        // the wall clock stepped back: still the apply's window
+        assert!(in_window(1_000, 900, 600));
     }
 }

@@ -167,7 +167,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     .state
                     .retry
                     .clone()
-                    .filter(|r| !resp.urgent && state::now() < r.next_at);
+                    .filter(|r| !resp.urgent && self.wall() < r.next_at);
                 match (self.windows.wait(&self.windows.now()), held) {
                     (Some((window, next)), _) if !resp.urgent => {
                         self.deferred(&sha, &window, &next, containers).await
