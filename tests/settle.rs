@@ -521,6 +521,85 @@ fn crash_loop_after_the_apply_rolls_back_inside_the_window(f: Flavour) {
 }
 all_composes!(crash_loop_after_the_apply_rolls_back_inside_the_window);
 
+/// `heal_drift`: with it on, a heartbeat that finds `web` stopped (or removed) runs `up -d` for
+/// the running release and reports `applied` with `HEALED: web`; a done migration job is not
+/// drift. With it off (the default) the same heartbeat reports `UNHEALTHY` and leaves the box.
+fn heal_drift_on_and_off(f: Flavour) {
+    require_docker();
+    for heal in [true, false] {
+        let mut s = Stack::new(if heal { "heal" } else { "noheal" }, f);
+        if heal {
+            s.set_extra("heal_drift: true\n");
+        }
+        s.give_bootstrap();
+        let sha = s
+            .tenancy
+            .set_bundle(&s.env, plain_bundle(1, job_and_web(0, 1)).files());
+        let r = s.tick();
+        assert_eq!(r.code, 0, "{r:?}");
+        // nothing drifted: the done job is not brought back
+        let r = s.tick();
+        assert_eq!(r.code, 0, "{r:?}");
+        let rep = s.last_report();
+        assert_eq!(
+            (rep["result"].as_str(), rep["detail"].as_str()),
+            (Some("applied"), Some("")),
+            "{rep:#}"
+        );
+        let job = container_id(&s, "migrate").unwrap();
+        assert_eq!(
+            inspect(&job, "{{.State.Status}}"),
+            "exited",
+            "the job is left done"
+        );
+        let job_started = inspect(&job, "{{.State.StartedAt}}");
+        for (how, args) in [
+            ("stopped", ["stop", "-t", "1"]),
+            ("removed", ["rm", "-fv", ""]),
+        ] {
+            let id = container_id(&s, "web").unwrap();
+            let args: Vec<&str> = args.iter().copied().filter(|a| !a.is_empty()).collect();
+            let o = Command::new("docker")
+                .args(&args)
+                .arg(&id)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "docker {args:?}: {o:?}");
+            let r = s.tick();
+            let rep = s.last_report();
+            let web = container_id(&s, "web");
+            if heal {
+                assert_eq!(r.code, 0, "{how}: {r:?}");
+                assert_eq!(rep["result"], "applied", "{how}: {rep:#}");
+                assert_eq!(rep["sha"], sha.as_str());
+                assert_eq!(rep["detail"], "HEALED: web", "{how}: {rep:#}");
+                let web = web.expect("web is back");
+                assert_eq!(inspect(&web, "{{.State.Status}}"), "running", "{how}");
+                assert_eq!(entry(&rep, "web")["state"], "running", "{how}: {rep:#}");
+                // the job ran once: the heal did not start it again
+                assert_eq!(container_id(&s, "migrate").as_deref(), Some(job.as_str()));
+                assert_eq!(inspect(&job, "{{.State.Status}}"), "exited");
+                let again = inspect(&job, "{{.State.StartedAt}}");
+                assert_eq!(again, job_started, "{how}: the job ran again");
+            } else {
+                assert_eq!(r.code, 1, "{how}: {r:?}");
+                assert_eq!(rep["result"], "failed", "{how}: {rep:#}");
+                assert!(
+                    rep["detail"].as_str().unwrap().starts_with("UNHEALTHY: ")
+                        && rep["detail"].as_str().unwrap().contains("web"),
+                    "{how}: {rep:#}"
+                );
+                match how {
+                    "stopped" => assert_eq!(inspect(&web.unwrap(), "{{.State.Status}}"), "exited"),
+                    _ => assert!(web.is_none(), "nothing brought it back"),
+                }
+                break; // a stopped web stays stopped: the second shape needs a running one
+            }
+        }
+    }
+}
+all_composes!(heal_drift_on_and_off);
+
 // ---------------------------------------------------------------------------------------------
 // 3. `current` names what runs
 

@@ -90,7 +90,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             if !gone.is_empty() {
                 let detail = format!("HEALED: {}", gone.join(", "));
                 info!("heal_drift: {} missing or stopped; up -d", gone.join(", "));
-                match self.bring_back(&sha).await {
+                match self.bring_back(&sha, Some(&gone)).await {
                     Ok(_) => {
                         self.report(Some(&sha), ReportResult::Applied, &detail, "")
                             .await;

@@ -181,7 +181,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             short(Some(new)),
             short(Some(old))
         );
-        let back = self.bring_back(old).await;
+        let back = self.bring_back(old, None).await;
         self.state.failed_release = Some(FailedRelease {
             sha: new.to_string(),
             at: self.wall(),
@@ -245,10 +245,14 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
     }
 
-    /// `compose up` of a release from its own directory (its `.env` as it is: no lease, no
+    /// `compose up` of a release (or of `only` these services) from its own directory (its `.env` as it is: no lease, no
     /// OpenBao read), then `current` → it, then the settle wait. `Ok(containers)` when healthy;
     /// otherwise what went wrong. The rollback's and `heal_drift`'s way back.
-    pub(super) async fn bring_back(&mut self, old: &str) -> Result<usize, String> {
+    pub(super) async fn bring_back(
+        &mut self,
+        old: &str,
+        only: Option<&[String]>,
+    ) -> Result<usize, String> {
         let rel = self.cfg.releases_dir().join(old);
         let meta: bundle::Meta = release::read_release_file(&rel, "bundle.json")
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -266,8 +270,20 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .guard(&mut compose, &rel, privileged)
             .await
             .map_err(|f| f.message().to_string())?;
-        info!("compose up -d --remove-orphans in {}", rel.display());
-        let up = compose.up(&rel).await;
+        let up = match only {
+            Some(services) => {
+                info!(
+                    "compose up -d --no-deps {} in {}",
+                    services.join(" "),
+                    rel.display()
+                );
+                compose.up_only(&rel, services).await
+            }
+            None => {
+                info!("compose up -d --remove-orphans in {}", rel.display());
+                compose.up(&rel).await
+            }
+        };
         let denied = guard.as_ref().map(|g| g.denied()).unwrap_or_default();
         drop(guard);
         if let Err(e) = up {

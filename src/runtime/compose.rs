@@ -266,6 +266,25 @@ impl Compose {
         )
         .await
     }
+    /// `up -d --no-deps` of these services alone: what drifted comes back, and a done job
+    /// that nothing asked for is not run again. Names that could read as options are refused.
+    pub async fn up_only(&self, dir: &Path, services: &[String]) -> Result<String, RuntimeError> {
+        let mut args = vec!["up", "-d", "--no-deps"];
+        for s in services {
+            let ok = s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+            if !ok {
+                return Err(RuntimeError::Compose {
+                    what: "up".into(),
+                    rc: 2,
+                    output: format!("not a compose service name: {s:?}"),
+                });
+            }
+            args.push(s);
+        }
+        self.run(Some(dir), &args, Duration::from_secs(900)).await
+    }
     pub async fn down(&self, dir: Option<&Path>, volumes: bool) -> Result<String, RuntimeError> {
         let mut args = vec!["down", "--remove-orphans"];
         if volumes {
