@@ -173,10 +173,6 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
 struct TickCtx {
     /// When this tick's budget (`tick_budget_s`) runs out.
     deadline: tokio::time::Instant,
-    /// A failed report held back while an automatic rollback may still add to it.
-    rb: rollback::Hold,
-    /// A report was attempted this tick (an apply's failure that was not is reported at its end).
-    reported: bool,
     /// The containers as the check-in saw them, while nothing has changed them since (no
     /// compose run yet): a heartbeat's report reuses them instead of asking the engine again.
     seen: Option<Vec<Container>>,
@@ -186,8 +182,6 @@ impl TickCtx {
     fn start(budget_s: u64) -> TickCtx {
         TickCtx {
             deadline: tokio::time::Instant::now() + Duration::from_secs(budget_s),
-            rb: Default::default(),
-            reported: false,
             seen: None,
         }
     }

@@ -33,12 +33,82 @@ pub enum Kind {
     EnvMismatch,
 }
 
-/// A tick that did not converge: the operator's message, its kind, and its cause.
+/// The code a failure is reported and counted with: the agent's own outcomes by name, a
+/// refusal by its bundle or policy code. Decisions (rollback, backoff) match on it; nothing
+/// parses it back out of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    Unhealthy,
+    CrashLoop,
+    JobFailed,
+    ComposeUpFailed,
+    ComposePullFailed,
+    ComposeDownFailed,
+    Interrupted,
+    DockerUnavailable,
+    EngineRefused,
+    ApplyFailed,
+    RollbackFailed,
+    StateWriteFailed,
+    AgentUnauthenticated,
+    LeaseLegacyRefused,
+    /// A refusal's own code (`PRIVILEGED_REFUSED`, `BIND_REFUSED`, …).
+    Refused(&'static str),
+}
+
+impl Code {
+    const NAMED: [(Code, &'static str); 14] = [
+        (Code::Unhealthy, "UNHEALTHY"),
+        (Code::CrashLoop, "CRASH_LOOP"),
+        (Code::JobFailed, "JOB_FAILED"),
+        (Code::ComposeUpFailed, "COMPOSE_UP_FAILED"),
+        (Code::ComposePullFailed, "COMPOSE_PULL_FAILED"),
+        (Code::ComposeDownFailed, "COMPOSE_DOWN_FAILED"),
+        (Code::Interrupted, "INTERRUPTED"),
+        (Code::DockerUnavailable, "DOCKER_UNAVAILABLE"),
+        (Code::EngineRefused, "ENGINE_REFUSED"),
+        (Code::ApplyFailed, "APPLY_FAILED"),
+        (Code::RollbackFailed, "ROLLBACK_FAILED"),
+        (Code::StateWriteFailed, "STATE_WRITE_FAILED"),
+        (Code::AgentUnauthenticated, "AGENT_UNAUTHENTICATED"),
+        (Code::LeaseLegacyRefused, "LEASE_LEGACY_REFUSED"),
+    ];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Code::Refused(c) => c,
+            named => Code::NAMED
+                .iter()
+                .find(|(c, _)| c == named)
+                .map_or("APPLY_FAILED", |(_, s)| s),
+        }
+    }
+
+    /// A refusal's code as the enum names it (a refusal may carry one of the agent's own).
+    pub fn of(code: &'static str) -> Code {
+        Code::NAMED
+            .iter()
+            .find(|(_, s)| *s == code)
+            .map_or(Code::Refused(code), |(c, _)| *c)
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tick that did not converge: the operator's message, its kind, its code and its cause,
+/// and the log tail its report carries.
 #[derive(Debug, thiserror::Error)]
 #[error("{msg}")]
 pub struct Failure {
     kind: Kind,
     msg: String,
+    code: Option<Code>,
+    /// Container or compose output for the report (scrubbed on drop; redacted when sent).
+    log_tail: Option<zeroize::Zeroizing<String>>,
     #[source]
     source: Option<BoxError>,
 }
@@ -48,8 +118,51 @@ impl Failure {
         Failure {
             kind,
             msg: msg.into(),
+            code: None,
+            log_tail: None,
             source: None,
         }
+    }
+
+    /// `CODE: detail`, with the code kept typed.
+    pub fn coded(kind: Kind, code: Code, detail: impl std::fmt::Display) -> Self {
+        let mut f = Failure::new(kind, format!("{code}: {detail}"));
+        f.code = Some(code);
+        f
+    }
+
+    /// The code of a message that already starts with it (`JOB_FAILED: …` as the runtime
+    /// words it), kept typed.
+    pub fn tagged(mut self, code: Code) -> Self {
+        debug_assert!(self.msg.starts_with(code.as_str()), "{}", self.msg);
+        self.code = Some(code);
+        self
+    }
+
+    /// An uncoded failure given a code: `CODE: <message>`, kind and cause kept.
+    pub fn with_code(mut self, code: Code) -> Self {
+        self.msg = format!("{code}: {}", self.msg);
+        self.code = Some(code);
+        self
+    }
+
+    /// The same failure of another kind (a SIGTERM turns a failure temporary).
+    pub fn with_kind(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The same failure with a log tail for its report.
+    pub fn with_log_tail(mut self, tail: impl Into<String>) -> Self {
+        let tail = tail.into();
+        if !tail.is_empty() {
+            self.log_tail = Some(zeroize::Zeroizing::new(tail));
+        }
+        self
+    }
+
+    pub fn log_tail(&self) -> &str {
+        self.log_tail.as_deref().map_or("", String::as_str)
     }
 
     pub fn fail(msg: impl Into<String>) -> Self {
@@ -87,9 +200,9 @@ impl Failure {
         &self.msg
     }
 
-    /// The message's leading code (`UNHEALTHY`, `PRIVILEGED_REFUSED`, …), if it has one.
-    pub fn code(&self) -> Option<&str> {
-        crate::metrics::failure_code(&self.msg)
+    /// The failure's code, if it has one (set where it was made, never read from the text).
+    pub fn code(&self) -> Option<Code> {
+        self.code
     }
 
     /// The same failure with its message rewritten (redaction, added context).
@@ -101,13 +214,11 @@ impl Failure {
 
 impl From<StateError> for Failure {
     fn from(e: StateError) -> Self {
-        let msg = if e.what == "cannot write" {
+        if e.what == "cannot write" {
             // a full or read-only state filesystem: reported with a code like any failure
-            format!("STATE_WRITE_FAILED: {e}")
-        } else {
-            e.to_string()
-        };
-        Failure::fail(msg).caused_by(e)
+            return Failure::coded(Kind::Fail, Code::StateWriteFailed, &e).caused_by(e);
+        }
+        Failure::fail(e.to_string()).caused_by(e)
     }
 }
 
@@ -124,22 +235,23 @@ impl From<TransportError> for Failure {
 impl From<TenancyError> for Failure {
     fn from(e: TenancyError) -> Self {
         let msg = e.to_string();
-        let (kind, msg) = match e {
-            TenancyError::Unauthenticated { .. } => (
+        let f = match e {
+            TenancyError::Unauthenticated { .. } => Failure::coded(
                 Kind::Fail,
+                Code::AgentUnauthenticated,
                 format!(
-                    "AGENT_UNAUTHENTICATED: {msg}. The box's token is unknown, expired, or its grant was superseded \
+                    "{msg}. The box's token is unknown, expired, or its grant was superseded \
                      (kit re-revealed or environment retired): reveal the install kit again, put the new grant at the \
                      bootstrap path and run `monky-deployd bootstrap --force`"
                 ),
             ),
-            TenancyError::EnvMismatch(_) => (Kind::EnvMismatch, msg),
-            TenancyError::RateLimited { .. } => (Kind::RateLimited, msg),
-            TenancyError::Unavailable(..) => (Kind::Temporary, msg),
-            TenancyError::LegacyLease => (Kind::Fail, format!("LEASE_LEGACY_REFUSED: {msg}")),
-            _ => (Kind::Fail, msg),
+            TenancyError::EnvMismatch(_) => Failure::new(Kind::EnvMismatch, msg),
+            TenancyError::RateLimited { .. } => Failure::new(Kind::RateLimited, msg),
+            TenancyError::Unavailable(..) => Failure::new(Kind::Temporary, msg),
+            TenancyError::LegacyLease => Failure::coded(Kind::Fail, Code::LeaseLegacyRefused, msg),
+            _ => Failure::new(Kind::Fail, msg),
         };
-        Failure::new(kind, msg).caused_by(e)
+        f.caused_by(e)
     }
 }
 
@@ -162,7 +274,9 @@ impl From<RuntimeError> for Failure {
 
 impl From<Refusal> for Failure {
     fn from(r: Refusal) -> Self {
-        Failure::fail(r.to_string()).caused_by(r)
+        let mut f = Failure::fail(r.to_string());
+        f.code = Some(Code::of(r.code));
+        f.caused_by(r)
     }
 }
 
@@ -198,7 +312,15 @@ mod tests {
         assert_eq!(f.exit(), Exit::EnvMismatch);
         assert!(f.source().unwrap().downcast_ref::<TenancyError>().is_some());
         let f = Failure::from(Refusal::new("PRIVILEGED_REFUSED", "service a: privileged"));
-        assert_eq!(f.code(), Some("PRIVILEGED_REFUSED"));
+        assert_eq!(f.code(), Some(Code::Refused("PRIVILEGED_REFUSED")));
+        // a refusal that carries one of the agent's own codes is that code
+        let f = Failure::from(Refusal::new("COMPOSE_PULL_FAILED", "denied"));
+        assert_eq!(f.code(), Some(Code::ComposePullFailed));
+        // a message that merely looks coded has no code
+        assert_eq!(Failure::fail("UNHEALTHY: typed by hand").code(), None);
+        for (c, s) in Code::NAMED {
+            assert_eq!((c.as_str(), Code::of(s)), (s, c));
+        }
         assert!(f.source().unwrap().downcast_ref::<Refusal>().is_some());
     }
 
@@ -227,7 +349,8 @@ mod tests {
             message: "unknown token".into(),
         });
         assert_eq!(f.exit(), Exit::Fail);
-        assert_eq!(f.code(), Some("AGENT_UNAUTHENTICATED"));
+        assert_eq!(f.code(), Some(Code::AgentUnauthenticated));
+        assert!(f.message().starts_with("AGENT_UNAUTHENTICATED: "));
         assert!(f.message().contains("bootstrap --force"));
     }
 

@@ -43,15 +43,6 @@ pub struct Snapshot<'a> {
     pub containers: &'a [Container],
 }
 
-/// The code a failure message starts with (`CODE: detail`), if it has one.
-pub fn failure_code(msg: &str) -> Option<&str> {
-    let (code, _) = msg.split_once(':')?;
-    let ok = !code.is_empty()
-        && code.len() <= 40
-        && code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
-    ok.then_some(code)
-}
-
 fn label(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -257,11 +248,6 @@ mod tests {
 
     #[test]
     fn codes_and_render() {
-        assert_eq!(
-            failure_code("PRIVILEGED_REFUSED: service a"),
-            Some("PRIVILEGED_REFUSED")
-        );
-        assert_eq!(failure_code("tenancy unreachable: x"), None);
         let mut c = Counters::default();
         c.ticks.insert("0".into(), 3);
         c.failures.insert("UNHEALTHY".into(), 1);

@@ -1,7 +1,9 @@
 //! The actions that are not an apply: heartbeat, deferred (outside every window), down.
 
 use super::*;
+use crate::error::Code;
 use crate::tenancy::ReportResult;
+use report::Outcome;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// Outside every maintenance window: the running release is reported with why the desired
@@ -12,7 +14,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         window: &str,
         next: &jiff::Zoned,
         containers: Vec<Container>,
-    ) -> Result<Exit, Failure> {
+    ) -> Outcome {
         let detail = format!(
             "DEFERRED: {} waits for {window} (next {})",
             sha.get(..12).unwrap_or(sha),
@@ -28,9 +30,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         &mut self,
         detail: &str,
         containers: Vec<Container>,
-    ) -> Result<Exit, Failure> {
+    ) -> Outcome {
         let Some(applied) = self.state.applied_sha.clone() else {
-            return Ok(Exit::Ok);
+            return Outcome::quiet(Ok(Exit::Ok));
         };
         if containers.is_empty()
             || !runtime::well(
@@ -40,25 +42,21 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         {
             return self.heartbeat(containers).await;
         }
-        self.report(Some(&applied), ReportResult::Applied, detail, "")
-            .await;
-        Ok(Exit::Ok)
+        Outcome::applied(&applied, detail)
     }
 
-    pub(super) async fn heartbeat(&mut self, containers: Vec<Container>) -> Result<Exit, Failure> {
+    pub(super) async fn heartbeat(&mut self, containers: Vec<Container>) -> Outcome {
         let Some(sha) = self.state.applied_sha.clone() else {
             debug!("nothing applied yet; the check-in was the heartbeat");
-            return Ok(Exit::Ok);
+            return Outcome::quiet(Ok(Exit::Ok));
         };
         let (expected, jobs) = self.release_shape(&self.running_release());
         if containers.is_empty() {
             // an empty list may mean the engine itself is down: say which
             if let Err(e) = self.engine.containers(&self.cfg.compose_project).await {
-                let detail = format!("DOCKER_UNAVAILABLE: {e}");
-                warn!("heartbeat: {detail}");
-                self.report(Some(&sha), ReportResult::Failed, &detail, "")
-                    .await;
-                return Err(Failure::fail(detail));
+                let f = Failure::coded(Kind::Fail, Code::DockerUnavailable, &e);
+                warn!("heartbeat: {}", f.message());
+                return Outcome::failed(Some(&sha), f);
             }
         }
         // a restart count that rose since the last tick: a crash loop, even if it runs now
@@ -68,7 +66,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             let before = self.state.restarts.get(&c.id).copied();
             if let (Some(b), Some(n)) = (before, c.restarts) {
                 if n > b && crash.is_none() {
-                    crash = Some(self.crash_loop(c, since).await);
+                    let d = self.crash_loop(c, since).await;
+                    crash = Some(Failure::fail(d).tagged(Code::CrashLoop));
                 }
             }
         }
@@ -76,40 +75,30 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .iter()
             .filter_map(|c| Some((c.id.clone(), c.restarts?)))
             .collect();
-        if let Some(detail) = &crash {
+        if let Some(f) = crash.take() {
             // soon after the apply, with auto_rollback: back to the release that ran before
+            warn!("heartbeat: {}", f.message());
             if let Some(old) = self.late_rollback_target(&sha) {
-                warn!("heartbeat: {detail}");
-                return self
-                    .roll_back(&sha, &old, Failure::fail(detail.clone()), None)
-                    .await;
+                return self.roll_back(&sha, &old, f).await;
             }
+            return Outcome::failed(Some(&sha), f);
         }
-        if self.cfg.heal_drift && crash.is_none() {
+        if self.cfg.heal_drift {
             let gone = drifted(&expected, &jobs, &containers);
             if !gone.is_empty() {
                 let detail = format!("HEALED: {}", gone.join(", "));
                 info!("heal_drift: {} missing or stopped; up -d", gone.join(", "));
                 match self.bring_back(&sha, Some(&gone)).await {
-                    Ok(_) => {
-                        self.report(Some(&sha), ReportResult::Applied, &detail, "")
-                            .await;
-                        return Ok(Exit::Ok);
-                    }
+                    Ok(_) => return Outcome::applied(&sha, &detail),
                     Err(why) => warn!("heal_drift: {why}"),
                 }
             }
         }
-        match crash.or_else(|| unhealthy(&expected, &containers)) {
-            None => {
-                self.report(Some(&sha), ReportResult::Applied, "", "").await;
-                Ok(Exit::Ok)
-            }
-            Some(detail) => {
-                warn!("heartbeat: {detail}");
-                self.report(Some(&sha), ReportResult::Failed, &detail, "")
-                    .await;
-                Err(Failure::fail(detail))
+        match unhealthy(&expected, &containers) {
+            None => Outcome::applied(&sha, ""),
+            Some(f) => {
+                warn!("heartbeat: {}", f.message());
+                Outcome::failed(Some(&sha), f)
             }
         }
     }
@@ -133,7 +122,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         (services, compose_check::jobs(&doc))
     }
 
-    pub(super) async fn down(&mut self, tenancy_prod: bool, purge: bool) -> Result<Exit, Failure> {
+    pub(super) async fn down(&mut self, tenancy_prod: bool, purge: bool) -> Outcome {
         let DownPlan { volumes, kept } = down_plan(
             tenancy_prod || self.cfg.prod == Some(true),
             purge || self.cfg.volumes_on_absent == VolumesOnAbsent::Purge,
@@ -145,13 +134,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let sha = self.state.applied_sha.clone();
         if running.is_empty() && sha.is_none() {
             debug!("down: nothing running");
-            self.report(None, ReportResult::Down, "", "").await;
-            return Ok(Exit::Ok);
+            return Outcome::says(None, ReportResult::Down, "", Ok(Exit::Ok));
         }
         self.now.seen = None; // compose changes what runs
-        let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
-            .await
-            .map_err(Failure::from)?;
+        let mut compose = match Compose::detect(&self.cfg, &self.docker_wait).await {
+            Ok(c) => c,
+            Err(e) => return Outcome::quiet(Err(Failure::from(e))),
+        };
         let cur = self.cfg.current_link();
         let dir = if cur.join("compose.yaml").exists() {
             Some(cur.as_path())
@@ -160,7 +149,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         };
         // compose reads that release's .env again: its values must be masked in what it prints
         register_env_values(&cur);
-        let guard = self.guard(&mut compose, &cur, false).await?;
+        let guard = match self.guard(&mut compose, &cur, false).await {
+            Ok(g) => g,
+            Err(f) => return Outcome::quiet(Err(f)),
+        };
         info!(
             "compose down --remove-orphans{}",
             if volumes { " -v" } else { "" }
@@ -181,16 +173,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 } else {
                     ""
                 };
-                self.report(sha.as_deref(), ReportResult::Down, detail, "")
-                    .await;
-                Ok(Exit::Ok)
+                Outcome::says(sha.as_deref(), ReportResult::Down, detail, Ok(Exit::Ok))
             }
-            Err(e) => {
-                let msg = format!("COMPOSE_DOWN_FAILED: {}", pull_diagnosis(e.output()));
-                self.report(sha.as_deref(), ReportResult::Failed, &msg, e.output())
-                    .await;
-                Err(Failure::fail(msg))
-            }
+            Err(e) => Outcome::failed(
+                sha.as_deref(),
+                apply::compose_failed(Code::ComposeDownFailed, &e),
+            ),
         }
     }
 }
@@ -219,12 +207,12 @@ fn drifted(
 /// The running release's health as the heartbeat reports it: `None` when converged, else the
 /// `UNHEALTHY` detail naming every expected service without a well container and every
 /// container that is not well (an extra one counts too: `converged` says so).
-fn unhealthy(expected: &[String], cs: &[Container]) -> Option<String> {
+fn unhealthy(expected: &[String], cs: &[Container]) -> Option<Failure> {
     if runtime::well(expected, cs) {
         return None;
     }
     if let Some(d) = cs.iter().find_map(runtime::job_failed) {
-        return Some(d);
+        return Some(Failure::fail(d).tagged(Code::JobFailed));
     }
     let mut bad: Vec<&str> = expected
         .iter()
@@ -236,11 +224,12 @@ fn unhealthy(expected: &[String], cs: &[Container]) -> Option<String> {
             bad.push(&c.service);
         }
     }
-    Some(if bad.is_empty() {
-        "UNHEALTHY: no containers running".to_string()
+    let what = if bad.is_empty() {
+        "no containers running".to_string()
     } else {
-        format!("UNHEALTHY: {}", bad.join(", "))
-    })
+        bad.join(", ")
+    };
+    Some(Failure::coded(Kind::Fail, Code::Unhealthy, what))
 }
 
 /// What `down` does with volumes: purged only when asked (by tenancy or `volumes_on_absent`)
@@ -290,12 +279,15 @@ mod tests {
             unhealthy(
                 &exp,
                 &[c("web", "running", "healthy"), c("db", "running", "")]
-            ),
+            )
+            .map(|f| f.to_string()),
             None
         );
         // db missing, web unhealthy
         assert_eq!(
-            unhealthy(&exp, &[c("web", "running", "unhealthy")]).as_deref(),
+            unhealthy(&exp, &[c("web", "running", "unhealthy")])
+                .map(|f| f.to_string())
+                .as_deref(),
             Some("UNHEALTHY: web, db")
         );
         // an extra container that is down makes the release unconverged: it is named
@@ -308,12 +300,13 @@ mod tests {
                     c("worker", "exited", "")
                 ]
             )
+            .map(|f| f.to_string())
             .as_deref(),
             Some("UNHEALTHY: worker")
         );
         // nothing running and no service list (an unreadable compose.yaml): still a reason
         assert_eq!(
-            unhealthy(&[], &[]).as_deref(),
+            unhealthy(&[], &[]).map(|f| f.to_string()).as_deref(),
             Some("UNHEALTHY: no containers running")
         );
     }

@@ -5,7 +5,9 @@
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::tenancy::ReportResult;
+use crate::error::Code;
+use checks::engine_refused;
+use report::refused;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The pipeline, one named step after another; each step that refuses reports it first.
@@ -13,10 +15,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let b = self.fetch_bundle(sha).await?;
         let checks = self.pre_lease_checks(&b).await;
         if let Some(r) = checks.refusals.into_iter().next() {
-            return Err(self.refuse(sha, r, "").await);
+            return Err(refused(r, ""));
         }
         let (services, jobs) = (checks.services, checks.jobs);
-        let (env, registry_auth) = self.read_secrets(sha, &b).await?;
+        let (env, registry_auth) = self.read_secrets(&b).await?;
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
         let env_sha = Sha256::digest(env.as_bytes());
@@ -28,7 +30,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         compose.set_interrupt(self.interrupt.clone());
         compose.set_deadline(Some(self.now.deadline));
         let privileged = self.privileged(&b);
-        self.second_pass(sha, &b, &mut compose, &staging, privileged)
+        self.second_pass(&b, &mut compose, &staging, privileged)
             .await?;
         if let Some(a) = &registry_auth {
             registry::write_docker_config(&self.cfg.docker_config_dir(), a)?;
@@ -38,40 +40,25 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         // planted symlink would send the refresh's writes to the host)
         let existing = self.cfg.releases_dir().join(sha);
         if existing.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-            match self.guard(&mut compose, &existing, privileged).await {
-                Ok(g) => drop(g),
-                Err(f) => {
-                    if f.code() == Some(compose_check::BIND_CODE) {
-                        self.report(Some(sha), ReportResult::Failed, f.message(), "")
-                            .await;
-                    }
-                    return Err(f);
-                }
-            }
+            drop(self.guard(&mut compose, &existing, privileged).await?);
         }
         let release = self.promote(&staging, sha)?;
         crate::testhook::pause("after-promote");
         // the guard stays up until the tick is done with compose (the log tail reads through it)
         let _guard = self
-            .start(
-                sha,
-                &mut compose,
-                &release,
-                privileged,
-                (&b, &env_sha),
-                &jobs,
-            )
+            .start(&mut compose, &release, privileged, (&b, &env_sha), &jobs)
             .await?;
         let cs = match self.wait_settled(&services, &jobs).await {
             Settled::Healthy(cs) => cs,
-            Settled::Interrupted(_) => {
-                return Err(self.interrupted_during(sha, "waiting for health").await)
+            Settled::Interrupted(_) => return Err(interrupted_during("waiting for health")),
+            Settled::Unhealthy(cs) => return Err(self.unhealthy(&compose, &release, &cs).await),
+            Settled::JobFailed(detail) => {
+                let f = Failure::fail(detail).tagged(Code::JobFailed);
+                return Err(self.with_logs(f, &compose, &release).await);
             }
-            Settled::Unhealthy(cs) => {
-                return Err(self.unhealthy(sha, &compose, &release, &cs).await)
-            }
-            Settled::JobFailed(detail) | Settled::CrashLoop(detail) => {
-                return Err(self.not_settled(sha, &compose, &release, detail).await)
+            Settled::CrashLoop(detail) => {
+                let f = Failure::fail(detail).tagged(Code::CrashLoop);
+                return Err(self.with_logs(f, &compose, &release).await);
             }
         };
         self.note_restarts(&cs);
@@ -82,7 +69,6 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             short(Some(sha)),
             cs.len()
         );
-        self.report(Some(sha), ReportResult::Applied, "", "").await;
         Ok(Exit::Ok)
     }
 
@@ -92,26 +78,21 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let (mut wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
             Ok(x) => x,
             Err(TenancyError::BundleTooLarge(n)) => {
-                return Err(self
-                    .refuse(
-                        sha,
-                        Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes")),
-                        "",
-                    )
-                    .await)
+                let r = Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes"));
+                return Err(refused(r, ""));
             }
             Err(e) => return Err(Failure::from(e)),
         };
         let signatures = std::mem::take(&mut wire.signatures);
         let b = match Bundle::decode(wire, &self.cfg.env_id, sha) {
             Ok(b) => b,
-            Err(r) => return Err(self.refuse(sha, r, "").await),
+            Err(r) => return Err(refused(r, "")),
         };
         // the release pipeline's signature, over the sha computed here, before anything else
         match self.keys.verify(&b.sha, &signatures) {
             Ok(Some(id)) => info!("bundle {} signed by {id}", short(Some(&b.sha))),
             Ok(None) => {}
-            Err(r) => return Err(self.refuse(sha, r, "").await),
+            Err(r) => return Err(refused(r, "")),
         }
         crate::testhook::pause("after-bundle");
         if let Some(h) = hdr {
@@ -130,29 +111,19 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// logged, values never; the values are scrubbed on drop.
     async fn read_secrets(
         &mut self,
-        sha: &str,
         b: &Bundle,
     ) -> Result<(Zeroizing<String>, Option<registry::RegistryAuth>), Failure> {
         let mut values: BTreeMap<String, Zeroizing<String>> = BTreeMap::new();
         let mut registry_auth: Option<registry::RegistryAuth> = None;
         let entries = b.manifest.entries.clone();
         if !entries.is_empty() {
-            let tok = match self.token_for_apply().await {
-                Ok(t) => t,
-                Err(f) => {
-                    if f.exit() == Exit::Fail {
-                        self.report(Some(sha), ReportResult::Failed, f.message(), "")
-                            .await;
-                    }
-                    return Err(f);
-                }
-            };
+            let tok = self.token_for_apply().await?;
             for e in &entries {
                 let read = self.c.bao.kv_read(&tok, &e.path, &e.key, e.version).await;
                 let v = match read.map_err(|err| unreadable(e, err)) {
                     Ok(v) => v,
                     Err(Unreadable::Retry(f)) => return Err(f),
-                    Err(Unreadable::Refuse(r)) => return Err(self.refuse(sha, r, "").await),
+                    Err(Unreadable::Refuse(r)) => return Err(refused(r, "")),
                 };
                 if e.is_registry_auth() {
                     match registry::parse(&v, &self.cfg.registry_host) {
@@ -178,10 +149,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 }
             );
         }
-        let env = match bundle::render_env(&b.env_template(), &values) {
-            Ok(e) => e,
-            Err(r) => return Err(self.refuse(sha, r, "").await),
-        };
+        let env = bundle::render_env(&b.env_template(), &values).map_err(|r| refused(r, ""))?;
         drop(values);
         Ok((env, registry_auth))
     }
@@ -189,7 +157,6 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// What compose itself will run, after interpolation from `.env`, checked again.
     async fn second_pass(
         &mut self,
-        sha: &str,
         b: &Bundle,
         compose: &mut Compose,
         staging: &Path,
@@ -208,12 +175,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 let refusals =
                     self.normalised_checks(b, &normalised, &warnings, staging, privileged);
                 if let Some(r) = refusals.into_iter().next() {
-                    return Err(self.refuse(sha, r, "").await);
+                    return Err(refused(r, ""));
                 }
             }
             Err(e) => {
                 let r = Refusal::new("COMPOSE_CONFIG_INVALID", pull_diagnosis(e.output()));
-                return Err(self.refuse(sha, r, e.output()).await);
+                return Err(refused(r, e.output()));
             }
         }
         Ok(())
@@ -224,39 +191,25 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// write the release (the guard's preflight), and its files are the checked ones.
     async fn start(
         &mut self,
-        sha: &str,
         compose: &mut Compose,
         release: &Path,
         privileged: bool,
         checked: (&Bundle, &[u8]),
         jobs: &std::collections::BTreeSet<String>,
     ) -> Result<Option<Guard>, Failure> {
-        let guard = match self.guard(compose, release, privileged).await {
-            Ok(g) => g,
-            Err(f) if f.code() == Some(compose_check::BIND_CODE) => {
-                self.report(Some(sha), ReportResult::Failed, f.message(), "")
-                    .await;
-                return Err(f);
-            }
-            Err(f) => return Err(f),
-        };
-        if let Err(r) = release::verify(release, checked.0, checked.1) {
-            return Err(self.refuse(sha, r, "").await);
-        }
+        let guard = self.guard(compose, release, privileged).await?;
+        release::verify(release, checked.0, checked.1).map_err(|r| refused(r, ""))?;
         info!("compose pull ({})", compose.flavour());
         let pulled = compose.pull(release).await;
-        if let Some(f) = self
-            .engine_refused(sha, guard.as_ref(), pulled.is_err())
-            .await
-        {
+        if let Some(f) = engine_refused(guard.as_ref(), pulled.is_err()) {
             return Err(f);
         }
         if let Err(e) = pulled {
-            return Err(self.compose_failed(sha, "COMPOSE_PULL_FAILED", &e).await);
+            return Err(compose_failed(Code::ComposePullFailed, &e));
         }
         info!("compose up -d --remove-orphans");
         let up = compose.up(release).await;
-        if let Some(f) = self.engine_refused(sha, guard.as_ref(), up.is_err()).await {
+        if let Some(f) = engine_refused(guard.as_ref(), up.is_err()) {
             return Err(f);
         }
         if let Err(e) = up {
@@ -267,45 +220,32 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 matches!(e, RuntimeError::Interrupted(_)),
                 cs.iter().find_map(runtime::job_failed),
             ) {
-                return Err(self.not_settled(sha, compose, release, d).await);
+                let f = Failure::fail(d).tagged(Code::JobFailed);
+                return Err(self.with_logs(f, compose, release).await);
             }
-            return Err(self.compose_failed(sha, "COMPOSE_UP_FAILED", &e).await);
+            return Err(compose_failed(Code::ComposeUpFailed, &e));
         }
         // the release's containers exist: `current` names what runs from now on
         self.make_current(release)?;
         Ok(guard)
     }
 
-    /// A job that failed or a container that restarted: reported with the compose log tail.
-    async fn not_settled(
-        &mut self,
-        sha: &str,
-        compose: &Compose,
-        release: &Path,
-        detail: String,
-    ) -> Failure {
+    /// A job that failed or a container that restarted: with the compose log tail.
+    async fn with_logs(&self, f: Failure, compose: &Compose, release: &Path) -> Failure {
         let logs = Zeroizing::new(
             compose
                 .logs(release, 200)
                 .await
                 .unwrap_or_else(|e| e.to_string()),
         );
-        warn!("{detail}");
-        self.report(Some(sha), ReportResult::Failed, &detail, &logs)
-            .await;
-        Failure::fail(detail)
+        warn!("{}", f.message());
+        f.with_log_tail(logs.as_str())
     }
 
     /// Not healthy in time: why, not just that. The engine's view of each bad container (exit
     /// code, OOM, the last health probes with their output), then the compose log tail.
     /// Container output may hold secrets in clear: scrubbed on drop, redacted before the cut.
-    async fn unhealthy(
-        &mut self,
-        sha: &str,
-        compose: &Compose,
-        release: &Path,
-        cs: &[Container],
-    ) -> Failure {
+    async fn unhealthy(&self, compose: &Compose, release: &Path, cs: &[Container]) -> Failure {
         let mut why = String::new();
         for c in cs.iter().filter(|c| unwell(c)) {
             why.push_str(&self.engine.diagnose(c).await);
@@ -321,36 +261,33 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 .trim_end()
         ));
         let bad: Vec<String> = cs.iter().filter(|c| unwell(c)).map(condition).collect();
-        let detail = unhealthy_detail(self.cfg.healthy_timeout_s, &bad);
-        self.report(Some(sha), ReportResult::Failed, &detail, &logs)
-            .await;
-        Failure::fail(detail)
+        Failure::fail(unhealthy_detail(self.cfg.healthy_timeout_s, &bad))
+            .tagged(Code::Unhealthy)
+            .with_log_tail(logs.as_str())
     }
+}
 
-    /// SIGTERM during an apply: reported, then exit 75 (the next tick converges).
-    pub(super) async fn interrupted_during(&mut self, sha: &str, step: &str) -> Failure {
-        let msg = format!("INTERRUPTED: {step} (SIGTERM)");
-        warn!("{msg}");
-        self.report(Some(sha), ReportResult::Failed, &msg, "").await;
-        Failure::temporary(msg)
-    }
+/// SIGTERM during an apply: reported, then exit 75 (the next tick converges).
+pub(super) fn interrupted_during(step: &str) -> Failure {
+    let f = Failure::coded(
+        Kind::Temporary,
+        Code::Interrupted,
+        format!("{step} (SIGTERM)"),
+    );
+    warn!("{}", f.message());
+    f
+}
 
-    pub(super) async fn compose_failed(
-        &mut self,
-        sha: &str,
-        code: &'static str,
-        e: &RuntimeError,
-    ) -> Failure {
-        if let RuntimeError::Interrupted(step) = e {
-            return self.interrupted_during(sha, step).await;
-        }
-        let diag = match e {
-            RuntimeError::Compose { .. } => pull_diagnosis(e.output()),
-            other => other.to_string(),
-        };
-        let r = Refusal::new(code, diag);
-        self.refuse(sha, r, e.output()).await
+/// A compose step that failed: its code with the registry's or compose's own words.
+pub(super) fn compose_failed(code: Code, e: &RuntimeError) -> Failure {
+    if let RuntimeError::Interrupted(step) = e {
+        return interrupted_during(step);
     }
+    let diag = match e {
+        RuntimeError::Compose { .. } => pull_diagnosis(e.output()),
+        other => other.to_string(),
+    };
+    Failure::coded(Kind::Fail, code, diag).with_log_tail(e.output())
 }
 
 /// A secret that could not be read: OpenBao down is retried by the next tick (75); anything

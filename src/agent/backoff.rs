@@ -10,7 +10,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         &mut self,
         r: &state::RetryHold,
         containers: Vec<Container>,
-    ) -> Result<Exit, Failure> {
+    ) -> report::Outcome {
         let detail = format!(
             "RETRY_HELD: {} until {} (attempt {})",
             r.sha.get(..12).unwrap_or(&r.sha),

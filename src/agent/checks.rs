@@ -2,6 +2,7 @@
 //! compose policy, privilege, serial, disk; and the engine guard's wiring.
 
 use super::*;
+use crate::error::Code;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The bundle's `allow_privileged`, if the box's own config permits it.
@@ -28,11 +29,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if !guard_on() {
             return Ok(None);
         }
-        let root = self
-            .engine
-            .docker_root()
-            .await
-            .map_err(|e| Failure::fail(format!("DOCKER_UNAVAILABLE: {e}")).caused_by(e))?;
+        let root =
+            self.engine.docker_root().await.map_err(|e| {
+                Failure::coded(Kind::Fail, Code::DockerUnavailable, &e).caused_by(e)
+            })?;
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p));
         let mut agent_files = Vec::new();
         for p in [
@@ -73,34 +73,6 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         compose.set_docker_host(g.docker_host());
         Ok(Some(g))
-    }
-
-    /// What the engine guard refused during a failed compose call: the report says so by
-    /// name, whatever compose made of the 403. A refusal compose shrugged off (v2's optional
-    /// `/grpc` session) is only logged.
-    pub(super) async fn engine_refused(
-        &mut self,
-        sha: &str,
-        g: Option<&Guard>,
-        failed: bool,
-    ) -> Option<Failure> {
-        let denied = g.map(|g| g.denied()).unwrap_or_default();
-        if denied.is_empty() {
-            return None;
-        }
-        if !failed {
-            info!(
-                "engine guard refused, compose went on without: {}",
-                denied.join("; ")
-            );
-            return None;
-        }
-        // a refusal with its own code (a reserved port, a name, an image) keeps it
-        let r = match policy::rules::split_code(&denied[0]) {
-            Some((code, rest)) => Refusal::new(code, rest),
-            None => Refusal::new("ENGINE_REFUSED", denied.join("; ")),
-        };
-        Some(self.refuse(sha, r, "").await)
     }
 
     /// The second privilege pass's view: compose resolved relative paths against `project_dir`;
@@ -323,6 +295,29 @@ pub(super) fn file_policy_on() -> bool {
 
 pub(super) fn guard_on() -> bool {
     test_policy() != "off"
+}
+
+/// What the engine guard refused during a failed compose call: the report says so by name,
+/// whatever compose made of the 403. A refusal compose shrugged off (v2's optional `/grpc`
+/// session) is only logged.
+pub(super) fn engine_refused(g: Option<&Guard>, failed: bool) -> Option<Failure> {
+    let denied = g.map(|g| g.denied()).unwrap_or_default();
+    if denied.is_empty() {
+        return None;
+    }
+    if !failed {
+        info!(
+            "engine guard refused, compose went on without: {}",
+            denied.join("; ")
+        );
+        return None;
+    }
+    // a refusal with its own code (a reserved port, a name, an image) keeps it
+    let r = match policy::rules::split_code(&denied[0]) {
+        Some((code, rest)) => Refusal::new(code, rest),
+        None => Refusal::new("ENGINE_REFUSED", denied.join("; ")),
+    };
+    Some(Failure::from(r))
 }
 
 #[cfg(test)]

@@ -4,36 +4,85 @@
 use super::*;
 use crate::tenancy::ReportResult;
 
-impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
-    pub(super) async fn report(
-        &mut self,
+/// One report for tenancy, as an action decided it.
+pub(super) struct Said {
+    sha: Option<String>,
+    result: ReportResult,
+    detail: String,
+    log_tail: Zeroizing<String>,
+}
+
+/// What an action did: the reports the tick sends, in order, and how the tick ends. Actions
+/// decide what to say; only the tick says it.
+pub(super) struct Outcome {
+    pub(super) said: Vec<Said>,
+    pub(super) res: Result<Exit, Failure>,
+}
+
+impl Outcome {
+    /// Nothing to tell tenancy beyond the check-in.
+    pub(super) fn quiet(res: Result<Exit, Failure>) -> Outcome {
+        Outcome {
+            said: Vec::new(),
+            res,
+        }
+    }
+
+    /// `result` for `sha` with `detail`; the tick ends `res`.
+    pub(super) fn says(
+        sha: Option<&str>,
+        result: ReportResult,
+        detail: &str,
+        res: Result<Exit, Failure>,
+    ) -> Outcome {
+        Outcome::quiet(res).and(sha, result, detail, "")
+    }
+
+    /// `sha` reported `applied` (with why, when there is more to say); exit 0.
+    pub(super) fn applied(sha: &str, detail: &str) -> Outcome {
+        Outcome::says(Some(sha), ReportResult::Applied, detail, Ok(Exit::Ok))
+    }
+
+    /// The failure reported as `failed` for `sha`, with its log tail; the tick ends with it.
+    pub(super) fn failed(sha: Option<&str>, f: Failure) -> Outcome {
+        let (detail, tail) = (f.message().to_string(), f.log_tail().to_string());
+        Outcome::quiet(Err(f)).and(sha, ReportResult::Failed, &detail, &tail)
+    }
+
+    /// One more report, after those already decided.
+    pub(super) fn and(
+        mut self,
         sha: Option<&str>,
         result: ReportResult,
         detail: &str,
         log_tail: &str,
-    ) {
-        // a held report counts: the rollback sends it, with how that went
-        self.now.reported = true;
-        if self.now.rb.holding && result == ReportResult::Failed && self.now.rb.held.is_none() {
-            // an automatic rollback may follow: rollback.rs sends it, with how that went
-            self.now.rb.held = Some(rollback::Held {
-                detail: detail.to_string(),
-                log_tail: Zeroizing::new(log_tail.to_string()),
-            });
-            return;
-        }
+    ) -> Outcome {
+        self.said.push(Said {
+            sha: sha.map(str::to_string),
+            result,
+            detail: detail.to_string(),
+            log_tail: Zeroizing::new(log_tail.to_string()),
+        });
+        self
+    }
+}
+
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
+    /// Sends one report: the containers as they are, the text redacted, then cut.
+    pub(super) async fn send(&mut self, s: Said) {
         let containers = match self.now.seen.clone() {
             Some(cs) => cs,
             None => self.containers().await,
         };
         // redaction first, then the cut (as everywhere)
-        let detail = truncate_head(&redact::redact(detail), DETAIL_MAX);
-        let log_tail = truncate_tail(&redact::redact(log_tail), LOG_TAIL_MAX);
+        let detail = truncate_head(&redact::redact(&s.detail), DETAIL_MAX);
+        let log_tail = truncate_tail(&redact::redact(&s.log_tail), LOG_TAIL_MAX);
         let token = self.tokens.bearer();
         crate::testhook::pause("before-report");
+        let result = s.result;
         let rep = Report {
             env_id: &self.cfg.env_id,
-            sha,
+            sha: s.sha.as_deref(),
             result,
             detail,
             log_tail,
@@ -51,12 +100,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Err(e) => warn!("report {result} not delivered: {e}"),
         }
     }
+}
 
-    pub(super) async fn refuse(&mut self, sha: &str, r: Refusal, log_tail: &str) -> Failure {
-        self.report(Some(sha), ReportResult::Failed, &r.to_string(), log_tail)
-            .await;
-        Failure::from(r)
-    }
+/// A refusal as the failure the tick reports, with the output that explains it.
+pub(super) fn refused(r: Refusal, log_tail: &str) -> Failure {
+    Failure::from(r).with_log_tail(log_tail)
 }
 
 pub(super) fn truncate_tail(s: &str, max: usize) -> String {

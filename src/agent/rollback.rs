@@ -7,23 +7,11 @@
 //! again until tenancy's desired sha changes or `retry_failed_after_s` has passed. If the old
 //! release does not come back healthy either, both reports say so and the box is left as it is.
 
-use zeroize::Zeroizing;
-
 use super::*;
+use crate::error::Code;
 use crate::state::FailedRelease;
 use crate::tenancy::ReportResult;
-
-/// The apply's own `failed` report, held back while a rollback may still add to it.
-#[derive(Default)]
-pub(super) struct Hold {
-    pub(super) holding: bool,
-    pub(super) held: Option<Held>,
-}
-
-pub(super) struct Held {
-    pub(super) detail: String,
-    pub(super) log_tail: Zeroizing<String>,
-}
+use report::Outcome;
 
 /// The failures a rollback answers: the new release was started (or starting it failed) and
 /// is not healthy. Refusals before `up` never touched the running release.
@@ -31,8 +19,26 @@ fn rollback_worthy(f: &Failure) -> bool {
     f.exit() == Exit::Fail
         && matches!(
             f.code(),
-            Some("UNHEALTHY" | "COMPOSE_UP_FAILED" | "CRASH_LOOP")
+            Some(Code::Unhealthy | Code::ComposeUpFailed | Code::CrashLoop)
         )
+}
+
+/// An apply's failure as the tick reports it: a failure of the box (exit 1), or a SIGTERM,
+/// with its code — `APPLY_FAILED` when it carries none; a temporary one (OpenBao down, a rate
+/// limit) is not reported: the next tick tries again.
+fn apply_failed(sha: &str, f: Failure) -> Outcome {
+    if f.exit() == Exit::Fail {
+        let f = if f.code().is_some() {
+            f
+        } else {
+            f.with_code(Code::ApplyFailed)
+        };
+        return Outcome::failed(Some(sha), f);
+    }
+    if f.code() == Some(Code::Interrupted) {
+        return Outcome::failed(Some(sha), f);
+    }
+    Outcome::quiet(Err(f))
 }
 
 /// Whether `now` is within `window_s` seconds after `at` (a clock that went back counts as
@@ -63,7 +69,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         &mut self,
         sha: &str,
         before: Vec<Container>,
-    ) -> Result<Exit, Failure> {
+    ) -> Outcome {
         // the hold belongs to auto_rollback: with it off, the seed's behaviour (retry each tick)
         if let Some(f) = self
             .state
@@ -75,28 +81,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 return self.held(&f, until, before).await;
             }
         }
-        let Some(old) = self.rollback_candidate(sha, &before) else {
-            let res = self.apply(sha).await;
-            self.note_applied(sha, None, &res);
-            return res;
-        };
-        self.now.rb = Hold {
-            holding: true,
-            held: None,
-        };
+        let old = self.rollback_candidate(sha, &before);
         let res = self.apply(sha).await;
-        let held = std::mem::take(&mut self.now.rb).held;
-        match res {
-            Err(f) if rollback_worthy(&f) => self.roll_back(sha, &old, f, held).await,
-            other => {
-                // not a failure a rollback answers: the apply's report goes out as it was
-                if let Some(h) = held {
-                    self.report(Some(sha), ReportResult::Failed, &h.detail, &h.log_tail)
-                        .await;
-                }
-                self.note_applied(sha, Some(&old), &other);
-                other
-            }
+        self.note_applied(sha, old.as_deref(), &res);
+        match (res, old) {
+            (Ok(e), _) => Outcome::says(Some(sha), ReportResult::Applied, "", Ok(e)),
+            (Err(f), Some(old)) if rollback_worthy(&f) => self.roll_back(sha, &old, f).await,
+            (Err(f), _) => apply_failed(sha, f),
         }
     }
 
@@ -165,19 +156,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         Some(old)
     }
 
-    pub(super) async fn roll_back(
-        &mut self,
-        new: &str,
-        old: &str,
-        f: Failure,
-        held: Option<Held>,
-    ) -> Result<Exit, Failure> {
-        let (detail, log_tail) = match held {
-            Some(h) => (h.detail, h.log_tail),
-            None => (f.message().to_string(), Zeroizing::new(String::new())),
-        };
+    /// Brings `old` back after `new` failed with `f`: failed for `new` (with how the rollback
+    /// went), then applied for `old` — or `ROLLBACK_FAILED` for it.
+    pub(super) async fn roll_back(&mut self, new: &str, old: &str, f: Failure) -> Outcome {
         warn!(
-            "apply of {} failed; auto_rollback: bringing {} back",
+            "{} failed; auto_rollback: bringing {} back",
             short(Some(new)),
             short(Some(old))
         );
@@ -195,24 +178,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .entry(if back.is_ok() { "ok" } else { "failed" }.to_string())
             .or_default() += 1;
         // the suffix must survive the report's 900-character cut
-        let cut = |d: &str, suffix: &str| {
-            format!(
-                "{}{suffix}",
-                truncate_head(&redact::redact(d), DETAIL_MAX.saturating_sub(suffix.len()))
-            )
-        };
-        // the new sha's failure first, with how the rollback went
         let suffix = match &back {
             Ok(_) => format!("; rolled back to {old}"),
             Err(_) => format!("; rollback to {old} failed"),
         };
-        self.report(
-            Some(new),
-            ReportResult::Failed,
-            &cut(&detail, &suffix),
-            &log_tail,
-        )
-        .await;
+        let detail = format!(
+            "{}{suffix}",
+            truncate_head(
+                &redact::redact(f.message()),
+                DETAIL_MAX.saturating_sub(suffix.len())
+            )
+        );
+        let tail = Zeroizing::new(f.log_tail().to_string());
         match back {
             Ok(n) => {
                 info!(
@@ -221,26 +198,29 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     short(Some(new)),
                     rfc3339(self.wall().saturating_add(self.cfg.retry_failed_after_s))
                 );
-                self.report(
-                    Some(old),
-                    ReportResult::Applied,
-                    &format!("ROLLED_BACK_FROM: {new}"),
-                    "",
-                )
-                .await;
-                Err(Failure::fail(format!("{}{suffix}", f.message())))
+                let f = f.map_message(|m| format!("{m}{suffix}"));
+                Outcome::quiet(Err(f))
+                    .and(Some(new), ReportResult::Failed, &detail, &tail)
+                    .and(
+                        Some(old),
+                        ReportResult::Applied,
+                        &format!("ROLLED_BACK_FROM: {new}"),
+                        "",
+                    )
             }
             Err(why) => {
                 warn!("rollback to {} failed: {why}", short(Some(old)));
                 let why_old = format!("ROLLBACK_FAILED: {why} (rolling back from {new})");
-                self.report(Some(old), ReportResult::Failed, &why_old, "")
-                    .await;
-                let msg = format!("{}{suffix}: {why}", f.message());
-                Err(if self.interrupted() {
-                    Failure::temporary(msg)
+                let interrupted = self.interrupted();
+                let f = f.map_message(|m| format!("{m}{suffix}: {why}"));
+                let f = if interrupted {
+                    f.with_kind(Kind::Temporary)
                 } else {
-                    Failure::fail(msg)
-                })
+                    f
+                };
+                Outcome::quiet(Err(f))
+                    .and(Some(new), ReportResult::Failed, &detail, &tail)
+                    .and(Some(old), ReportResult::Failed, &why_old, "")
             }
         }
     }
@@ -327,12 +307,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     /// A sha that failed and was rolled back, still desired: not applied again yet. The running
     /// release is reported as in a heartbeat, with why the desired one waits.
-    async fn held(
-        &mut self,
-        f: &FailedRelease,
-        until: u64,
-        before: Vec<Container>,
-    ) -> Result<Exit, Failure> {
+    async fn held(&mut self, f: &FailedRelease, until: u64, before: Vec<Container>) -> Outcome {
         info!(
             "{} failed and was rolled back; not retried before {} (or until the desired sha changes)",
             short(Some(&f.sha)),
@@ -347,9 +322,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     f.sha,
                     rfc3339(until)
                 );
-                self.report(Some(&applied), ReportResult::Applied, &detail, "")
-                    .await;
-                Ok(Exit::Ok)
+                Outcome::applied(&applied, &detail)
             }
             // the rollback did not bring a healthy release back: the heartbeat says how it is
             _ => self.heartbeat(before).await,
@@ -363,23 +336,44 @@ mod tests {
 
     #[test]
     fn only_a_started_release_that_failed_is_rolled_back() {
-        assert!(rollback_worthy(&Failure::fail(
-            "UNHEALTHY: not healthy within 20s: web"
-        )));
-        assert!(rollback_worthy(&Failure::fail(
-            "COMPOSE_UP_FAILED: port taken"
-        )));
+        let coded = |code, kind| Failure::coded(kind, code, "x");
+        for code in [Code::Unhealthy, Code::ComposeUpFailed, Code::CrashLoop] {
+            assert!(rollback_worthy(&coded(code, Kind::Fail)), "{code}");
+        }
         // refused before `up`: the running release was never touched
-        assert!(!rollback_worthy(&Failure::fail(
-            "COMPOSE_PULL_FAILED: denied"
+        assert!(!rollback_worthy(&coded(
+            Code::ComposePullFailed,
+            Kind::Fail
         )));
-        assert!(!rollback_worthy(&Failure::fail(
-            "PRIVILEGED_REFUSED: web: privileged"
-        )));
+        assert!(!rollback_worthy(&Failure::from(Refusal::new(
+            "PRIVILEGED_REFUSED",
+            "web: privileged"
+        ))));
         // SIGTERM or a dead OpenBao: the next tick converges, nothing to roll back
-        assert!(!rollback_worthy(&Failure::temporary(
-            "UNHEALTHY: interrupted"
-        )));
+        assert!(!rollback_worthy(&coded(Code::Unhealthy, Kind::Temporary)));
+        // a message that only reads like one is not a code
+        assert!(!rollback_worthy(&Failure::fail("UNHEALTHY: typed")));
+    }
+
+    #[test]
+    fn an_apply_failure_is_reported_with_a_code_unless_it_is_temporary() {
+        let sha = "a".repeat(64);
+        let out = apply_failed(&sha, Failure::fail("cannot promote"));
+        let f = out.res.as_ref().unwrap_err();
+        assert_eq!(f.code(), Some(Code::ApplyFailed));
+        assert_eq!(f.message(), "APPLY_FAILED: cannot promote");
+        assert_eq!(out.said.len(), 1);
+        let out = apply_failed(&sha, interrupt());
+        assert_eq!(
+            (out.said.len(), out.res.unwrap_err().exit()),
+            (1, Exit::TempFail)
+        );
+        let out = apply_failed(&sha, Failure::temporary("OpenBao unavailable: refused"));
+        assert!(out.said.is_empty());
+    }
+
+    fn interrupt() -> Failure {
+        crate::agent::apply::interrupted_during("up")
     }
 
     #[test]

@@ -174,7 +174,7 @@ fn an_engine_that_is_down_is_named_in_the_report() {
     b.applied(&sha('a'), &["web"]);
     b.agent.engine.down.set(true);
     let f = b.tick().unwrap_err();
-    assert_eq!(f.code(), Some("DOCKER_UNAVAILABLE"));
+    assert_eq!(f.code(), Some(crate::error::Code::DockerUnavailable));
     assert!(
         f.message().contains("connection refused"),
         "{}",
@@ -221,7 +221,7 @@ fn a_refused_token_without_a_grant_is_exit_1_with_the_advice() {
     });
     let f = b.tick().unwrap_err();
     assert_eq!(f.exit(), Exit::Fail);
-    assert_eq!(f.code(), Some("AGENT_UNAUTHENTICATED"));
+    assert_eq!(f.code(), Some(crate::error::Code::AgentUnauthenticated));
     assert!(f.message().contains("bootstrap --force"));
     assert!(b.bao().calls.borrow().is_empty());
 }
@@ -292,7 +292,12 @@ fn a_privileged_bundle_is_refused_and_reported_before_any_lease() {
     b.tenancy()
         .answer(&format!(r#"{{"action": "apply", "desired_sha": "{s}"}}"#));
     let f = b.tick().unwrap_err();
-    assert_eq!(f.code(), Some("PRIVILEGED_REFUSED"), "{}", f.message());
+    assert_eq!(
+        f.code().map(|c| c.as_str()),
+        Some("PRIVILEGED_REFUSED"),
+        "{}",
+        f.message()
+    );
     assert_eq!(
         b.calls(),
         [
@@ -330,7 +335,12 @@ fn a_bundle_that_does_not_hash_to_its_sha_is_refused() {
         r#"{{"action": "apply", "desired_sha": "{claimed}"}}"#
     ));
     let f = b.tick().unwrap_err();
-    assert_eq!(f.code(), Some("BUNDLE_SHA_MISMATCH"), "{}", f.message());
+    assert_eq!(
+        f.code().map(|c| c.as_str()),
+        Some("BUNDLE_SHA_MISMATCH"),
+        "{}",
+        f.message()
+    );
     assert_eq!(b.reports()[0]["sha"], claimed.as_str());
     assert!(b.tenancy().leases.calls.borrow().is_empty());
 }
@@ -349,7 +359,12 @@ fn an_unreadable_secret_refuses_the_bundle_after_a_lease_and_names_the_variable(
     b.tenancy()
         .answer(&format!(r#"{{"action": "apply", "desired_sha": "{s}"}}"#));
     let f = b.tick().unwrap_err();
-    assert_eq!(f.code(), Some("SECRET_UNREADABLE"), "{}", f.message());
+    assert_eq!(
+        f.code().map(|c| c.as_str()),
+        Some("SECRET_UNREADABLE"),
+        "{}",
+        f.message()
+    );
     assert!(f.message().contains("API_KEY"), "{}", f.message());
     // the stored token was dead: leased, logged in, the old one revoked, then the read
     let bao = b.bao().calls.borrow().clone();

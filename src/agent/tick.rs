@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::tenancy::Action;
-use crate::tenancy::ReportResult;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// One tick under the lock. A second concurrent tick returns `Ok` at once.
@@ -78,7 +77,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
             Err(f) if f.exit() == Exit::Fail => {
                 if let Some(code) = f.code() {
-                    *c.failures.entry(code.to_string()).or_default() += 1;
+                    *c.failures.entry(code.as_str().to_string()).or_default() += 1;
                 }
             }
             _ => {}
@@ -160,7 +159,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             // a new desired sha starts afresh
             self.state.retry = None;
         }
-        let result = match resp.action {
+        let out = match resp.action {
             Action::Apply => {
                 let sha = resp.desired_sha.clone().unwrap_or_default();
                 let held = self
@@ -175,32 +174,20 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     (_, Some(r)) => self.retry_held(&r, containers).await,
                     _ => {
                         self.state.counters.apply_attempts += 1;
-                        let res = self.apply_or_roll_back(&sha, containers).await;
-                        self.note_attempt(&sha, &res);
-                        res
+                        let out = self.apply_or_roll_back(&sha, containers).await;
+                        self.note_attempt(&sha, &out.res);
+                        out
                     }
                 }
             }
             Action::Down => self.down(resp.prod, resp.purge_volumes).await,
             _ => self.heartbeat(containers).await,
         };
-        let result = match result {
-            // a local failure of the apply (its own files, the guard, compose not starting)
-            // that no report carried yet: tenancy hears it too, with a code
-            Err(f)
-                if f.exit() == Exit::Fail && resp.action == Action::Apply && !self.now.reported =>
-            {
-                let sha = resp.desired_sha.clone().unwrap_or_default();
-                let msg = match f.code() {
-                    Some(_) => f.message().to_string(),
-                    None => format!("APPLY_FAILED: {}", f.message()),
-                };
-                self.report(Some(&sha), ReportResult::Failed, &msg, "")
-                    .await;
-                Err(f.map_message(|_| msg))
-            }
-            other => other,
-        };
+        // the one place that talks to tenancy about what the action did
+        for said in out.said {
+            self.send(said).await;
+        }
+        let result = out.res;
         if let Err(f) = self.token_upkeep().await {
             warn!("token upkeep: {}", f.message());
         }
