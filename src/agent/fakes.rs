@@ -179,6 +179,28 @@ impl FakeClock {
     }
 }
 
+/// The agent's wall clock, moved by hand (shared with the agent, so `Sync`).
+#[derive(Clone)]
+pub(super) struct HandClock(pub(super) std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl HandClock {
+    pub(super) fn at(t: u64) -> HandClock {
+        HandClock(std::sync::Arc::new(std::sync::atomic::AtomicU64::new(t)))
+    }
+    pub(super) fn advance(&self, s: u64) {
+        self.0.fetch_add(s, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for HandClock {
+    fn wall(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn boot(&self) -> BootClock {
+        BootClock::now()
+    }
+}
+
 /// Tenancy: check-in answers from a queue (`none` once it is empty), bundles by sha, every
 /// report kept as the JSON it would be sent as, the lease as [`FakeLeases`].
 #[derive(Default)]
