@@ -425,3 +425,54 @@ fn transport_trouble_is_75_and_no_token_is_1() {
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.contains("auto_rollback"), "{r:?}");
 }
+
+/// A sha whose pull failed is held back (backoff): `plan` says so in the tick's order — the
+/// next attempt and when — and `retry_held` in its text form, without touching anything.
+fn backoff_is_planned(f: Flavour) {
+    require_docker();
+    let mut s = Stack::new("planretry", f);
+    s.set_extra("retry_backoff_max_s: 3600\n");
+    s.give_bootstrap();
+    let v = s
+        .bao
+        .put_secret(&s.env, "api_key", &[("value", "retry-secret")]);
+    let missing = compose_with("a", &[]).replace(
+        "127.0.0.1:5001/monky/busybox:1",
+        "127.0.0.1:5001/monky/busybox:no-such-tag",
+    );
+    assert_ne!(missing, compose_with("a", &[]), "the image was replaced");
+    let sha = s
+        .tenancy
+        .set_bundle(&s.env, bundle(&s, 1, missing, v, vec![]).files());
+    let r = s.tick();
+    assert_eq!(r.code, 1, "{r:?}");
+    let rep = s.last_report();
+    assert!(
+        rep["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("COMPOSE_PULL_FAILED: "),
+        "{rep:#}"
+    );
+    let before = untouched(&s);
+    let (r, p) = plan_json(&s);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(untouched(&s), before, "plan touched something");
+    assert_eq!(p["desired"]["sha"], sha.as_str());
+    assert_eq!(p["would"], "retry_held", "{p:#}");
+    assert_eq!(p["retry"]["attempt"], 2, "{p:#}");
+    let st: Value =
+        serde_json::from_slice(&std::fs::read(s.state_dir().join("state.json")).unwrap()).unwrap();
+    assert_eq!(st["retry"]["attempts"], 1);
+    assert!(
+        p["retry"]["not_before"].as_str().unwrap().ends_with('Z'),
+        "{p:#}"
+    );
+    let r = s.cmd(&["plan"]);
+    assert!(
+        r.stdout
+            .contains("retry_held: this sha failed; attempt 2 not before "),
+        "{r:?}"
+    );
+}
+all_composes!(backoff_is_planned);

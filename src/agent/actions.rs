@@ -103,6 +103,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
     }
 
+    /// What `down` does with volumes on this box, given tenancy's flags (the tick's and
+    /// `plan`'s one rule).
+    pub(super) fn down_plan(&self, tenancy_prod: bool, purge: bool) -> DownPlan {
+        down_plan(
+            tenancy_prod || self.cfg.prod == Some(true),
+            purge || self.cfg.volumes_on_absent == VolumesOnAbsent::Purge,
+        )
+    }
+
     pub(super) fn expected_services(&self, dir: &Path) -> Vec<String> {
         self.release_shape(dir).0
     }
@@ -123,10 +132,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 
     pub(super) async fn down(&mut self, tenancy_prod: bool, purge: bool) -> Outcome {
-        let DownPlan { volumes, kept } = down_plan(
-            tenancy_prod || self.cfg.prod == Some(true),
-            purge || self.cfg.volumes_on_absent == VolumesOnAbsent::Purge,
-        );
+        let DownPlan { volumes, kept } = self.down_plan(tenancy_prod, purge);
         if kept {
             warn!("down: volume purge requested but this is a prod environment: volumes are kept");
         }
@@ -235,8 +241,8 @@ fn unhealthy(expected: &[String], cs: &[Container]) -> Option<Failure> {
 /// What `down` does with volumes: purged only when asked (by tenancy or `volumes_on_absent`)
 /// and never in prod, where the request is `kept` and said so.
 #[derive(Debug, PartialEq, Eq)]
-struct DownPlan {
-    volumes: bool,
+pub(super) struct DownPlan {
+    pub(super) volumes: bool,
     kept: bool,
 }
 

@@ -163,22 +163,32 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                         p.refusals.push(r);
                     }
                 }
+                p.retry = self
+                    .state
+                    .retry
+                    .as_ref()
+                    .filter(|r| r.sha == sha && !resp.urgent && self.wall() < r.next_at)
+                    .map(|r| RetryInfo {
+                        attempt: r.attempts + 1,
+                        not_before: rollback::rfc3339(r.next_at),
+                    });
+                // the tick's order: a window, then the backoff, then the rollback's hold
                 p.would = if !p.refusals.is_empty() {
                     "refuse"
-                } else if p.rollback.held_until.is_some() {
-                    "hold"
                 } else if wait.is_some() && !resp.urgent {
                     "defer"
+                } else if p.retry.is_some() {
+                    "retry_held"
+                } else if p.rollback.held_until.is_some() {
+                    "hold"
                 } else {
                     "apply"
                 }
                 .into();
             }
             Action::Down => {
-                let prod = resp.prod || self.cfg.prod == Some(true);
-                let purge =
-                    resp.purge_volumes || self.cfg.volumes_on_absent == VolumesOnAbsent::Purge;
-                p.down_volumes = Some(purge && !prod);
+                // the tick's own rule (actions.rs)
+                p.down_volumes = Some(self.down_plan(resp.prod, resp.purge_volumes).volumes);
                 p.would = "down".into();
                 p.services = running
                     .iter()

@@ -8,7 +8,8 @@ pub struct Plan {
     pub env_id: String,
     /// Tenancy's action: `apply` | `none` | `down`.
     pub action: String,
-    /// What a tick would do now: `apply` | `refuse` | `defer` | `hold` | `down` | `nothing`.
+    /// What a tick would do now, in the tick's own order: `refuse` | `defer` | `retry_held` |
+    /// `hold` | `apply` | `down` | `nothing`.
     pub would: String,
     pub urgent: bool,
     pub applied: Release,
@@ -25,6 +26,8 @@ pub struct Plan {
     pub disk: Option<Disk>,
     pub window: WindowInfo,
     pub rollback: RollbackInfo,
+    /// Backoff for a failing desired sha (`RETRY_HELD`): the next attempt and when.
+    pub retry: Option<RetryInfo>,
     /// `down` only: whether volumes would be removed.
     pub down_volumes: Option<bool>,
     pub refusals: Vec<PlanRefusal>,
@@ -96,6 +99,13 @@ pub struct RollbackInfo {
 }
 
 #[derive(Debug, Serialize)]
+pub struct RetryInfo {
+    pub attempt: u32,
+    /// RFC 3339.
+    pub not_before: String,
+}
+
+#[derive(Debug, Serialize)]
 pub struct PlanRefusal {
     pub code: String,
     pub detail: String,
@@ -125,6 +135,11 @@ pub(super) fn print_text(p: &Plan) {
                 "defer: outside every window; next {} at {}",
                 p.window.next_window.as_deref().unwrap_or("?"),
                 p.window.next_at.as_deref().unwrap_or("?")
+            ),
+            "retry_held" => format!(
+                "retry_held: this sha failed; attempt {} not before {}",
+                p.retry.as_ref().map_or(0, |r| r.attempt),
+                p.retry.as_ref().map_or("?", |r| r.not_before.as_str())
             ),
             "hold" => format!(
                 "hold: this sha failed and was rolled back; not retried before {}",
