@@ -141,6 +141,14 @@ impl Failure {
 
     /// An uncoded failure given a code: `CODE: <message>`, kind and cause kept.
     pub fn with_code(mut self, code: Code) -> Self {
+        // a code in the text but not in the type is a construction bug: make it at the source
+        debug_assert!(
+            !self.msg.split_once(": ").is_some_and(
+                |(c, _)| c.len() > 3 && c.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
+            ),
+            "uncoded failure that reads coded: {}",
+            self.msg
+        );
         self.msg = format!("{code}: {}", self.msg);
         self.code = Some(code);
         self

@@ -15,7 +15,6 @@ use crate::bao::{BaoError, Login};
 use crate::config::Config;
 use crate::redact;
 use crate::state::{self, State, TokenMeta, TokenSource};
-use crate::tenancy::TenancyError;
 
 #[cfg(test)]
 mod tests;
@@ -230,10 +229,7 @@ impl TokenManager {
             .leaser
             .lease(&self.bearer(), &self.env_id, reason)
             .await
-            .map_err(|e| match e {
-                TenancyError::LegacyLease => Failure::fail(format!("LEASE_LEGACY_REFUSED: {e}")),
-                other => Failure::from(other),
-            })?;
+            .map_err(Failure::from)?;
         crate::testhook::pause("after-lease");
         let login = p.vault.login(&lease.grant).await.map_err(Failure::from)?;
         if let Some(f) = self.foreign(&login, p, "the leased grant is for").await {
