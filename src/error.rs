@@ -52,12 +52,13 @@ pub enum Code {
     StateWriteFailed,
     AgentUnauthenticated,
     LeaseLegacyRefused,
+    AgentEnvMismatch,
     /// A refusal's own code (`PRIVILEGED_REFUSED`, `BIND_REFUSED`, …).
     Refused(&'static str),
 }
 
 impl Code {
-    const NAMED: [(Code, &'static str); 14] = [
+    const NAMED: [(Code, &'static str); 15] = [
         (Code::Unhealthy, "UNHEALTHY"),
         (Code::CrashLoop, "CRASH_LOOP"),
         (Code::JobFailed, "JOB_FAILED"),
@@ -72,6 +73,7 @@ impl Code {
         (Code::StateWriteFailed, "STATE_WRITE_FAILED"),
         (Code::AgentUnauthenticated, "AGENT_UNAUTHENTICATED"),
         (Code::LeaseLegacyRefused, "LEASE_LEGACY_REFUSED"),
+        (Code::AgentEnvMismatch, "AGENT_ENV_MISMATCH"),
     ];
 
     pub fn as_str(&self) -> &'static str {

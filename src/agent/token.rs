@@ -13,6 +13,7 @@ use super::token_policy::{self, AfterLookup, ForApply, Upkeep};
 use super::{Failure, Kind};
 use crate::bao::{BaoError, Login};
 use crate::config::Config;
+use crate::error::Code;
 use crate::redact;
 use crate::state::{self, State, TokenMeta, TokenSource};
 
@@ -66,13 +67,15 @@ impl TokenManager {
     /// The stored token's env pin must be this box's env (a moved config is not retried).
     pub(crate) fn check_pin(&self, st: &State) -> Result<(), Failure> {
         match &st.token {
-            Some(t) if !t.env_id.is_empty() && t.env_id != self.env_id => {
-                Err(Failure::env_mismatch(format!(
-                    "AGENT_ENV_MISMATCH: the stored token is pinned to {} but config.yaml says {}; \
-                     not retried — fix env_id or re-bootstrap this box",
+            Some(t) if !t.env_id.is_empty() && t.env_id != self.env_id => Err(Failure::coded(
+                Kind::EnvMismatch,
+                Code::AgentEnvMismatch,
+                format!(
+                    "the stored token is pinned to {} but config.yaml says {}; \
+                         not retried — fix env_id or re-bootstrap this box",
                     t.env_id, self.env_id
-                )))
-            }
+                ),
+            )),
             _ => Ok(()),
         }
     }
@@ -142,10 +145,14 @@ impl TokenManager {
             return None;
         }
         let _ = p.vault.revoke(&login.token).await;
-        Some(Failure::env_mismatch(format!(
-            "AGENT_ENV_MISMATCH: {what} {} but config.yaml says {}",
-            login.env_id, self.env_id
-        )))
+        Some(Failure::coded(
+            Kind::EnvMismatch,
+            Code::AgentEnvMismatch,
+            format!(
+                "{what} {} but config.yaml says {}",
+                login.env_id, self.env_id
+            ),
+        ))
     }
 
     /// Store the new token and make it the bearer; the one it replaces is returned for
