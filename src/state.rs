@@ -141,7 +141,7 @@ pub struct State {
     /// When the applied sha was applied (unix seconds), and the release that ran healthy
     /// before it: a crash loop within `rollback_window_s` goes back to that one.
     pub applied_at: Option<u64>,
-    pub rollback_target: Option<String>,
+    pub replaced_healthy: Option<String>,
 }
 
 /// Backoff for a failing release: attempt `attempts` failed; the next one not before `next_at`.

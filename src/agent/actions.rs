@@ -173,7 +173,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 self.state.applied_sha = None;
                 self.state.applied_serial = None;
                 self.state.applied_at = None;
-                self.state.rollback_target = None;
+                self.state.replaced_healthy = None;
                 let detail = if kept {
                     "volumes kept: prod environment"
                 } else {

@@ -96,7 +96,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     fn note_applied(&mut self, sha: &str, before: Option<&str>, res: &Result<Exit, Failure>) {
         if res.is_ok() && self.state.applied_sha.as_deref() == Some(sha) {
             self.state.applied_at = Some(self.wall());
-            self.state.rollback_target = before.map(str::to_string);
+            self.state.replaced_healthy = before.map(str::to_string);
         }
     }
 
@@ -107,7 +107,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if !self.cfg.auto_rollback {
             return None;
         }
-        let old = self.state.rollback_target.clone()?;
+        let old = self.state.replaced_healthy.clone()?;
         let at = self.state.applied_at?;
         if !in_window(at, self.wall(), self.cfg.rollback_window_s) {
             info!(
@@ -287,7 +287,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.state.applied_serial = Some(meta.serial);
             self.state.applied_at = Some(self.wall());
         }
-        self.state.rollback_target = None;
+        self.state.replaced_healthy = None;
         let (services, jobs) = self.release_shape(&rel);
         let cs = match self.wait_settled(&services, &jobs).await {
             Settled::Healthy(cs) => {
