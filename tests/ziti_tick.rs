@@ -240,9 +240,11 @@ fn sdk_corrupt_identity_exits_1_naming_the_file() {
 #[test]
 fn sdk_controller_stopped_exits_75_within_the_timeout() {
     require_sdk();
-    // A network of its own (other ports), so stopping its controller disturbs no other test.
+    // A network of its own (the shared one's ports + 1), so stopping its controller disturbs no
+    // other test.
     let dir = ziti_common::repo().join("target/ziti-net-down");
-    let net = Net::start_in(&dir, 1281, 3023);
+    let (ctrl, router) = ziti_common::ports();
+    let net = Net::start_in(&dir, ctrl + 1, router + 1);
     let s = Stack::new("ziti-down", Flavour::V2);
     let z = services(&net, &s);
     let id = net.identity(&unique("box-down"), &[&z.tenancy, &z.bao]);
