@@ -82,6 +82,16 @@ impl Net {
         })
     }
 
+    /// The edge router's port, as `scripts/ziti-net.sh` fixed it at the first start of `dir`.
+    pub fn router_port(&self) -> u16 {
+        let f = self.dir.join("ports");
+        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        text.split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("{}: no router port in {text:?}", f.display()))
+    }
+
     /// The controller's port, from `ctrl` (`https://localhost:PORT`).
     pub fn ctrl_port(&self) -> u16 {
         self.ctrl
