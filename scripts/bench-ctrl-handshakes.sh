@@ -4,7 +4,8 @@
 # as scripts/bench-ziti.sh sets it up. For each agent binary given (default: this tree's release
 # build), one warm-up tick, then N ticks for wall/CPU/RSS (wait4) and N more under
 # `strace -f -e trace=connect` counting connect(2) calls to the controller's port and the edge
-# router's port (strace slows the process, so those ticks are not timed). Every tick must exit 0.
+# router's port (strace slows the process, so those ticks are not timed), and the quickstart
+# process's CPU over the timed ticks (the controller's side). Every tick must exit 0.
 # Writes docs/bench/ctrl-handshakes.md. BENCH_CTRL_LOGS=DIR keeps every tick's output and strace
 # there (with ZITI_LOG=4 the SDK's own log shows which requests share a connection).
 #   scripts/bench-ctrl-handshakes.sh [N=10] [LABEL=BINARY ...]   (LABEL without spaces)
@@ -94,38 +95,89 @@ PY
 # connects to a port in an strace file (connect(2) calls, completed or EINPROGRESS)
 connects() { grep -c "sin_port=htons($2)" "$1" || true; }
 
+# CPU (ms) the quickstart process (controller and edge router in one) has used so far
+# BENCH_CTRL_LOOP_S=S: also run the long-lived loop (`run`, interval_s 5) for S seconds under
+# strace, sampling every 0.5 s its established controller connections (ss) and open fds.
+loop_run() { # label bin
+  sed 's/^interval_s: .*/interval_s: 5/' "$DIR/sdk.yaml" >"$DIR/loop.yaml"
+  grep -q '^interval_s: 5' "$DIR/loop.yaml" || echo "interval_s: 5" >>"$DIR/loop.yaml"
+  MONKY_LOG=monky_deployd=debug strace -f -qq -e trace=connect -o "$DIR/loop.trace" \
+    "$2" --config "$DIR/loop.yaml" run >"$DIR/loop.log" 2>&1 &
+  local sp=$! pid="" est=0 max=0 fd0="" fd1="" end=$((SECONDS + BENCH_CTRL_LOOP_S))
+  for _ in $(seq 50); do pid=$(pgrep -P "$sp" || true); [ -n "$pid" ] && break; sleep 0.1; done
+  [ -n "$pid" ] || { echo "bench-ctrl-handshakes: loop did not start" >&2; exit 1; }
+  while [ $SECONDS -lt $end ]; do
+    est=$(ss -tnpH state established "( dport = :$CTRL_PORT )" | grep -c "pid=$pid," || true)
+    [ "$est" -gt "$max" ] && max=$est
+    fd1=$(find "/proc/$pid/fd" -mindepth 1 2>/dev/null | wc -l); [ -n "$fd0" ] || fd0=$fd1
+    sleep 0.5
+  done
+  kill "$pid"; wait "$sp" || true
+  local ticks
+  ticks=$(grep -c "tick cost:" "$DIR/loop.log" || true)
+  echo "$1 loop $BENCH_CTRL_LOOP_S $ticks $(connects "$DIR/loop.trace" "$CTRL_PORT") $max $fd0 $fd1 $(connects "$DIR/loop.trace" "$ROUTER_PORT")" >>"$DIR/rows.txt"
+  [ -z "${BENCH_CTRL_LOGS:-}" ] || cp "$DIR/loop.log" "$DIR/loop.trace" "$BENCH_CTRL_LOGS/"
+}
+
+QS_PID=$(cat "$MONKY_ZITI_DIR/pid")
+qs_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d\n", ($14 + $15) * 1000 / hz }' "/proc/$QS_PID/stat"; }
+now_ms() { date +%s%3N; }
+
 tick "$(cut -d= -f2- <<<"${BINS[0]}")" >/dev/null   # the apply, on the first binary
+# the quickstart's own background CPU rate, to subtract from what the ticks cost it
+sleep 2; c0=$(qs_cpu); t0=$(now_ms); sleep 10; IDLE="$(( $(qs_cpu) - c0 )) $(( $(now_ms) - t0 ))"
 for spec in "${BINS[@]}"; do
   label=${spec%%=*} bin=${spec#*=}
   [ -x "$bin" ] || { echo "bench-ctrl-handshakes: no binary $bin" >&2; exit 1; }
   tick "$bin" >/dev/null   # warm-up
+  c0=$(qs_cpu); t0=$(now_ms)
   for i in $(seq 1 "$N"); do
     echo "$label time $(tick "$bin")" >>"$DIR/rows.txt"
+  done
+  echo "$label qs $(( $(qs_cpu) - c0 )) $(( $(now_ms) - t0 ))" >>"$DIR/rows.txt"
+  for i in $(seq 1 "$N"); do
     tick "$bin" "$DIR/trace.$i" >/dev/null
     [ -z "${BENCH_CTRL_LOGS:-}" ] || cp "$DIR/trace.$i" "$BENCH_CTRL_LOGS/trace.$label.$i"
     echo "$label conn $(connects "$DIR/trace.$i" "$CTRL_PORT") $(connects "$DIR/trace.$i" "$ROUTER_PORT")" >>"$DIR/rows.txt"
   done
   "$bin" version | head -1 >"$DIR/version.$label" 2>&1 || true
+  [ "${BENCH_CTRL_LOOP_S:-0}" -gt 0 ] && loop_run "$label" "$bin"
 done
 
 mkdir -p docs/bench
-python3 - "$DIR" "$N" "$(nproc)" "$(net ziti version 2>/dev/null || true)" "${BINS[@]}" >docs/bench/ctrl-handshakes.md <<'PY'
+python3 - "$DIR" "$N" "$(nproc)" "$(net ziti version 2>/dev/null || true)" "$IDLE" "${BINS[@]}" >docs/bench/ctrl-handshakes.md <<'PY'
 import sys, statistics as st, datetime, os
-d, n, cores, zv, *bins = sys.argv[1:]
+d, n, cores, zv, idle, *bins = sys.argv[1:]
+idle_cpu, idle_ms = map(int, idle.split())
 rows = [l.split() for l in open(os.path.join(d, "rows.txt"))]
 print(f"# Controller TLS connections per fresh-process sdk tick (scripts/bench-ctrl-handshakes.sh, {datetime.date.today()}, {cores} cores)\n")
 print(f"Quickstart controller + edge router {zv.strip()} on 127.0.0.1; `run --once` heartbeat (action none) "
       f"against the local stack over `sdk`; {n} ticks per binary for time, {n} more under strace for the "
       "connect(2) counts. Median (min–max).\n")
-print("| SDK build | controller connections | edge-router connections | process wall | process CPU | peak RSS |")
-print("|---|---|---|---|---|---|")
+print("| SDK build | controller connections | edge-router connections | process wall | process CPU | peak RSS | quickstart CPU per tick |")
+print("|---|---|---|---|---|---|---|")
 for spec in bins:
     label = spec.split("=", 1)[0]
     t = [list(map(int, r[2:])) for r in rows if r[0] == label and r[1] == "time"]
     c = [list(map(int, r[2:])) for r in rows if r[0] == label and r[1] == "conn"]
     mm = lambda xs, u="": f"{st.median(xs):g}{u} ({min(xs)}–{max(xs)})"
     rss = [x[2] / 1024 for x in t]
+    q = [list(map(int, r[2:])) for r in rows if r[0] == label and r[1] == "qs"][0]
+    qs = (q[0] - idle_cpu * q[1] / idle_ms) / int(n)
     print(f"| {label} | {mm([x[0] for x in c])} | {mm([x[1] for x in c])} | {mm([x[0] for x in t], ' ms')} | "
-          f"{mm([x[1] for x in t], ' ms')} | {st.median(rss):.1f} MiB |")
+          f"{mm([x[1] for x in t], ' ms')} | {st.median(rss):.1f} MiB | {qs:.0f} ms |")
+loops = [r for r in rows if r[1] == "loop"]
+if loops:
+    print()
+    print("Long-lived loop (`run`, interval_s 5, under strace), one context for all its ticks:\n")
+    print("| SDK build | seconds | ticks | controller connections (all) | most at once | open fds first → last | edge-router connections |")
+    print("|---|---|---|---|---|---|---|")
+    for r in loops:
+        print(f"| {r[0]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} | {r[6]} → {r[7]} | {r[8]} |")
+print()
+print("Quickstart CPU per tick: what the controller + edge-router process (one process in the "
+      "quickstart) used during the timed ticks, less its idle rate measured over "
+      f"{idle_ms / 1000:.0f} s before ({idle_cpu} ms CPU), divided by the ticks: the server side of "
+      "each tick, handshakes included (clock-tick resolution, so ±10 ms / N).")
 PY
 cat docs/bench/ctrl-handshakes.md
