@@ -97,25 +97,26 @@ connects() { grep -c "sin_port=htons($2)" "$1" || true; }
 
 # CPU (ms) the quickstart process (controller and edge router in one) has used so far
 # BENCH_CTRL_LOOP_S=S: also run the long-lived loop (`run`, interval_s 5) for S seconds under
-# strace, sampling every 0.5 s its established controller connections (ss) and open fds.
+# strace, sampling every 0.5 s its established controller connections (ss), open fds and RSS.
 loop_run() { # label bin
   sed 's/^interval_s: .*/interval_s: 5/' "$DIR/sdk.yaml" >"$DIR/loop.yaml"
   grep -q '^interval_s: 5' "$DIR/loop.yaml" || echo "interval_s: 5" >>"$DIR/loop.yaml"
   MONKY_LOG=monky_deployd=debug strace -f -qq -e trace=connect -o "$DIR/loop.trace" \
     "$2" --config "$DIR/loop.yaml" run >"$DIR/loop.log" 2>&1 &
-  local sp=$! pid="" est=0 max=0 fd0="" fd1="" end=$((SECONDS + BENCH_CTRL_LOOP_S))
+  local sp=$! pid="" est=0 max=0 fd0="" fd1="" rss0="" rss1="" end=$((SECONDS + BENCH_CTRL_LOOP_S))
   for _ in $(seq 50); do pid=$(pgrep -P "$sp" || true); [ -n "$pid" ] && break; sleep 0.1; done
   [ -n "$pid" ] || { echo "bench-ctrl-handshakes: loop did not start" >&2; exit 1; }
   while [ $SECONDS -lt $end ]; do
     est=$(ss -tnpH state established "( dport = :$CTRL_PORT )" | grep -c "pid=$pid," || true)
     [ "$est" -gt "$max" ] && max=$est
     fd1=$(find "/proc/$pid/fd" -mindepth 1 2>/dev/null | wc -l); [ -n "$fd0" ] || fd0=$fd1
+    rss1=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status"); [ -n "$rss0" ] || rss0=$rss1
     sleep 0.5
   done
   kill "$pid"; wait "$sp" || true
   local ticks
   ticks=$(grep -c "tick cost:" "$DIR/loop.log" || true)
-  echo "$1 loop $BENCH_CTRL_LOOP_S $ticks $(connects "$DIR/loop.trace" "$CTRL_PORT") $max $fd0 $fd1 $(connects "$DIR/loop.trace" "$ROUTER_PORT")" >>"$DIR/rows.txt"
+  echo "$1 loop $BENCH_CTRL_LOOP_S $ticks $(connects "$DIR/loop.trace" "$CTRL_PORT") $max $fd0 $fd1 $(connects "$DIR/loop.trace" "$ROUTER_PORT") $rss0 $rss1" >>"$DIR/rows.txt"
   [ -z "${BENCH_CTRL_LOGS:-}" ] || cp "$DIR/loop.log" "$DIR/loop.trace" "$BENCH_CTRL_LOGS/"
 }
 
@@ -170,10 +171,11 @@ loops = [r for r in rows if r[1] == "loop"]
 if loops:
     print()
     print("Long-lived loop (`run`, interval_s 5, under strace), one context for all its ticks:\n")
-    print("| SDK build | seconds | ticks | controller connections (all) | most at once | open fds first → last | edge-router connections |")
-    print("|---|---|---|---|---|---|---|")
+    print("| SDK build | seconds | ticks | controller connections (all) | most at once | open fds first → last | RSS first → last | edge-router connections |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in loops:
-        print(f"| {r[0]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} | {r[6]} → {r[7]} | {r[8]} |")
+        print(f"| {r[0]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} | {r[6]} → {r[7]} | "
+              f"{int(r[9]) / 1024:.1f} → {int(r[10]) / 1024:.1f} MiB | {r[8]} |")
 print()
 print("Quickstart CPU per tick: what the controller + edge-router process (one process in the "
       "quickstart) used during the timed ticks, less its idle rate measured over "
