@@ -11,11 +11,13 @@ main_target="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TARGET_DIR="${MONKY_SDK_MODES_TARGET:-${MONKY_CACHE:-/var/cache/monky-deployd-dev}/target-sdk-modes}"
 fail() { echo "check-sdk-modes: $*" >&2; exit 1; }
 
-# the vendored build's archives, from the main target dir (the test suite built them)
+# the vendored build's archives, from the main target dir (the test suite built them); the newest
+# first, so a stale build of an older vendor/ tree is never the one packaged
 out=""
-for d in "$main_target"/debug/build/ziti-sys-*/out; do
+while IFS= read -r d; do
   if [ -f "$d/sdk_info.rs" ] && grep -q '"vendored"' "$d/sdk_info.rs" && [ -f "$d/libuv/lib/libuv.a" ]; then out=$d; break; fi
-done
+done < <(find "$main_target"/debug/build -path '*/ziti-sys-*/out/*/libziti.a' -printf '%T@ %p\n' 2>/dev/null |
+  sort -rn | sed -E 's#^[^ ]+ (.*/ziti-sys-[^/]+/out)/.*#\1#')
 [ -n "$out" ] || fail "no vendored ziti-sys build under $main_target (run cargo build first)"
 prefix=$(mktemp -d /tmp/ziti-prefix.XXXXXX)
 trap 'rm -rf "$prefix"' EXIT

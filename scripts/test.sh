@@ -34,6 +34,8 @@ step "cargo test"
 cargo test --workspace --no-fail-fast -- --test-threads "${MONKY_TEST_THREADS:-4}"
 step "ziti-sys build modes (prebuilt SDK, no SDK)"
 bash scripts/check-sdk-modes.sh
+step "vendored tlsuv: kept-alive connection follows a URL change (patch tlsuv-0001)"
+bash scripts/check-tlsuv-keepalive.sh
 if [ -x packaging/tests/run.sh ]; then
   step "packaging checks"
   bash packaging/tests/run.sh

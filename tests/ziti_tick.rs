@@ -149,6 +149,7 @@ fn sdk_enrolled_by_the_agent_applies_and_heartbeats() {
         ),
     );
     apply_then_heartbeat(&s, "sdk");
+    heartbeat_controller_connections_are_few(net, &s);
 
     // status: transport, linked SDK, identity loads, both services dialable
     let r = s.cmd(&["status", "--json"]);
@@ -162,6 +163,45 @@ fn sdk_enrolled_by_the_agent_applies_and_heartbeats() {
     let eps = v["endpoints"].as_array().cloned().unwrap_or_default();
     assert_eq!(eps.len(), 2, "{v}");
     assert!(eps.iter().all(|e| e["state"] == "dialable"), "{v}");
+}
+
+/// One more heartbeat, under `strace`: a fresh process makes at most two TLS connections to the
+/// controller (the controller client's, kept between batches by vendor patch ziti-sdk-c-0002,
+/// and the OIDC client's). 1.18.2 unpatched made five.
+fn heartbeat_controller_connections_are_few(net: &Net, s: &Stack) {
+    let trace = s.dir.path().join("connect.strace");
+    let o = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=connect", "-o"])
+        .arg(&trace)
+        .arg(BIN)
+        .arg("--config")
+        .arg(s.config_path())
+        .args(["run", "--once"])
+        .env_remove("MONKY_LOG")
+        .output()
+        .expect("run strace (apt-get install strace; scripts/provision.sh installs it)");
+    assert!(
+        o.status.success(),
+        "heartbeat under strace: {o:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        s.tenancy.checkins().len(),
+        3,
+        "the traced heartbeat checked in"
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let to = |port: u16| {
+        text.lines()
+            .filter(|l| l.contains(&format!("sin_port=htons({port})")))
+            .count()
+    };
+    let (ctrl, router) = (to(net.ctrl_port()), to(net.router_port()));
+    assert!(
+        (1..=2).contains(&ctrl),
+        "{ctrl} controller connections for one heartbeat:\n{text}"
+    );
+    assert_eq!(router, 1, "one edge-router connection:\n{text}");
 }
 
 #[test]
@@ -240,9 +280,11 @@ fn sdk_corrupt_identity_exits_1_naming_the_file() {
 #[test]
 fn sdk_controller_stopped_exits_75_within_the_timeout() {
     require_sdk();
-    // A network of its own (other ports), so stopping its controller disturbs no other test.
+    // A network of its own (the shared one's ports + 1), so stopping its controller disturbs no
+    // other test.
     let dir = ziti_common::repo().join("target/ziti-net-down");
-    let net = Net::start_in(&dir, 1281, 3023);
+    let (ctrl, router) = ziti_common::ports();
+    let net = Net::start_in(&dir, ctrl + 1, router + 1);
     let s = Stack::new("ziti-down", Flavour::V2);
     let z = services(&net, &s);
     let id = net.identity(&unique("box-down"), &[&z.tenancy, &z.bao]);

@@ -69,15 +69,36 @@ impl Net {
         }
     }
 
-    /// The network shared by every suite: `$MONKY_ZITI_DIR` or `target/ziti-net`, ports 1280/3022.
+    /// The network shared by every suite: `$MONKY_ZITI_DIR` or `target/ziti-net`, ports
+    /// [`ports`].
     pub fn shared() -> &'static Net {
         static NET: OnceLock<Net> = OnceLock::new();
         NET.get_or_init(|| {
             let dir = std::env::var_os("MONKY_ZITI_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| repo().join("target/ziti-net"));
-            Net::start_in(&dir, 1280, 3022)
+            let (ctrl, router) = ports();
+            Net::start_in(&dir, ctrl, router)
         })
+    }
+
+    /// The edge router's port, as `scripts/ziti-net.sh` fixed it at the first start of `dir`.
+    pub fn router_port(&self) -> u16 {
+        let f = self.dir.join("ports");
+        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        text.split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("{}: no router port in {text:?}", f.display()))
+    }
+
+    /// The controller's port, from `ctrl` (`https://localhost:PORT`).
+    pub fn ctrl_port(&self) -> u16 {
+        self.ctrl
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {}", self.ctrl))
     }
 
     pub fn stop(&self) {
@@ -121,6 +142,19 @@ impl Net {
         a.extend_from_slice(args);
         script(&self.dir, &a, &[])
     }
+}
+
+/// Controller and router ports of the shared network: `ZITI_CTRL_PORT` / `ZITI_ROUTER_PORT` as
+/// `scripts/ziti-net.sh` reads them (1280/3022 by default), so engineers sharing a machine can
+/// each run their own network.
+pub fn ports() -> (u16, u16) {
+    let port = |k: &str, d: u16| match std::env::var(k) {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{k}={v} is not a port number")),
+        Err(_) => d,
+    };
+    (port("ZITI_CTRL_PORT", 1280), port("ZITI_ROUTER_PORT", 3022))
 }
 
 fn script(dir: &Path, args: &[&str], ports: &[(&str, u16)]) -> String {

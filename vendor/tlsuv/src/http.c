@@ -288,6 +288,7 @@ static void make_links(tlsuv_http_t *c, uv_link_t *conn_src) {
         c->connected = Handshaking;
     }
     else {
+        c->host_change = false; // monky-deployd patch: this connection is to the current host
         uv_link_chain(conn_src, &c->http_link);
     }
 
@@ -631,7 +632,10 @@ static void process_requests(uv_idle_t *ar) {
         STAILQ_REMOVE_HEAD(&c->requests, _next);
 
         // if not keepalive close connection before next request
-        if (!c->keepalive) {
+        // monky-deployd patch: likewise after tlsuv_http_set_url() named another server, so a
+        // kept-alive connection never carries a request meant for the new one (the ziti
+        // controller client switches endpoints and follows redirects this way).
+        if (!c->keepalive || (c->host_change && c->connected != Disconnected)) {
             close_connection(c);
         }
         if (c->active) {
@@ -779,7 +783,15 @@ int tlsuv_http_set_url(tlsuv_http_t *clt, const char *url) {
     }
 
     if (clt->host) {
-        clt->host_change = true;
+        // monky-deployd patch: only another server is a change (clients that set the URL before
+        // every request, like ziti's OIDC client, keep their connection to the same one).
+        char new_port[sizeof(clt->port)];
+        snprintf(new_port, sizeof(new_port), "%d", u.port != 0 ? u.port : port);
+        if (strlen(clt->host) != u.hostname_len ||
+            strncasecmp(clt->host, u.hostname, u.hostname_len) != 0 ||
+            strcmp(clt->port, new_port) != 0) {
+            clt->host_change = true;
+        }
         tlsuv__free(clt->host);
     }
     set_http_header(&clt->headers, "Host", NULL);

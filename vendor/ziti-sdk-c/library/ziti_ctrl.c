@@ -23,7 +23,11 @@
 
 
 #define DEFAULT_PAGE_SIZE 25
-#define ZITI_CTRL_KEEPALIVE 0
+// monky-deployd patch: keep the controller connection between batches of requests (0 closed it
+// as soon as the queue was empty, so one context load cost ~5 TLS handshakes). Stays below the
+// controller's HTTP idleTimeout (default 5000 ms) so the controller never closes it first, under
+// a request in flight.
+#define ZITI_CTRL_KEEPALIVE 3000
 #define ZITI_CTRL_TIMEOUT 15000
 // one minute in millis
 #define ONE_MINUTE (1 * 60 * 1000)
@@ -557,7 +561,7 @@ static const char* ctrl_next_ep(ziti_controller *ctrl, const char *current) {
     MODEL_MAP_FOREACH(url, d, &ctrl->endpoints) {
         if (d == NULL || d->is_online) {
             model_list_append(&online, (void*)url);
-        } else if ((uint64_t)d->offline_time < (now - ONE_MINUTE)) {
+        } else if (d->offline_time == 0 || d->offline_time + ONE_MINUTE < now) {
             model_list_append(&check, (void*)url);
         }
     }
@@ -573,7 +577,7 @@ static const char* ctrl_next_ep(ziti_controller *ctrl, const char *current) {
         model_list_iter it = model_list_iterator(&check);
 
         // no controller is online just try random one from the list
-        int rand = (int) (uv_now(ctrl->loop) % model_map_size(&ctrl->endpoints));
+        int rand = (int) (uv_now(ctrl->loop) % model_list_size(&check));
         for (int i = 0; i < rand; i++) {
             it = model_list_it_next(it);
         }
@@ -604,6 +608,9 @@ int ziti_ctrl_init(uv_loop_t *loop, ziti_controller *ctrl, model_list *urls, tls
     }
 
     const char *initial_ep = ctrl_next_ep(ctrl, NULL);
+    if (initial_ep == NULL) {
+        return ZITI_INVALID_CONFIG;
+    }
     ctrl->url = strdup(initial_ep);
 
     ctrl->client = calloc(1, sizeof(tlsuv_http_t));
@@ -688,11 +695,11 @@ int ziti_ctrl_cancel(ziti_controller *ctrl) {
 int ziti_ctrl_close(ziti_controller *ctrl) {
     free_ziti_version(&ctrl->version);
     model_map_clear(&ctrl->endpoints, (void (*)(void *)) free_ziti_controller_detail_ptr);
-    FREE(ctrl->url);
-    FREE(ctrl->instance_id);
     if (ctrl->client) {
         tlsuv_http_close(ctrl->client, on_http_close);
     }
+    FREE(ctrl->url);
+    FREE(ctrl->instance_id);
     ctrl->client = NULL;
     return ZITI_OK;
 }
