@@ -54,6 +54,10 @@ struct Shared {
     pulled: Mutex<Vec<String>>,
     /// The image ledger, once loaded.
     ledger: Mutex<Option<Ledger>>,
+    /// Full ids of containers found to be this project's (`judge::owned`).
+    own_containers: Mutex<std::collections::HashSet<String>>,
+    /// The traced mounts of each container on the box, by id (`judge::box_binds`).
+    box_mounts: Mutex<std::collections::HashMap<String, Vec<crate::policy::HostBind>>>,
     /// The compose projects on the box, once listed.
     projects: Mutex<Option<std::collections::BTreeSet<String>>>,
     /// Compose creates services in parallel: one image judgement at a time, so a create never
@@ -93,6 +97,8 @@ impl Guard {
             seen: Mutex::new(Vec::new()),
             pulled: Mutex::new(Vec::new()),
             ledger: Mutex::new(None),
+            own_containers: Mutex::new(Default::default()),
+            box_mounts: Mutex::new(Default::default()),
             projects: Mutex::new(None),
             judging_images: tokio::sync::Mutex::new(()),
         });
