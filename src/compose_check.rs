@@ -233,12 +233,35 @@ fn binds_invariant(
         .unwrap_or_default();
     let mut release = vec![root.clone(), root.join(".env"), root.join("compose.yaml")];
     release.extend(files.iter().map(|f| root.join(f)));
-    policy::binds_invariant(&binds, &[], &release).map_err(|d| {
-        Refusal::new(
-            BIND_CODE,
-            d.0.replace(&format!("{}/", rules::RELEASE), "./"),
-        )
-    })
+    policy::binds_invariant(&binds, &[], &release)
+        .map_err(|d| Refusal::new(BIND_CODE, release_shown(&d.0)))
+}
+
+/// A first-pass message as an operator reads it: the placeholder root the release is judged
+/// under (it does not exist yet) becomes `./…` before a path in it, and `the release directory
+/// (./)` where it stands alone.
+fn release_shown(msg: &str) -> String {
+    let root = rules::RELEASE;
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find(root) {
+        let (before, at) = rest.split_at(i);
+        out.push_str(before);
+        let token_start = out.is_empty() || out.ends_with([' ', '(', ',']);
+        let after = &at[root.len()..];
+        if token_start && after.starts_with('/') {
+            out.push_str("./");
+            rest = &after[1..];
+        } else if token_start && (after.is_empty() || after.starts_with([' ', ',', ')', ':'])) {
+            out.push_str("the release directory (./)");
+            rest = after;
+        } else {
+            out.push_str(root);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]

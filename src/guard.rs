@@ -21,7 +21,7 @@ use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::UnixListener;
 use tracing::{debug, warn};
 
@@ -31,8 +31,10 @@ use crate::transport::UnixConnector;
 
 mod images;
 mod judge;
+mod meter;
 pub use images::{Ledger, IMAGE_LEDGER};
 use judge::decide;
+use meter::{Metered, MeteredExecutor};
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -44,12 +46,18 @@ struct Shared {
     /// Requests seen, and the time spent deciding them (the hop's own cost, logged on drop).
     requests: AtomicU64,
     check_us: AtomicU64,
+    /// The guard's own CPU (ns): every poll of its futures (`guard/meter.rs`).
+    cpu_ns: Arc<AtomicU64>,
     /// Binds allowed so far in this compose call.
     seen: Mutex<Vec<crate::policy::HostBind>>,
     /// References pulled without an error in this compose call, not yet in the ledger.
     pulled: Mutex<Vec<String>>,
     /// The image ledger, once loaded.
     ledger: Mutex<Option<Ledger>>,
+    /// Full ids of containers found to be this project's (`judge::owned`).
+    own_containers: Mutex<std::collections::HashSet<String>>,
+    /// The traced mounts of each container on the box, by id (`judge::box_binds`).
+    box_mounts: Mutex<std::collections::HashMap<String, Vec<crate::policy::HostBind>>>,
     /// The compose projects on the box, once listed.
     projects: Mutex<Option<std::collections::BTreeSet<String>>>,
     /// Compose creates services in parallel: one image judgement at a time, so a create never
@@ -75,8 +83,9 @@ impl Guard {
         let socket = dir.join("engine.sock");
         let _ = std::fs::remove_file(&socket);
         let listener = UnixListener::bind(&socket)?;
+        let cpu_ns = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(Shared {
-            upstream: Client::builder(TokioExecutor::new())
+            upstream: Client::builder(MeteredExecutor(cpu_ns.clone()))
                 .pool_timer(TokioTimer::new())
                 .pool_idle_timeout(std::time::Duration::from_secs(30))
                 .build(UnixConnector::new(upstream)),
@@ -84,20 +93,24 @@ impl Guard {
             denied: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
             check_us: AtomicU64::new(0),
+            cpu_ns: cpu_ns.clone(),
             seen: Mutex::new(Vec::new()),
             pulled: Mutex::new(Vec::new()),
             ledger: Mutex::new(None),
+            own_containers: Mutex::new(Default::default()),
+            box_mounts: Mutex::new(Default::default()),
             projects: Mutex::new(None),
             judging_images: tokio::sync::Mutex::new(()),
         });
         let sh = shared.clone();
-        let task = tokio::spawn(async move {
+        let accept = async move {
             loop {
                 let Ok((s, _)) = listener.accept().await else {
                     continue;
                 };
                 let sh = sh.clone();
-                tokio::spawn(async move {
+                let cpu = sh.cpu_ns.clone();
+                let conn = async move {
                     let svc = hyper::service::service_fn(move |req| {
                         let sh = sh.clone();
                         async move { Ok::<_, Infallible>(handle(&sh, req).await) }
@@ -105,9 +118,11 @@ impl Guard {
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(s), svc)
                         .await;
-                });
+                };
+                tokio::spawn(Metered::new(conn, cpu));
             }
-        });
+        };
+        let task = tokio::spawn(Metered::new(accept, cpu_ns));
         Ok(Guard {
             socket,
             shared,
@@ -124,9 +139,16 @@ impl Guard {
     /// policy) may write a file of it. The guard keeps that from being created; this catches
     /// what was there before.
     pub async fn preflight(&self) -> Result<(), String> {
-        let binds = judge::box_binds(&self.shared).await?;
-        crate::policy::release_outside_writable(&binds, &self.shared.boundary.release_files)
-            .map_err(|d| d.0)
+        let sh = &self.shared;
+        Metered::new(
+            async {
+                let binds = judge::box_binds(sh).await?;
+                crate::policy::release_outside_writable(&binds, &sh.boundary.release_files)
+                    .map_err(|d| d.0)
+            },
+            sh.cpu_ns.clone(),
+        )
+        .await
     }
 
     /// What was refused so far, in order (names and host paths only).
@@ -142,10 +164,11 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         debug!(
-            "engine guard: {} requests, {} refused, {} µs deciding",
+            "engine guard: {} requests, {} refused, {} µs deciding, {} µs cpu",
             self.shared.requests.load(Ordering::Relaxed),
             self.denied().len(),
-            self.shared.check_us.load(Ordering::Relaxed)
+            self.shared.check_us.load(Ordering::Relaxed),
+            self.shared.cpu_ns.load(Ordering::Relaxed) / 1000
         );
         self.task.abort();
         let _ = std::fs::remove_file(&self.socket);

@@ -397,3 +397,34 @@ fn jobs_from_compose_depends_on_and_the_marker_label() {
     let j: Vec<String> = jobs(&doc).into_iter().collect();
     assert_eq!(j, vec!["migrate", "report", "seed"]);
 }
+
+#[test]
+fn a_writable_bind_of_the_release_is_named_for_an_operator() {
+    let ctx = Normalised {
+        project_dir: FIRST_PASS_ROOT.into(),
+        project: "monky-a".into(),
+        bundle_files: vec!["compose.yaml".into(), "conf/app.conf".into()],
+        ..Default::default()
+    };
+    let first = |y: &str| {
+        check_bundle(&parse(y.as_bytes()).unwrap(), false, &ctx)
+            .map(|_| ())
+            .unwrap_err()
+    };
+    let svc = |v: &str| format!("services:\n  a:\n    image: x\n    volumes: [\"{v}\"]\n");
+    for v in ["./:/app", ".:/app"] {
+        let r = first(&svc(v));
+        assert_eq!(r.code, BIND_CODE, "{v}: {r:?}");
+        assert!(r.detail.contains("the release directory (./)"), "{v}: {r:?}");
+        assert!(!r.detail.contains(FIRST_PASS_ROOT), "{v}: {r:?}");
+    }
+    // a file of the bundle inside a writable bind keeps its ./ path
+    let r = first(&svc("./conf:/c"));
+    assert_eq!(r.code, BIND_CODE, "{r:?}");
+    assert!(r.detail.contains("./conf/app.conf"), "{r:?}");
+    assert!(!r.detail.contains(FIRST_PASS_ROOT), "{r:?}");
+    assert_eq!(
+        release_shown("/.release/.release-notes: writable, and holds /.release, which"),
+        "./.release-notes: writable, and holds the release directory (./), which"
+    );
+}

@@ -129,8 +129,14 @@ async fn image_id(sh: &Shared, image: &str) -> Result<Option<String>, String> {
     if status == StatusCode::NOT_FOUND {
         return Ok(None);
     }
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Ok(v.get("Id").and_then(|x| x.as_str()).map(String::from))
+    // only the id is read (an image inspect carries its whole config and history)
+    #[derive(Deserialize)]
+    struct Inspected {
+        #[serde(rename = "Id")]
+        id: Option<String>,
+    }
+    let v: Option<Inspected> = serde_json::from_slice(&body).ok();
+    Ok(v.and_then(|v| v.id))
 }
 
 /// A container of `service` may run `image`: its id is one this project pulled.

@@ -3,12 +3,14 @@
 //! project's own by inspecting them on the real engine, bind sources checked against every
 //! writable bind on the box and in this compose call.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
+use serde::Deserialize;
 use serde_json::Value;
 use tracing::debug;
 
@@ -316,6 +318,12 @@ async fn projects_on_box(sh: &Shared) -> Result<std::collections::BTreeSet<Strin
 /// The object exists and carries the project's label (an `external` volume or network of
 /// another project, or one made by hand, is never joined or removed).
 async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), String> {
+    // a container's labels are fixed at create and its full id is never reused, so a full id
+    // found to be the project's stays so (compose asks about the same containers many times)
+    let by_id = what == "container" && is_full_id(name);
+    if by_id && lock(&sh.own_containers)?.contains(name) {
+        return Ok(());
+    }
     let (status, body) = upstream_get(sh, path)
         .await
         .map_err(|e| format!("{what} {name}: cannot inspect: {}", Cause(&*e)))?;
@@ -324,43 +332,104 @@ async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), St
             "{what} {name} does not exist (external objects are not joined)"
         ));
     }
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let labels = v.get("Labels").or_else(|| v.pointer("/Config/Labels"));
-    let p = labels.and_then(|l| l.get(LABEL)).and_then(|s| s.as_str());
-    if p != Some(sh.boundary.project.as_str()) {
+    // only the labels are read (an inspect body is kilobytes of settings)
+    let o: Labelled = serde_json::from_slice(&body).unwrap_or_default();
+    let labels = o.labels.or(o.config.and_then(|c| c.labels));
+    let p = labels.as_ref().and_then(|l| l.get(LABEL));
+    if p != Some(&sh.boundary.project) {
         return Err(format!(
             "{what} {name} belongs to {}",
             p.map(|p| format!("project {p}"))
                 .unwrap_or_else(|| "something else on this box".into())
         ));
     }
+    if by_id {
+        lock(&sh.own_containers)?.insert(name.to_string());
+    }
     Ok(())
 }
 
+/// The labels of an inspected volume, network (`Labels`) or container (`Config.Labels`).
+#[derive(Deserialize, Default)]
+struct Labelled {
+    #[serde(rename = "Labels", default)]
+    labels: Option<BTreeMap<String, String>>,
+    #[serde(rename = "Config", default)]
+    config: Option<ConfigLabels>,
+}
+
+#[derive(Deserialize)]
+struct ConfigLabels {
+    #[serde(rename = "Labels", default)]
+    labels: Option<BTreeMap<String, String>>,
+}
+
+/// A container's full id (64 hex digits), as compose addresses the containers it made.
+fn is_full_id(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, String> {
+    m.lock().map_err(|_| "guard state poisoned".to_string())
+}
+
 /// Every bind and volume mount of every container on the box, traced as the engine resolves it
-/// now (a volume's directory counts as writable: containers write it).
+/// (a volume's directory counts as writable: containers write it).
+///
+/// The box is listed again at every call, so a container anyone created since is judged; a
+/// container already traced by this guard is not traced again: its mounts are fixed at create,
+/// and the directories its sources pass through are outside every writable bind (the
+/// invariant), so no container can change how they resolve during this compose call.
 pub(super) async fn box_binds(sh: &Shared) -> Result<Vec<policy::HostBind>, String> {
-    let (_, body) = upstream_get(sh, "/containers/json?all=1")
+    let (status, body) = upstream_get(sh, "/containers/json?all=1")
         .await
         .map_err(|e| format!("cannot list containers: {}", Cause(&*e)))?;
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let mut out = Vec::new();
-    for c in v.as_array().into_iter().flatten() {
-        for m in c
-            .get("Mounts")
-            .and_then(|m| m.as_array())
-            .into_iter()
-            .flatten()
-        {
-            let ty = m.get("Type").and_then(|t| t.as_str()).unwrap_or("");
-            let rw = m.get("RW").and_then(|t| t.as_bool()).unwrap_or(true);
-            let src = m.get("Source").and_then(|s| s.as_str()).unwrap_or("");
-            if (ty == "bind" || ty == "volume") && src.starts_with('/') {
-                out.push(policy::HostBind::new(Path::new(src), rw));
-            }
-        }
+    // an unreadable list is not an empty box
+    let listed: Vec<Listed> = serde_json::from_slice(&body)
+        .map_err(|e| format!("cannot list containers: engine answered {status} ({e})"))?;
+    let mut traced = lock(&sh.box_mounts)?;
+    let mut now: HashMap<String, Vec<policy::HostBind>> = HashMap::with_capacity(listed.len());
+    for c in listed {
+        let binds = match traced.remove(&c.id) {
+            Some(b) => b,
+            None => c
+                .mounts
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|m| (m.ty == "bind" || m.ty == "volume") && m.source.starts_with('/'))
+                .map(|m| policy::HostBind::new(Path::new(&m.source), m.rw))
+                .collect(),
+        };
+        now.insert(c.id, binds);
     }
+    let out = now.values().flatten().cloned().collect();
+    // containers gone from the box are forgotten
+    *traced = now;
     Ok(out)
+}
+
+/// One entry of `GET /containers/json`: only what the bind invariant reads.
+#[derive(Deserialize)]
+struct Listed {
+    #[serde(rename = "Id")]
+    id: String,
+    #[serde(rename = "Mounts", default)]
+    mounts: Option<Vec<ListedMount>>,
+}
+
+#[derive(Deserialize)]
+struct ListedMount {
+    #[serde(rename = "Type", default)]
+    ty: String,
+    #[serde(rename = "Source", default)]
+    source: String,
+    #[serde(rename = "RW", default = "writable")]
+    rw: bool,
+}
+
+/// A mount that does not say is taken as writable.
+fn writable() -> bool {
+    true
 }
 
 #[cfg(test)]
