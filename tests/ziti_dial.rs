@@ -201,7 +201,9 @@ async fn enroll_with_a_real_one_time_jwt_yields_an_identity_that_dials() {
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out).unwrap()).expect("identity is JSON");
     assert_eq!(
-        v["ztAPI"].as_str().map(|s| s.contains(":1280")),
+        v["ztAPI"]
+            .as_str()
+            .map(|s| s.contains(&format!(":{}", ziti_common::ports().0))),
         Some(true),
         "{v}"
     );

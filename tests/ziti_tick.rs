@@ -242,7 +242,8 @@ fn sdk_controller_stopped_exits_75_within_the_timeout() {
     require_sdk();
     // A network of its own (other ports), so stopping its controller disturbs no other test.
     let dir = ziti_common::repo().join("target/ziti-net-down");
-    let net = Net::start_in(&dir, 1281, 3023);
+    let (c, r) = ziti_common::ports();
+    let net = Net::start_in(&dir, c + 1, r + 1);
     let s = Stack::new("ziti-down", Flavour::V2);
     let z = services(&net, &s);
     let id = net.identity(&unique("box-down"), &[&z.tenancy, &z.bao]);

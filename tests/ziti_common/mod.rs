@@ -35,6 +35,20 @@ pub fn require_sdk() {
     );
 }
 
+/// `$ZITI_CTRL_PORT` and `$ZITI_ROUTER_PORT`, else 1280 and 3022.
+pub fn ports() -> (u16, u16) {
+    let port = |k: &str, d: u16| {
+        std::env::var(k)
+            .ok()
+            .map(|v| {
+                v.parse()
+                    .unwrap_or_else(|_| panic!("{k}={v} is not a port"))
+            })
+            .unwrap_or(d)
+    };
+    (port("ZITI_CTRL_PORT", 1280), port("ZITI_ROUTER_PORT", 3022))
+}
+
 /// A quickstart network living under one directory.
 pub struct Net {
     pub dir: PathBuf,
@@ -69,14 +83,16 @@ impl Net {
         }
     }
 
-    /// The network shared by every suite: `$MONKY_ZITI_DIR` or `target/ziti-net`, ports 1280/3022.
+    /// The network shared by every suite: `$MONKY_ZITI_DIR` or `target/ziti-net`, ports
+    /// `$ZITI_CTRL_PORT`/`$ZITI_ROUTER_PORT` (1280/3022), so checkouts side by side can each run one.
     pub fn shared() -> &'static Net {
         static NET: OnceLock<Net> = OnceLock::new();
         NET.get_or_init(|| {
             let dir = std::env::var_os("MONKY_ZITI_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| repo().join("target/ziti-net"));
-            Net::start_in(&dir, 1280, 3022)
+            let (c, r) = ports();
+            Net::start_in(&dir, c, r)
         })
     }
 

@@ -151,7 +151,7 @@ pub(super) async fn dial_once(
         .name("ziti-dial".into())
         .spawn(move || {
             let _call = Pending::start();
-            crate::testhook::wedge("sdk-dial");
+            crate::testhook::wedge("sdk");
             let _ = tx.send(dial_blocking(h, &svc));
         })
         .map_err(|e| {
@@ -249,6 +249,11 @@ impl AsyncRead for ZitiStream {
         cx: &mut TaskContext<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if crate::testhook::wedged("sdk") {
+            // the SDK's loop pumps these bytes: wedged, nothing arrives (the caller's time-out
+            // wakes it)
+            return Poll::Pending;
+        }
         match self.io() {
             Ok(s) => Pin::new(s).poll_read(cx, buf),
             Err(e) => Poll::Ready(Err(e)),
