@@ -95,7 +95,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     // oneshot (or nothing) runs the ticks
     let svc = crate::service::running(&cfg.state_dir);
     let run_mode = match &svc {
-        Some(d) => serde_json::json!({"mode": "service", "pid": d.pid, "since": d.started_at,
+        Some(d) => serde_json::json!({"mode": d.mode, "pid": d.pid, "since": d.started_at,
             "ticks": d.ticks, "last_tick_at": d.last_tick_at, "last_exit": d.last_exit,
             "watchdog_s": d.watchdog_s}),
         None => serde_json::json!({"mode": "timer"}),
@@ -144,7 +144,8 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         println!("agent          {}", agent::VERSION);
         match &svc {
             Some(d) => println!(
-                "mode           service (pid {}, since {}, {} ticks, last exit {})",
+                "mode           {} (pid {}, since {}, {} ticks, last exit {})",
+                d.mode,
                 d.pid,
                 ts(Some(d.started_at)),
                 d.ticks,

@@ -280,6 +280,23 @@ impl Watchdog {
         }
     }
 
+    /// The watchdog must outlast the longest tick (`tick_budget_s`, fed never during one): a
+    /// configured budget above the unit's `WatchdogSec` raises it (sd_notify `WATCHDOG_USEC=`).
+    fn fit(&mut self, cfg: &Config) {
+        let need = Duration::from_secs(cfg.tick_budget_s + 120);
+        if let Some(every) = self.every.filter(|e| *e < need) {
+            info!(
+                "watchdog {} s is shorter than tick_budget_s {} s: raised to {} s",
+                every.as_secs(),
+                cfg.tick_budget_s,
+                need.as_secs()
+            );
+            self.notify
+                .send(&format!("WATCHDOG_USEC={}", need.as_micros()));
+            self.every = Some(need);
+        }
+    }
+
     fn stuck_after(cfg: &Config) -> Duration {
         Duration::from_secs(2 * cfg.tenancy.timeout_s.max(cfg.bao.timeout_s) + 10)
     }
@@ -383,7 +400,9 @@ async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCode {
         let _ = stop_tx.send(true);
     });
     let mut wd = Watchdog::new(&cfg);
-    let mut marker = service::Marker::new(&cfg.state_dir);
+    wd.fit(&cfg);
+    let mode = |c: &Config| if c.laptop_mode { "laptop" } else { "service" };
+    let mut marker = service::Marker::new(&cfg.state_dir, mode(&cfg));
     let machine = service::machine_id();
     let slot = |c: &Config| {
         let iv = Duration::from_secs(c.interval_s);
@@ -496,7 +515,8 @@ async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCode {
                             (agent, cfg) = (a, c);
                             (interval, offset) = slot(&cfg);
                             wd.stuck_after = Watchdog::stuck_after(&cfg);
-                            marker = service::Marker::new(&cfg.state_dir);
+                            wd.fit(&cfg);
+                            marker = service::Marker::new(&cfg.state_dir, mode(&cfg));
                             identity = sdk_identity(&cfg);
                             info!(
                                 "configuration reloaded from {}: ticking now",

@@ -141,6 +141,7 @@ impl FileId {
 /// `service.json` in the state dir while the service runs: its pid, since when, its ticks.
 pub struct Marker {
     path: PathBuf,
+    mode: &'static str,
     started: u64,
 }
 
@@ -156,16 +157,18 @@ pub struct MarkerData {
 }
 
 impl Marker {
-    pub fn new(state_dir: &Path) -> Marker {
+    /// `mode`: `service`, or `laptop` for the laptop unit's loop.
+    pub fn new(state_dir: &Path, mode: &'static str) -> Marker {
         Marker {
             path: state_dir.join("service.json"),
+            mode,
             started: crate::state::now(),
         }
     }
 
     pub fn write(&self, ticks: u64, last_exit: i32, watchdog: Option<Duration>) {
         let d = MarkerData {
-            mode: "service".into(),
+            mode: self.mode.into(),
             pid: std::process::id(),
             started_at: self.started,
             ticks,
@@ -300,7 +303,7 @@ mod tests {
     #[test]
     fn marker_says_running_only_while_the_pid_lives() {
         let dir = tempfile::tempdir().unwrap();
-        let m = Marker::new(dir.path());
+        let m = Marker::new(dir.path(), "service");
         assert!(running(dir.path()).is_none());
         m.write(3, 0, Some(Duration::from_secs(1200)));
         let d = running(dir.path()).expect("this process is alive");
