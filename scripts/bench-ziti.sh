@@ -30,9 +30,12 @@ for l in sys.stdin:
 [ -x "$T" ] || { echo "bench-ziti: no ziti_https test binary" >&2; exit 1; }
 BIN="$TARGET/release/monky-deployd"
 DIR=$(mktemp -d /tmp/monky-bench-ziti.XXXXXX)
+# an env, project and host port of this run's own: benches in checkouts side by side do not collide
+ENVB="zbench-$$"
+WEBPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cleanup() {
   for p in "$DIR"/*.pid; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done
-  docker compose -p monky-zbench-01 down -v >/dev/null 2>&1 || true
+  docker compose -p "monky-$ENVB" down -v >/dev/null 2>&1 || true
   rm -rf "$DIR"
 }
 trap cleanup EXIT
@@ -47,9 +50,9 @@ done
 
 # --- 2. heartbeat tick over each transport -------------------------------------------------------
 mkdir -p "$DIR/bundle"; cp docs/demo-bundle/* "$DIR/bundle/"
-sed -i 's#monky/data/demo-01/#monky/data/zbench-01/#' "$DIR/bundle/secrets.manifest.json"
-sed -i 's#127.0.0.1:18080:8080#127.0.0.1:18082:8080#' "$DIR/bundle/compose.yaml"
-"$TARGET/debug/monky-test-stack" --dir "$DIR/stack" --bundle "$DIR/bundle" --env zbench-01 >"$DIR/stack.log" 2>&1 &
+sed -i "s#monky/data/demo-01/#monky/data/$ENVB/#" "$DIR/bundle/secrets.manifest.json"
+sed -i "s#127.0.0.1:18080:8080#127.0.0.1:$WEBPORT:8080#" "$DIR/bundle/compose.yaml"
+"$TARGET/debug/monky-test-stack" --dir "$DIR/stack" --bundle "$DIR/bundle" --env "$ENVB" >"$DIR/stack.log" 2>&1 &
 echo $! >"$DIR/stack.pid"
 for _ in $(seq 1 150); do grep -q "monky-test-stack ready" "$DIR/stack.log" && break; sleep 0.2; done
 grep -q "monky-test-stack ready" "$DIR/stack.log" || { cat "$DIR/stack.log" >&2; exit 1; }
