@@ -3,7 +3,7 @@
 #
 #   sudo bash install.sh --env env-qa-02 --site cbs --bootstrap-file bootstrap.jwt \
 #        --enrol-jwt monky-host.env-qa-02.jwt [--token T] [--transport sdk|proxy|system] \
-#        [--version 0.3.0] [--deb FILE] [--docker-data-root DIR] [--laptop] \
+#        [--version 0.3.0] [--deb FILE] [--docker-data-root DIR] [--laptop] [--mode service|timer] \
 #        [--bao-ca openbao-ca.pem] [--source gitlab|gitea] [--dry-run]
 #
 # Every step first looks at what is already there and changes only what differs, so running it
@@ -45,6 +45,7 @@ VERSION="$DEFAULT_VERSION"
 DEB_FILE=""
 DOCKER_DATA_ROOT=""
 LAPTOP=0
+MODE=""
 BAO_CA_SRC=""
 SOURCE="gitlab"
 DRY_RUN=0
@@ -68,6 +69,7 @@ while [ "$#" -gt 0 ]; do
     --deb) need_arg "$@"; DEB_FILE=$2; shift 2 ;;
     --docker-data-root) need_arg "$@"; DOCKER_DATA_ROOT=$2; shift 2 ;;
     --laptop) LAPTOP=1; shift ;;
+    --mode) need_arg "$@"; MODE=$2; shift 2 ;;
     --bao-ca) need_arg "$@"; BAO_CA_SRC=$2; shift 2 ;;
     --source) need_arg "$@"; SOURCE=$2; shift 2 ;;
     --dry-run) DRY_RUN=1; shift ;;
@@ -83,6 +85,13 @@ done
 [[ "$SITE" =~ ^[a-z0-9][a-z0-9-]{0,62}$ ]] || die "--site '$SITE' is not a valid site name"
 case "$TRANSPORT" in sdk|proxy|system) ;; *) die "--transport must be sdk, proxy or system" ;; esac
 case "$SOURCE" in gitlab|gitea) ;; *) die "--source must be gitlab or gitea" ;; esac
+case "$MODE" in ""|service|timer) ;; *) die "--mode must be service or timer" ;; esac
+[ "$LAPTOP" -eq 0 ] || [ -z "$MODE" ] || die "--laptop runs its own loop unit: --mode does not apply"
+# The long-lived service keeps the Ziti context between ticks: the default for sdk, where a fresh
+# process pays the identity load every tick. proxy and system gain nothing from it.
+if [ -z "$MODE" ]; then
+  if [ "$TRANSPORT" = sdk ]; then MODE=service; else MODE=timer; fi
+fi
 [[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+([~+.-][0-9A-Za-z.~+-]+)?$ ]] || die "--version '$VERSION' is not a version"
 [ -z "$DOCKER_DATA_ROOT" ] || [[ "$DOCKER_DATA_ROOT" == /* ]] || die "--docker-data-root must be absolute"
 for f in "$ENROL_JWT" "$BAO_CA_SRC" "$DEB_FILE"; do
@@ -401,11 +410,21 @@ fi
 # ---- 11. scheduling and the first tick ----------------------------------------------------------
 sysd daemon-reload
 if [ "$LAPTOP" -eq 1 ]; then
-  sysd disable --now monky-deployd.timer
+  sysd disable --now monky-deployd.timer monky-deployd-run.service
   sysd enable monky-deployd-laptop.service
   sysd restart monky-deployd-laptop.service
+elif [ "$MODE" = service ]; then
+  sysd disable --now monky-deployd.timer monky-deployd-laptop.service
+  sysd enable monky-deployd-run.service
+  # Type=notify: the start returns once the first tick has run (READY=1); a restart takes up a
+  # new binary or config
+  say "starting the service (its first tick)"
+  if ! sysd restart monky-deployd-run.service; then
+    say "installed, but the service did not start: journalctl -u monky-deployd-run -n 50; monky-deployd status"
+    exit 3
+  fi
 else
-  sysd disable --now monky-deployd-laptop.service
+  sysd disable --now monky-deployd-laptop.service monky-deployd-run.service
   sysd enable --now monky-deployd.timer
   say "running one tick"
   if ! sysd start monky-deployd.service; then

@@ -91,8 +91,18 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
                 .join(", ")
         )
     };
+    // which mode runs: the service leaves its pid in service.json; otherwise the timer's
+    // oneshot (or nothing) runs the ticks
+    let svc = crate::service::running(&cfg.state_dir);
+    let run_mode = match &svc {
+        Some(d) => serde_json::json!({"mode": d.mode, "pid": d.pid, "since": d.started_at,
+            "ticks": d.ticks, "last_tick_at": d.last_tick_at, "last_exit": d.last_exit,
+            "watchdog_s": d.watchdog_s}),
+        None => serde_json::json!({"mode": "timer"}),
+    };
     let v = serde_json::json!({
         "env_id": cfg.env_id,
+        "run_mode": run_mode,
         "agent_version": agent::VERSION,
         "transport": cfg.transport.as_str(),
         "transport_detail": transport_ok.clone().unwrap_or_else(|e| e),
@@ -132,6 +142,17 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         };
         println!("env            {}", cfg.env_id);
         println!("agent          {}", agent::VERSION);
+        match &svc {
+            Some(d) => println!(
+                "mode           {} (pid {}, since {}, {} ticks, last exit {})",
+                d.mode,
+                d.pid,
+                ts(Some(d.started_at)),
+                d.ticks,
+                d.last_exit
+            ),
+            None => println!("mode           timer (no service running; ticks by `run --once`)"),
+        }
         println!(
             "transport      {} ({}; ziti sdk {})",
             cfg.transport.as_str(),

@@ -44,3 +44,34 @@ pub fn interval(wait: std::time::Duration) -> std::time::Duration {
     }
     wait
 }
+
+/// Debug builds: with `MONKY_DEPLOYD_TEST_WEDGE=<point>`, once the file named by
+/// `MONKY_DEPLOYD_TEST_WEDGE_FILE` exists, the calling thread stops here for good, as a wedged
+/// loop or a stuck SDK call would (the service's watchdog test). Points: `loop` (the service
+/// loop between ticks), `sdk` (the SDK's loop: a dial's call never returns, and no byte moves
+/// on a connection already open, see [`wedged`]).
+#[inline]
+pub fn wedge(point: &str) {
+    if wedged(point) {
+        tracing::warn!("test hook: wedged at {point}");
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+}
+
+/// Whether the test asked `point` to be wedged by now (debug builds; always false otherwise).
+#[inline]
+pub fn wedged(point: &str) -> bool {
+    #[cfg(debug_assertions)]
+    {
+        std::env::var("MONKY_DEPLOYD_TEST_WEDGE").is_ok_and(|v| v == point)
+            && std::env::var_os("MONKY_DEPLOYD_TEST_WEDGE_FILE")
+                .is_some_and(|f| std::path::Path::new(&f).exists())
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = point;
+        false
+    }
+}

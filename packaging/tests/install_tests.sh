@@ -112,11 +112,13 @@ check "OpenZiti apt source and key written 0644" bash -c "
 check "docker data-root configured (/srv/docker-data 0711, daemon.json 0644)" bash -c "
   [ \"\$(chroot '$A' stat -c '%a %U' /srv/docker-data /etc/docker/daemon.json)\" = \"\$(printf '711 root\n644 root')\" ] &&
   grep -q '\"data-root\": \"/srv/docker-data\"' '$A/etc/docker/daemon.json'"
-check "systemd: docker restarted, tunneler restarted, proxy off, timer on, one tick started" bash -c "
+check "systemd (sdk: service mode by default): docker and tunneler restarted, proxy, timer and laptop off, the service (re)started" bash -c "
   l='$A/var/log/standin/systemctl.log'
   grep -qx 'restart docker.service' \$l && grep -qx 'restart ziti-edge-tunnel.service' \$l &&
-  grep -qx 'disable --now monky-deployd-proxy.service' \$l && grep -qx 'disable --now monky-deployd-laptop.service' \$l &&
-  grep -qx 'enable --now monky-deployd.timer' \$l && [ \"\$(tail -n1 \$l)\" = 'start monky-deployd.service' ] || { cat \$l; exit 1; }"
+  grep -qx 'disable --now monky-deployd-proxy.service' \$l &&
+  grep -qx 'disable --now monky-deployd.timer monky-deployd-laptop.service' \$l &&
+  grep -qx 'enable monky-deployd-run.service' \$l && [ \"\$(tail -n1 \$l)\" = 'restart monky-deployd-run.service' ] &&
+  ! grep -q 'enable --now monky-deployd.timer' \$l && ! grep -q 'start monky-deployd.service' \$l || { cat \$l; exit 1; }"
 check "no proxy environment file with transport sdk" test ! -e "$A/etc/default/monky-deployd-proxy"
 if [ -e "$A/etc/monky-deployd/config.yaml" ]; then
   snapshot "$A" >"$WORK/snap-a1"
@@ -129,7 +131,7 @@ cp "$WORK/install.out" "$WORK/install-a2.out"
 check "second run changes no file, owner, mode or ACL" unchanged_since "$A" "$WORK/snap-a1"
 check "second run downloads nothing and installs nothing" bash -c "[ ! -s '$A/var/log/standin/curl.log' ] && ! grep -q install '$A/var/log/standin/apt-get.log' && [ \"\$(wc -l <'$A/var/log/dpkg.log')\" = '$DPKG_LOG_LINES' ]"
 check "second run says so" grep -q 'nothing to change' "$WORK/install-a2.out"
-check "second run still starts a tick" grep -qx 'start monky-deployd.service' "$A/var/log/standin/systemctl.log"
+check "second run still restarts the service (new binary or config taken up)" grep -qx 'restart monky-deployd-run.service' "$A/var/log/standin/systemctl.log"
 
 # --dry-run with a different site: it says what it would change and changes nothing.
 check "--dry-run exits 0" run_install "$A" "${A_ARGS[@]/cbs/lab}" --dry-run
@@ -158,9 +160,24 @@ check "upgrade leaves config.yaml as it was" bash -c "grep -qx 'site: cbs' '$A/e
 
 # A first tick that fails is reported, with exit 3.
 touch "$A/etc/standin/tick-fails"
-check "a failing first tick makes install.sh exit 3" expect_rc 3 run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION"
-check "... and points at the journal" grep -q 'journalctl -u monky-deployd' "$WORK/install.out"
+check "a failing first tick makes install.sh exit 3 (service mode)" expect_rc 3 run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION"
+check "... and points at the service's journal" grep -q 'journalctl -u monky-deployd-run' "$WORK/install.out"
+check "a failing first tick makes install.sh exit 3 (timer mode)" expect_rc 3 run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION" --mode timer
+check "... and points at the oneshot's journal" grep -q 'journalctl -u monky-deployd -n' "$WORK/install.out"
 rm -f "$A/etc/standin/tick-fails"
+
+# Switching modes: --mode timer turns the service off and the timer on; --mode service back.
+check "install.sh --mode timer exits 0" run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION" --mode timer
+check "timer mode: service and laptop off, timer on, one oneshot tick" bash -c "
+  l='$A/var/log/standin/systemctl.log'
+  grep -qx 'disable --now monky-deployd-laptop.service monky-deployd-run.service' \$l &&
+  grep -qx 'enable --now monky-deployd.timer' \$l && [ \"\$(tail -n1 \$l)\" = 'start monky-deployd.service' ] &&
+  ! grep -q 'enable monky-deployd-run.service' \$l || { cat \$l; exit 1; }"
+check "install.sh --mode service exits 0" run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION" --mode service
+check "service mode again: timer off, service enabled and (re)started" bash -c "
+  l='$A/var/log/standin/systemctl.log'
+  grep -qx 'disable --now monky-deployd.timer monky-deployd-laptop.service' \$l &&
+  grep -qx 'enable monky-deployd-run.service' \$l && [ \"\$(tail -n1 \$l)\" = 'restart monky-deployd-run.service' ] || { cat \$l; exit 1; }"
 
 # ---- B: a laptop with transport proxy, grant on stdin --------------------------------------------
 B=$(prepare_root install-b)
@@ -184,7 +201,7 @@ check "proxy environment file 0644 names the identity" bash -c "
 check "the ziti CLI was installed for transport proxy" grep -q 'install .*openziti' "$B/var/log/standin/apt-get.log"
 check "systemd: proxy on, timer off, laptop loop enabled and restarted, no oneshot tick" bash -c "
   l='$B/var/log/standin/systemctl.log'
-  grep -qx 'enable --now monky-deployd-proxy.service' \$l && grep -qx 'disable --now monky-deployd.timer' \$l &&
+  grep -qx 'enable --now monky-deployd-proxy.service' \$l && grep -qx 'disable --now monky-deployd.timer monky-deployd-run.service' \$l &&
   grep -qx 'enable monky-deployd-laptop.service' \$l && grep -qx 'restart monky-deployd-laptop.service' \$l &&
   ! grep -q 'start monky-deployd.service' \$l || { cat \$l; exit 1; }"
 snapshot "$B" >"$WORK/snap-b1"
@@ -193,12 +210,22 @@ check "laptop second run (grant from a file this time) exits 0" \
   --deb "/srv/release/$UPGRADE_VERSION/$(basename "$DEB_UP")"
 check "laptop second run changes nothing" unchanged_since "$B" "$WORK/snap-b1"
 
+# ---- D: a server with transport system: the timer by default ---------------------------------------
+D=$(prepare_root install-d)
+check "install.sh (transport system, no --mode) exits 0" run_install "$D" --env "$ENV_ID" --site cbs --token kit-download-token
+check "transport system defaults to timer mode: timer on, one oneshot tick, the service off" bash -c "
+  l='$D/var/log/standin/systemctl.log'
+  grep -qx 'disable --now monky-deployd-laptop.service monky-deployd-run.service' \$l &&
+  grep -qx 'enable --now monky-deployd.timer' \$l && [ \"\$(tail -n1 \$l)\" = 'start monky-deployd.service' ] || { cat \$l; exit 1; }"
+
 # ---- C: refusals before anything is touched ---------------------------------------------------
 C=$(prepare_root install-c)
 snapshot "$C" >"$WORK/snap-c0"
 check "a bad --env is refused" expect_fail_with "not a valid environment id" run_install "$C" --env "Env_QA" --site cbs
 check "an unknown flag is refused" expect_fail_with "unknown argument" run_install "$C" --env "$ENV_ID" --site cbs --prune
 check "a bad --transport is refused" expect_fail_with "transport must be" run_install "$C" --env "$ENV_ID" --site cbs --transport tun
+check "a bad --mode is refused" expect_fail_with "mode must be service or timer" run_install "$C" --env "$ENV_ID" --site cbs --mode oneshot
+check "--mode with --laptop is refused" expect_fail_with "mode does not apply" run_install "$C" --env "$ENV_ID" --site cbs --laptop --mode timer
 printf 'not-a-jwt' >"$C/root/bad.jwt"
 check "a grant that is not a JWT is refused" expect_fail_with 'not a JWT' run_install "$C" --env "$ENV_ID" --site cbs --bootstrap-file /root/bad.jwt
 check "refusals changed nothing" unchanged_since "$C" "$WORK/snap-c0"

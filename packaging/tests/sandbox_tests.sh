@@ -99,6 +99,11 @@ CFG
     case \$rc_sb in 0|1|75|78) ;; *) echo 'not an agent exit code'; exit 1 ;; esac
     [ \$rc_plain -eq \$rc_sb ] && [ -s '$WORK/tick-sandboxed.out' ] &&
     ! grep -Eqi 'operation not permitted|read-only file system|bad system call|permission denied' '$WORK/tick-sandboxed.out'"
+  # the long-lived service under its own unit's sandbox: READY=1 after its first tick, a reload
+  # that re-executes it (execve under the syscall filter and NoNewPrivileges), SIGTERM -> exit 0
+  check "sandboxed service (monky-deployd-run.service): ready after its first tick, re-executes on a reload, exits 0 on SIGTERM" \
+    timeout 600 /usr/bin/python3 "$HERE/notify_probe.py" "$SB_VIEW" "$SB_ROOT/etc/monky-deployd/config.yaml" -- \
+    /usr/bin/python3 "$HERE/unit_sandbox.py" "$REPO/packaging/systemd/monky-deployd-run.service" "$SB_VIEW" -- /usr/bin/monky-deployd run
   kill "$SB_HTTP_PID" 2>/dev/null || true
   # leave the shared network as it was found
   if [ "$ZITI_STARTED_HERE" -eq 1 ]; then "$ZITI_NET" stop "$ZITI_DIR" >/dev/null 2>&1 || true; fi

@@ -12,6 +12,7 @@ Read from the unit and applied, in this order, the way systemd's exec path does:
   RestrictAddressFamilies=, MemoryDenyWriteExecute= (the same rules systemd installs: no
   PROT_WRITE|PROT_EXEC mmap, no PROT_EXEC mprotect/pkey_mprotect, no SHM_EXEC shmat),
   LockPersonality= (personality() only with the current persona).
+  Type=notify: NOTIFY_SOCKET and WATCHDOG_USEC are passed on from the caller, as systemd sets them.
 Not applied here: the file-system view (ProtectSystem=, ReadWritePaths=, PrivateTmp=, ...),
 which run.sh sets up with bind mounts before calling this, and the namespace/cgroup options.
 Needs python3-seccomp (Debian) and root.
@@ -147,6 +148,11 @@ def main():
     groups = [gid] + [int(lookup(root, "group", g)[2]) for v in s.get("SupplementaryGroups", []) for g in v.split()]
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": home,
            "USER": user, "LOGNAME": user, "LANG": "C.UTF-8"}
+    # Type=notify: systemd hands the service its notify socket and watchdog interval
+    if (s.get("Type") or [""])[-1] == "notify":
+        for k in ("NOTIFY_SOCKET", "WATCHDOG_USEC"):
+            if k in os.environ:
+                env[k] = os.environ[k]
     for value in s.get("Environment", []):
         for pair in re.findall(r'(?:"[^"]*"|\S)+', value):
             k, _, v = pair.strip('"').partition("=")

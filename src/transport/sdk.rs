@@ -33,7 +33,7 @@ mod enroll;
 mod identity;
 
 use dial::dial;
-pub use dial::ZitiStream;
+pub use dial::{oldest_pending_call, ZitiStream};
 pub use enroll::enroll;
 use identity::*;
 

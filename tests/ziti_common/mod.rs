@@ -35,6 +35,20 @@ pub fn require_sdk() {
     );
 }
 
+/// `$ZITI_CTRL_PORT` and `$ZITI_ROUTER_PORT`, else 1280 and 3022.
+pub fn ports() -> (u16, u16) {
+    let port = |k: &str, d: u16| {
+        std::env::var(k)
+            .ok()
+            .map(|v| {
+                v.parse()
+                    .unwrap_or_else(|_| panic!("{k}={v} is not a port"))
+            })
+            .unwrap_or(d)
+    };
+    (port("ZITI_CTRL_PORT", 1280), port("ZITI_ROUTER_PORT", 3022))
+}
+
 /// A quickstart network living under one directory.
 pub struct Net {
     pub dir: PathBuf,
@@ -142,19 +156,6 @@ impl Net {
         a.extend_from_slice(args);
         script(&self.dir, &a, &[])
     }
-}
-
-/// Controller and router ports of the shared network: `ZITI_CTRL_PORT` / `ZITI_ROUTER_PORT` as
-/// `scripts/ziti-net.sh` reads them (1280/3022 by default), so engineers sharing a machine can
-/// each run their own network.
-pub fn ports() -> (u16, u16) {
-    let port = |k: &str, d: u16| match std::env::var(k) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{k}={v} is not a port number")),
-        Err(_) => d,
-    };
-    (port("ZITI_CTRL_PORT", 1280), port("ZITI_ROUTER_PORT", 3022))
 }
 
 fn script(dir: &Path, args: &[&str], ports: &[(&str, u16)]) -> String {

@@ -99,6 +99,34 @@ pub(super) async fn dial(
     }
 }
 
+/// Calls into the SDK that have not returned yet, by start time: one that never returns means
+/// the SDK's loop is wedged (its requests are futures that loop completes), which the
+/// service's watchdog must see (`oldest_pending_call`).
+static PENDING: Mutex<std::collections::BTreeMap<u64, std::time::Instant>> =
+    Mutex::new(std::collections::BTreeMap::new());
+
+struct Pending(u64);
+
+impl Pending {
+    fn start() -> Pending {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        lock(&PENDING).insert(id, std::time::Instant::now());
+        Pending(id)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        lock(&PENDING).remove(&self.0);
+    }
+}
+
+/// How long the oldest dial still inside the SDK has been there.
+pub fn oldest_pending_call() -> Option<Duration> {
+    lock(&PENDING).values().min().map(|t| t.elapsed())
+}
+
 pub(super) fn timed_out(ep: &Endpoint) -> DialFail {
     DialFail::Other(TransportError::unreachable(format!(
         "{} via ziti service '{}': dial timed out after {}s",
@@ -122,6 +150,8 @@ pub(super) async fn dial_once(
     std::thread::Builder::new()
         .name("ziti-dial".into())
         .spawn(move || {
+            let _call = Pending::start();
+            crate::testhook::wedge("sdk");
             let _ = tx.send(dial_blocking(h, &svc));
         })
         .map_err(|e| {
@@ -219,6 +249,11 @@ impl AsyncRead for ZitiStream {
         cx: &mut TaskContext<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if crate::testhook::wedged("sdk") {
+            // the SDK's loop pumps these bytes: wedged, nothing arrives (the caller's time-out
+            // wakes it)
+            return Poll::Pending;
+        }
         match self.io() {
             Ok(s) => Pin::new(s).poll_read(cx, buf),
             Err(e) => Poll::Ready(Err(e)),

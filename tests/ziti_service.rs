@@ -1,0 +1,500 @@
+//! `monky-deployd run` as the long-lived service (systemd `Type=notify`) over a real OpenZiti
+//! network with the embedded SDK: the test plays the service manager's part of the notify
+//! protocol — it binds the `NOTIFY_SOCKET` datagram socket and sets `WATCHDOG_USEC` — and reads
+//! what the agent sends. Tenancy and OpenBao are reached only as Ziti services (the configured
+//! host names resolve nowhere), as in `tests/ziti_tick.rs`.
+//!
+//! * ticks over sdk: `READY=1` after the first, `STATUS=` per tick, `WATCHDOG=1`; `status`
+//!   says service mode; SIGHUP takes up a changed config and keeps the old one when the new is
+//!   bad; a replaced identity file is taken up; SIGTERM between ticks exits 0 at once;
+//! * a restart of the quickstart (controller and edge router, one process) is survived without
+//!   a new process;
+//! * a wedged SDK call, or a wedged loop, starves the watchdog (debug-build hook);
+//! * SIGTERM mid-apply ends the tick `INTERRUPTED` (reported) and the process exits 0.
+
+mod common;
+mod ziti_common;
+
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+use ziti_common::{require_sdk, unique, Net};
+
+const T_HOST: &str = "tenancy.ziti.invalid";
+const B_HOST: &str = "bao.ziti.invalid";
+
+/// The stack's config over sdk with `identity`, tenancy and OpenBao only as Ziti services.
+fn sdk_config(net: &Net, s: &Stack, identity: &Path) -> String {
+    let (ts, bs) = (unique("svc.tenancy"), unique("svc.openbao"));
+    net.service(&ts, s.tenancy.port());
+    net.service(&bs, s.bao.port());
+    let text = s.config_text();
+    let out = text
+        .replace(
+            "transport: system\n",
+            &format!("transport: sdk\nidentity: {}\n", identity.display()),
+        )
+        .replace(
+            &format!(
+                "tenancy:\n  host: 127.0.0.1\n  port: {}\n",
+                s.tenancy.port()
+            ),
+            &format!("tenancy:\n  host: {T_HOST}\n  port: 1\n  service: {ts}\n"),
+        )
+        .replace(
+            &format!("bao:\n  host: 127.0.0.1\n  port: {}\n", s.bao.port()),
+            &format!("bao:\n  host: {B_HOST}\n  port: 1\n  service: {bs}\n"),
+        );
+    assert!(
+        out.contains(T_HOST) && out.contains(B_HOST) && out.contains("transport: sdk"),
+        "harness config changed shape:\n{out}"
+    );
+    out
+}
+
+/// A box on `net`: stack, identity with Dial on its two services, config written, grant given.
+fn sdk_box(net: &Net, name: &str, flavour: Flavour) -> (Stack, PathBuf) {
+    let s = Stack::new(name, flavour);
+    // the identity is enrolled after the services exist: its Dial policy names them
+    let id = s.dir.path().join("identity.json");
+    let text = sdk_config(net, &s, &id);
+    let svcs: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("service: ").map(String::from))
+        .collect();
+    assert_eq!(svcs.len(), 2, "{text}");
+    let enrolled = net.identity(
+        &unique(&format!("box-{name}")),
+        &[svcs[0].as_str(), svcs[1].as_str()],
+    );
+    std::fs::copy(&enrolled, &id).unwrap();
+    std::fs::write(s.config_path(), text).unwrap();
+    s.give_bootstrap();
+    (s, id)
+}
+
+/// What the agent sent to the notify socket, with when it arrived.
+type Msgs = Arc<Mutex<Vec<(Instant, String)>>>;
+
+/// The agent's `run` with a notify socket of the test's own.
+struct Svc {
+    child: Child,
+    msgs: Msgs,
+    log: PathBuf,
+    _sock_dir: tempfile::TempDir,
+}
+
+impl Svc {
+    fn start(s: &Stack, interval_ms: u64, watchdog: Duration, env: &[(&str, &str)]) -> Svc {
+        let sock_dir = tempfile::tempdir().unwrap();
+        let sock = sock_dir.path().join("notify");
+        let rx = UnixDatagram::bind(&sock).unwrap();
+        let msgs: Msgs = Default::default();
+        let m = msgs.clone();
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 4096];
+            while let Ok(n) = rx.recv(&mut buf) {
+                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                for line in text.lines() {
+                    m.lock().unwrap().push((Instant::now(), line.to_string()));
+                }
+            }
+        });
+        let log = s.dir.path().join(format!("{}.service.log", unique("svc")));
+        let f = std::fs::File::create(&log).unwrap();
+        let child = Command::new(BIN)
+            .args(["--config", s.config_path().to_str().unwrap(), "run"])
+            .env("NOTIFY_SOCKET", &sock)
+            .env("WATCHDOG_USEC", watchdog.as_micros().to_string())
+            .env("MONKY_DEPLOYD_TEST_INTERVAL_MS", interval_ms.to_string())
+            .envs(env.iter().copied())
+            .env_remove("MONKY_LOG")
+            .stdin(Stdio::null())
+            .stdout(f.try_clone().unwrap())
+            .stderr(f)
+            .spawn()
+            .expect("spawn monky-deployd run");
+        Svc {
+            child,
+            msgs,
+            log,
+            _sock_dir: sock_dir,
+        }
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn msgs(&self) -> Vec<(Instant, String)> {
+        self.msgs.lock().unwrap().clone()
+    }
+
+    /// The `STATUS=tick N: exit E …` lines: (N, E).
+    fn ticks(&self) -> Vec<(u64, i32)> {
+        self.msgs()
+            .iter()
+            .filter_map(|(_, m)| {
+                let rest = m.strip_prefix("STATUS=tick ")?;
+                let (n, rest) = rest.split_once(": exit ")?;
+                let e = rest.split_whitespace().next()?;
+                Some((n.parse().ok()?, e.parse().ok()?))
+            })
+            .collect()
+    }
+
+    fn count(&self, msg: &str) -> usize {
+        self.msgs().iter().filter(|(_, m)| m == msg).count()
+    }
+
+    /// Wait until `f` holds, or fail with what the agent sent and logged.
+    fn wait(&mut self, what: &str, secs: u64, mut f: impl FnMut(&Svc) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < deadline {
+            if f(self) {
+                return;
+            }
+            if let Ok(Some(st)) = self.child.try_wait() {
+                panic!("service exited ({st}) waiting for {what}:\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "timed out after {secs}s waiting for {what}; sent {:?}\n--- log\n{}",
+            self.msgs().iter().map(|(_, m)| m).collect::<Vec<_>>(),
+            self.log()
+        );
+    }
+
+    /// Ticks that ended with `exit` after the `from`th.
+    fn ok_ticks_after(&self, from: usize, exit: i32) -> usize {
+        self.ticks()
+            .iter()
+            .skip(from)
+            .filter(|(_, e)| *e == exit)
+            .count()
+    }
+
+    fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(self.pid(), sig) }, 0);
+    }
+
+    /// Wait for the exit; its code.
+    fn exit_within(&mut self, secs: u64) -> i32 {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st.code().unwrap_or(-1);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "service did not exit within {secs}s:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Svc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The longest gap between two `WATCHDOG=1` (or from the last one to `until`) after `from`.
+fn longest_watchdog_gap(msgs: &[(Instant, String)], from: Instant, until: Instant) -> Duration {
+    let mut last = from;
+    let mut gap = Duration::ZERO;
+    for (t, m) in msgs {
+        if *t >= from && m == "WATCHDOG=1" {
+            gap = gap.max(t.duration_since(last));
+            last = *t;
+        }
+    }
+    gap.max(until.duration_since(last))
+}
+
+#[test]
+fn service_ticks_over_sdk_notifies_reloads_and_takes_up_a_new_identity() {
+    require_sdk();
+    require_docker();
+    let net = Net::shared();
+    let (s, id) = sdk_box(net, "svc-sdk", Flavour::V2);
+    let mut svc = Svc::start(&s, 1000, Duration::from_secs(4), &[]);
+
+    svc.wait("READY=1 and three ticks", 90, |v| {
+        v.count("READY=1") >= 1 && v.ok_ticks_after(0, 0) >= 3
+    });
+    let ticks = svc.ticks();
+    assert_eq!(
+        ticks.iter().map(|(n, _)| *n).take(3).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    assert!(ticks.iter().take(3).all(|(_, e)| *e == 0), "{ticks:?}");
+    // READY after the first tick's STATUS, not before
+    let msgs = svc.msgs();
+    let ready_at = msgs.iter().position(|(_, m)| m == "READY=1").unwrap();
+    let first_tick = msgs
+        .iter()
+        .position(|(_, m)| m.starts_with("STATUS=tick 1:"))
+        .unwrap();
+    assert!(first_tick < ready_at, "{msgs:?}");
+    assert!(svc.count("WATCHDOG=1") >= 3, "{msgs:?}");
+    // the ticks went through Ziti to tenancy, one check-in each, with one OpenBao login
+    // (the bootstrap grant) for the whole run
+    assert!(s.tenancy.checkins().len() >= 3);
+    assert_eq!(s.bao.login_count(), 1);
+
+    // status says which mode runs
+    let r = s.cmd(&["status", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["run_mode"]["mode"], "service", "{v}");
+    assert_eq!(v["run_mode"]["pid"], svc.pid(), "{v}");
+    // WATCHDOG_USEC 4 s is shorter than a tick may take (tick_budget_s 1080 + 120 s): the
+    // service raised it, and says so to the service manager
+    assert_eq!(v["run_mode"]["watchdog_s"], 1200, "{v}");
+    assert_eq!(svc.count("WATCHDOG_USEC=1200000000"), 1);
+
+    // SIGHUP with a bad config: the running one stays, the error is logged with its code
+    let good = std::fs::read_to_string(s.config_path()).unwrap();
+    std::fs::write(s.config_path(), format!("{good}interval_s: 1\n")).unwrap();
+    let before = svc.ticks().len();
+    svc.signal(libc::SIGHUP);
+    svc.wait("the bad config refused", 20, |v| {
+        v.log().contains("CONFIG_RELOAD_FAILED") && v.log().contains("interval_s")
+    });
+    svc.wait("ticks going on after the refused reload", 20, |v| {
+        v.ok_ticks_after(before, 0) >= 2
+    });
+
+    // SIGHUP with a good, changed config: the next tick writes the metrics file it names
+    let prom = s.dir.path().join("agent.prom");
+    std::fs::write(
+        s.config_path(),
+        format!("{good}metrics_textfile: {}\n", prom.display()),
+    )
+    .unwrap();
+    assert!(!prom.exists());
+    let reloads = svc.count("RELOADING=1");
+    svc.signal(libc::SIGHUP);
+    svc.wait("the reload and a metrics file", 20, |v| {
+        v.count("RELOADING=1") > reloads && prom.exists()
+    });
+    assert!(svc.log().contains("configuration reloaded"));
+    let metrics = std::fs::read_to_string(&prom).unwrap();
+    assert!(metrics.contains("transport=\"sdk\""), "{metrics}");
+
+    // the identity file replaced (a new inode, as `install` or a re-enrolment writes it): the
+    // service starts afresh in the same pid and ticks on with it
+    let tmp = s.dir.path().join("identity.json.new");
+    std::fs::copy(&id, &tmp).unwrap();
+    std::fs::rename(&tmp, &id).unwrap();
+    let before = svc.ticks().len();
+    svc.wait("a fresh start for the new identity", 20, |v| {
+        v.log()
+            .contains("identity file was replaced: starting afresh")
+    });
+    // the new image counts its ticks from 1 again and becomes ready again
+    svc.wait("ticks with the new identity", 60, |v| {
+        v.ticks()
+            .iter()
+            .skip(before)
+            .any(|(n, e)| *n == 2 && *e == 0)
+    });
+    assert!(svc.count("READY=1") >= 2);
+    let r = s.cmd(&["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["run_mode"]["pid"], svc.pid(), "same pid: {v}");
+
+    // SIGTERM between ticks: exit 0 at once, STOPPING=1, no service marker left
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    svc.signal(libc::SIGTERM);
+    assert_eq!(svc.exit_within(10), 0, "{}", svc.log());
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    svc.wait("STOPPING=1", 5, |v| v.count("STOPPING=1") == 1);
+    assert!(!s.state_dir().join("service.json").exists());
+    let r = s.cmd(&["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["run_mode"]["mode"], "timer", "{v}");
+}
+
+/// The quickstart runs the controller and the edge router in one process: stopping it takes
+/// both away, and the ticks after it is back must succeed in the same process.
+#[test]
+fn service_survives_a_controller_and_edge_router_restart() {
+    require_sdk();
+    require_docker();
+    // a network of its own, so stopping it disturbs no other test
+    let dir = ziti_common::repo().join("target/ziti-net-svc");
+    let (c, r) = ziti_common::ports();
+    let net = Net::start_in(&dir, c + 2, r + 2);
+    let (s, _id) = sdk_box(&net, "svc-restart", Flavour::V2);
+    let watchdog = Duration::from_secs(20);
+    let mut svc = Svc::start(&s, 1000, watchdog, &[]);
+    svc.wait("three ticks", 90, |v| v.ok_ticks_after(0, 0) >= 3);
+
+    net.stop();
+    let before = svc.ticks().len();
+    svc.wait("a tick failing while the network is down", 60, |v| {
+        v.ok_ticks_after(before, 75) >= 1
+    });
+    let checkins = s.tenancy.checkins().len();
+    net.restart();
+    let back = svc.ticks().len();
+    svc.wait("three good ticks after the restart", 180, |v| {
+        v.ok_ticks_after(back, 0) >= 3
+    });
+    assert!(s.tenancy.checkins().len() >= checkins + 3);
+    let log = svc.log();
+    assert!(
+        !log.contains("starting afresh"),
+        "recovered by a new process, not by the SDK context:\n{log}"
+    );
+    // the loop fed the watchdog through the outage (after every tick, each bounded by the
+    // time-outs): it was alive, only the mesh was not, and systemd would not have killed it
+    let msgs = svc.msgs();
+    let gap = longest_watchdog_gap(&msgs, msgs[0].0, Instant::now());
+    assert!(gap < watchdog, "{gap:?}");
+    assert!(svc.ticks().iter().all(|(_, e)| *e == 0 || *e == 75));
+}
+
+/// The SDK's loop wedged (the hook: no byte moves on an open connection, a dial's call never
+/// returns): the ticks still end (the request, then the dial, time out on our side), but once
+/// the call is older than any dial may take the watchdog is no longer fed, so systemd restarts
+/// the service.
+#[test]
+fn a_wedged_sdk_call_starves_the_watchdog() {
+    require_sdk();
+    require_docker();
+    let net = Net::shared();
+    let (s, _id) = sdk_box(net, "svc-wedge-sdk", Flavour::V2);
+    let wedge = s.dir.path().join("wedge");
+    let mut svc = Svc::start(
+        &s,
+        1000,
+        Duration::from_secs(2),
+        &[
+            ("MONKY_DEPLOYD_TEST_WEDGE", "sdk"),
+            ("MONKY_DEPLOYD_TEST_WEDGE_FILE", wedge.to_str().unwrap()),
+        ],
+    );
+    svc.wait("two ticks", 90, |v| v.ok_ticks_after(0, 0) >= 2);
+    std::fs::write(&wedge, "").unwrap();
+    let t_wedge = Instant::now();
+    svc.wait("the stuck call noticed", 60, |v| {
+        v.log().contains("its loop is wedged")
+    });
+    let noticed = Instant::now();
+    let ticks_then = svc.ticks().len();
+    std::thread::sleep(Duration::from_secs(10));
+    let msgs = svc.msgs();
+    // the loop still ticks (each ends 75: the dial times out on our side) …
+    assert!(svc.ticks().len() > ticks_then, "{msgs:?}");
+    assert!(svc.ticks().iter().skip(ticks_then).all(|(_, e)| *e == 75));
+    // … but nothing fed the watchdog since the call became stuck: > 5x WatchdogSec
+    let gap = longest_watchdog_gap(&msgs, noticed, Instant::now());
+    assert!(gap >= Duration::from_secs(10), "{gap:?}: {msgs:?}");
+    // and it was fed until the call was old enough (2 x timeout_s 5 + 10 s)
+    let fed_after_wedge = msgs
+        .iter()
+        .filter(|(t, m)| *t > t_wedge && m == "WATCHDOG=1")
+        .count();
+    assert!(fed_after_wedge >= 1, "{msgs:?}");
+}
+
+/// The loop itself wedged: no tick, no STATUS, no WATCHDOG.
+#[test]
+fn a_wedged_loop_starves_the_watchdog() {
+    require_sdk();
+    require_docker();
+    let net = Net::shared();
+    let (s, _id) = sdk_box(net, "svc-wedge-loop", Flavour::V2);
+    let wedge = s.dir.path().join("wedge");
+    let mut svc = Svc::start(
+        &s,
+        1000,
+        Duration::from_secs(2),
+        &[
+            ("MONKY_DEPLOYD_TEST_WEDGE", "loop"),
+            ("MONKY_DEPLOYD_TEST_WEDGE_FILE", wedge.to_str().unwrap()),
+        ],
+    );
+    svc.wait("two ticks", 90, |v| v.ok_ticks_after(0, 0) >= 2);
+    std::fs::write(&wedge, "").unwrap();
+    svc.wait("the loop wedged", 10, |v| {
+        v.log().contains("test hook: wedged at loop")
+    });
+    let t0 = Instant::now();
+    let ticks = svc.ticks().len();
+    std::thread::sleep(Duration::from_secs(8));
+    let msgs = svc.msgs();
+    assert_eq!(svc.ticks().len(), ticks, "{msgs:?}");
+    assert!(
+        msgs.iter().all(|(t, m)| *t < t0 || m != "WATCHDOG=1"),
+        "fed while wedged: {msgs:?}"
+    );
+}
+
+/// systemd stopping the service mid-apply: the health wait ends, the tick reports INTERRUPTED
+/// and saves state, and the process exits 0 (a stop is not a failure of the service).
+#[test]
+fn sigterm_mid_tick_ends_it_interrupted_and_exits_0() {
+    require_sdk();
+    require_docker();
+    let net = Net::shared();
+    let (s, _id) = sdk_box(net, "svc-sigterm", Flavour::V2);
+    let text = std::fs::read_to_string(s.config_path()).unwrap();
+    std::fs::write(
+        s.config_path(),
+        text.replace("healthy_timeout_s: 30\n", "healthy_timeout_s: 120\n"),
+    )
+    .unwrap();
+    let compose = format!(
+        "services:\n  slow:\n    image: {IMAGE}\n    init: true\n    \
+         command: [\"sh\", \"-c\", \"exec sleep 600\"]\n    \
+         healthcheck:\n      test: [\"CMD\", \"test\", \"-f\", \"/never\"]\n      interval: 30s\n      start_period: 60s\n"
+    );
+    let sha = s
+        .tenancy
+        .set_bundle(&s.env, plain_bundle(1, compose).files());
+    let mut svc = Svc::start(&s, 1000, Duration::from_secs(4), &[]);
+    svc.wait("the container", 90, |_| {
+        s.containers().iter().any(|(_, state)| state == "running")
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(svc.ticks().is_empty(), "the first tick is still applying");
+    let t0 = Instant::now();
+    svc.signal(libc::SIGTERM);
+    assert_eq!(svc.exit_within(20), 0, "{}", svc.log());
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let rep = s.last_report();
+    assert_eq!(rep["result"], "failed");
+    assert_eq!(rep["sha"], sha.as_str());
+    let d = rep["detail"].as_str().unwrap();
+    assert!(
+        d.starts_with("INTERRUPTED: ") && d.ends_with("(SIGTERM)"),
+        "{d}"
+    );
+    let log = svc.log();
+    assert!(log.contains("INTERRUPTED"), "{log}");
+    assert!(log.contains("stopped after tick 1"), "{log}");
+    assert_eq!(svc.ticks(), vec![(1, 75)]);
+    assert_eq!(svc.count("STOPPING=1"), 1);
+    assert!(s.state()["last_error"]
+        .as_str()
+        .unwrap()
+        .contains("INTERRUPTED"));
+}
