@@ -138,6 +138,8 @@ pub struct State {
     pub restarts: std::collections::BTreeMap<String, u64>,
     /// A sha whose apply failed: when it may be tried again (backoff).
     pub retry: Option<RetryHold>,
+    /// Disk reclaim and diagnostics bookkeeping (issue 22).
+    pub care: crate::care::CareState,
 }
 
 /// Backoff for a failing release: attempt `attempts` failed; the next one not before `next_at`.
