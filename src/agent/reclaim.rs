@@ -326,7 +326,100 @@ pub(super) fn dir_bytes(dir: &Path) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fakes::{FakeBao, FakeEngine, FakeTenancy, ENV};
     use super::*;
+
+    fn sha(n: u8) -> String {
+        format!("{n:x}").repeat(64)
+    }
+
+    /// Five releases, oldest first (mtimes a minute apart), under a fresh box.
+    fn agent_with_releases(
+        dir: &Path,
+        keep: usize,
+    ) -> (Agent<FakeTenancy, FakeBao, FakeEngine>, Vec<PathBuf>) {
+        let cfg = Config {
+            env_id: ENV.into(),
+            state_dir: dir.join("state"),
+            compose_project: "monky-test".into(),
+            keep_releases: keep,
+            ..Config::default()
+        };
+        let mut rels = Vec::new();
+        for n in 1..=5u8 {
+            let r = cfg.releases_dir().join(sha(n));
+            std::fs::create_dir_all(&r).unwrap();
+            std::fs::write(r.join("compose.yaml"), vec![b'#'; 100 * n as usize]).unwrap();
+            let t = std::time::SystemTime::now() - Duration::from_secs(600 - 60 * u64::from(n));
+            std::fs::File::open(&r).unwrap().set_modified(t).unwrap();
+            rels.push(r);
+        }
+        let c = Clients {
+            tenancy: FakeTenancy::default(),
+            bao: FakeBao::new(),
+        };
+        let engine = FakeEngine::new(dir.to_path_buf());
+        (Agent::from_parts(cfg, false, c, engine).unwrap(), rels)
+    }
+
+    #[test]
+    fn reclaim_keeps_the_newest_the_running_and_the_rollback_target() {
+        let d = tempfile::tempdir().unwrap();
+        let (mut a, rels) = agent_with_releases(d.path(), 1);
+        // release 4 runs, 2 ran before it, 5 is a newer one that failed
+        a.state.applied_sha = Some(sha(4));
+        a.state.care.rollback_target = Some(sha(2));
+        let listed = state::releases(&a.cfg.releases_dir());
+        assert_eq!(listed, rels, "oldest first by mtime");
+        let kept = a.kept_releases(&listed);
+        let want: BTreeSet<PathBuf> = [&rels[1], &rels[3], &rels[4]]
+            .into_iter()
+            .cloned()
+            .collect();
+        assert_eq!(kept, want);
+
+        // no rollback target known yet (a box upgraded mid-life): the newest other release
+        a.state.care.rollback_target = None;
+        let kept = a.kept_releases(&listed);
+        let want: BTreeSet<PathBuf> = [&rels[3], &rels[4]].into_iter().cloned().collect();
+        assert_eq!(kept, want);
+
+        // the reclaim removes the rest and counts their bytes; this engine knows no images,
+        // so none is touched
+        a.state.care.rollback_target = Some(sha(2));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let r = rt.block_on(a.reclaim());
+        assert_eq!(r.releases, vec![sha(1), sha(3)]);
+        assert_eq!(r.bytes, 100 + 300);
+        assert!(r.images.is_empty());
+        assert_eq!(
+            state::releases(&a.cfg.releases_dir()),
+            vec![rels[1].clone(), rels[3].clone(), rels[4].clone()]
+        );
+    }
+
+    #[test]
+    fn a_new_healthy_release_makes_the_old_one_the_rollback_target() {
+        let d = tempfile::tempdir().unwrap();
+        let (mut a, _) = agent_with_releases(d.path(), 5);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        a.state.applied_sha = Some(sha(4));
+        rt.block_on(a.reclaim_after_action());
+        assert_eq!(a.state.care.running, Some(sha(4)));
+        assert_eq!(a.state.care.rollback_target, None, "nothing ran before");
+        a.state.applied_sha = Some(sha(5));
+        rt.block_on(a.reclaim_after_action());
+        assert_eq!(a.state.care.running, Some(sha(5)));
+        assert_eq!(a.state.care.rollback_target, Some(sha(4)));
+        // a tick that applied nothing new changes nothing
+        rt.block_on(a.reclaim_after_action());
+        assert_eq!(a.state.care.rollback_target, Some(sha(4)));
+        assert!(a.state.counters.docker_free_bytes.is_some());
+    }
 
     #[test]
     fn a_release_names_its_images_unless_one_is_interpolated() {
