@@ -71,23 +71,8 @@ impl DockerWait {
     }
 }
 
-/// Bytes the agent's own reclaim freed in this process: the test knob below adds them, so a
-/// simulated small disk grows as a real one would.
-pub static RECLAIMED_HERE: AtomicU64 = AtomicU64::new(0);
-
 /// Free bytes for unprivileged writers on the filesystem holding `path`.
-///
-/// Debug builds only: `MONKY_DEPLOYD_TEST_DISK_FREE=<bytes>` reads as that much free plus what
-/// this process reclaimed, so the suites can show `DISK_INSUFFICIENT` turning into an apply
-/// on the shared dockerd (whose real data root they cannot shrink). Release builds ignore it.
 pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
-    #[cfg(debug_assertions)]
-    if let Some(n) = std::env::var("MONKY_DEPLOYD_TEST_DISK_FREE")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        return Ok(n.saturating_add(RECLAIMED_HERE.load(Ordering::Relaxed)));
-    }
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };

@@ -5,9 +5,7 @@
 //!   named in a failure a wrong clock can cause;
 //! - disk reclaim: keeps the running release's and the rollback target's images, removes an
 //!   old release's, leaves another project's image alone, and turns a `DISK_INSUFFICIENT` into
-//!   an apply. The shared dockerd's data root cannot be shrunk, so the small disk is the debug
-//!   build's `MONKY_DEPLOYD_TEST_DISK_FREE` knob (free = the knob + what the agent reclaimed);
-//!   the images, their removal and their sizes are the engine's own;
+//!   an apply on a small filesystem: a dockerd of the test's own whose data root is a tmpfs;
 //! - diagnostics: sent on `collect`, secret values planted in a container's log and its health
 //!   probe never reach tenancy, one bundle per `diagnostics_min_interval_s`, a 429 respected;
 //!   `diagnose --json` prints the same locally.
@@ -229,16 +227,171 @@ fn sorted(v: &[&String]) -> Vec<String> {
     v
 }
 
+/// A dockerd of the test's own whose data root is a tmpfs (resizable with `remount`): a small
+/// disk that fills and empties for real. Its containers, its daemon and the mount go with it.
+struct SmallDocker {
+    dir: std::path::PathBuf,
+    daemon: std::process::Child,
+    /// The default bridge this daemon gets, made here and removed here. Never `--bridge=none`:
+    /// a daemon started with it deletes the host's `docker0`, the shared engine's bridge.
+    bridge: String,
+}
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl SmallDocker {
+    fn start(size_mib: u64) -> SmallDocker {
+        // short: the daemon's socket path must fit a sockaddr_un
+        let dir = std::path::PathBuf::from(format!("/tmp/{}", unique("dd")));
+        std::fs::create_dir_all(dir.join("root")).unwrap();
+        std::fs::create_dir_all(dir.join("exec")).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size_mib}m"), "tmpfs"])
+            .arg(dir.join("root"))
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "cannot mount a tmpfs (the suites run as root)");
+        let log = std::fs::File::create(dir.join("dockerd.log")).unwrap();
+        // a bridge of its own in a range no engine pool uses; no iptables rules
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let n = (std::process::id() * 7 + k) % 250 + 1;
+        let bridge = format!("mcare{n}");
+        assert!(
+            ip(&["link", "add", "name", &bridge, "type", "bridge"])
+                && ip(&["addr", "add", &format!("10.213.{n}.1/24"), "dev", &bridge])
+                && ip(&["link", "set", &bridge, "up"]),
+            "cannot make bridge {bridge}"
+        );
+        let daemon = Command::new("dockerd")
+            .arg("--data-root")
+            .arg(dir.join("root"))
+            .arg("--exec-root")
+            .arg(dir.join("exec"))
+            .arg("--pidfile")
+            .arg(dir.join("docker.pid"))
+            .arg("-H")
+            .arg(format!("unix://{}/docker.sock", dir.display()))
+            .arg(format!("--bridge={bridge}"))
+            .args(["--iptables=false", "--ip-masq=false"])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("dockerd");
+        let d = SmallDocker {
+            dir,
+            daemon,
+            bridge,
+        };
+        wait_for("the small dockerd", || {
+            Command::new("docker")
+                .args(["-H", &d.host(), "info"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+        d
+    }
+
+    fn host(&self) -> String {
+        format!("unix://{}/docker.sock", self.dir.display())
+    }
+
+    fn has_image(&self, reference: &str) -> bool {
+        Command::new("docker")
+            .args(["-H", &self.host(), "image", "inspect", reference])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+
+    /// (size, free) of the data root, bytes.
+    fn df(&self) -> (u64, u64) {
+        df(&self.dir.join("root"))
+    }
+
+    fn resize(&self, bytes: u64) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,size={bytes}"), "tmpfs"])
+            .arg(self.dir.join("root"))
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "remount");
+    }
+}
+
+fn df(p: &std::path::Path) -> (u64, u64) {
+    let o = Command::new("df")
+        .args(["-B1", "--output=size,avail"])
+        .arg(p)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&o.stdout);
+    let mut n = t
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse::<u64>().unwrap());
+    (n.next().unwrap(), n.next().unwrap())
+}
+
+impl Drop for SmallDocker {
+    fn drop(&mut self) {
+        let h = self.host();
+        if let Ok(o) = Command::new("docker")
+            .args(["-H", &h, "ps", "-aq"])
+            .output()
+        {
+            for id in String::from_utf8_lossy(&o.stdout).lines() {
+                let _ = Command::new("docker")
+                    .args(["-H", &h, "rm", "-f", "-v", id])
+                    .output();
+            }
+        }
+        let _ = Command::new("docker")
+            .args(["-H", &h, "network", "prune", "-f"])
+            .output();
+        // SIGTERM to the daemon this test started, then wait; SIGKILL if it hangs
+        let pid = self.daemon.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        for _ in 0..100 {
+            if self.daemon.try_wait().ok().flatten().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        if self.daemon.try_wait().ok().flatten().is_none() {
+            let _ = self.daemon.kill();
+            let _ = self.daemon.wait();
+        }
+        let _ = Command::new("umount").arg(self.dir.join("root")).status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        ip(&["link", "del", &self.bridge]);
+    }
+}
+
 /// A bundle refused for disk reclaims first and is checked once more: with the old release's
-/// image gone there is room, and the apply goes on.
+/// image gone there is room, and the apply goes on. The disk is a real small filesystem (the
+/// test dockerd's tmpfs data root), sized so the refusal is true before and false after.
 fn disk_insufficient_reclaims_and_applies(f: Flavour) {
     require_docker();
     let mut made = Images(Vec::new());
     let u = unique("disk");
-    let a = make_image(&format!("{u}-a"), 4096, true, &mut made);
-    let b = make_image(&format!("{u}-b"), 512, true, &mut made);
-    let c = make_image(&format!("{u}-c"), 512, true, &mut made);
+    let a = make_image(&format!("{u}-a"), 40 * 1024, true, &mut made);
+    let b = make_image(&format!("{u}-b"), 256, true, &mut made);
+    let c = make_image(&format!("{u}-c"), 256, true, &mut made);
+    let small = SmallDocker::start(2300);
     let mut s = Stack::new("disk", f);
+    let docker_host = format!("docker_host: {}\n", small.host());
+    s.set_extra(&docker_host);
     s.give_bootstrap();
     let sha1 = apply(&s, &release(1, &a, "1", 1 << 20));
     apply(&s, &release(2, &b, "2", 1 << 20));
@@ -248,18 +401,18 @@ fn disk_insufficient_reclaims_and_applies(f: Flavour) {
         3,
         "keep_releases 5: nothing reclaimed yet"
     );
-    s.set_extra("keep_releases: 1\n");
+    assert!(small.has_image(&a));
+    s.set_extra(&format!("{docker_host}keep_releases: 1\n"));
 
-    // need_bytes 0: the disk check wants 2 GiB; the box "has" 2 GiB less 1 MiB, and a's 4 MiB
-    // of noise is what release 1 alone holds
+    // shrink the disk to 10 MiB short of what a bundle with need_bytes 0 needs (2 GiB); only
+    // release 1 (a's 40 MiB layer) can make the difference
     let gib2: u64 = 2 << 30;
-    let free = (gib2 - (1 << 20)).to_string();
+    let (size, free) = small.df();
+    small.resize(size - free + gib2 - (10 << 20));
+    let (_, free) = small.df();
+    assert!(free < gib2 && free > gib2 - (20 << 20), "{free}");
     let sha4 = s.tenancy.set_bundle(&s.env, release(4, &c, "4", 0).files());
-    let r = run_bin_env(
-        &s.config_path(),
-        &["run", "--once"],
-        &[("MONKY_DEPLOYD_TEST_DISK_FREE", &free)],
-    );
+    let r = s.tick();
     assert_eq!(r.code, 0, "{r:?}");
     assert!(
         r.stderr
@@ -268,7 +421,13 @@ fn disk_insufficient_reclaims_and_applies(f: Flavour) {
     );
     assert_eq!(s.state()["applied_sha"], sha4.as_str());
     assert!(!releases(&s).contains(&sha1));
-    assert_eq!(image_id(&a), None);
+    assert!(!small.has_image(&a), "release 1's image went");
+    assert!(small.has_image(&c), "what runs stays");
+    // then release 4 is healthy: 3 becomes the rollback target, and 2 (with b) goes too
+    assert!(!small.has_image(&b));
+    assert_eq!(releases(&s), sorted(&[&sha3, &sha4]));
+    let (_, after) = small.df();
+    assert!(after >= gib2, "{after}");
     let reports = s.tenancy.reports();
     assert!(
         !reports.iter().any(|r| r["detail"]
@@ -281,15 +440,14 @@ fn disk_insufficient_reclaims_and_applies(f: Flavour) {
         .iter()
         .any(|r| r["sha"] == sha4.as_str()
             && r["detail"].as_str().unwrap().starts_with("RECLAIMED: ")));
-    let _ = sha3;
+    let free_metric = s.state()["counters"]["docker_free_bytes"].as_u64().unwrap();
+    assert!(free_metric >= gib2, "{free_metric}");
 
     // and when nothing is left to reclaim, the refusal stands (reclaimed once, checked once)
-    let sha5 = s.tenancy.set_bundle(&s.env, release(5, &c, "5", 0).files());
-    let r = run_bin_env(
-        &s.config_path(),
-        &["run", "--once"],
-        &[("MONKY_DEPLOYD_TEST_DISK_FREE", "1073741824")],
-    );
+    let sha5 = s
+        .tenancy
+        .set_bundle(&s.env, release(5, &c, "5", 1 << 30).files());
+    let r = s.tick();
     assert_eq!(r.code, 1, "{r:?}");
     let last = s.last_report();
     assert_eq!(last["sha"], sha5.as_str());
@@ -299,6 +457,12 @@ fn disk_insufficient_reclaims_and_applies(f: Flavour) {
             .unwrap()
             .starts_with("DISK_INSUFFICIENT: "),
         "{last}"
+    );
+    drop(s);
+    drop(small);
+    assert!(
+        ip(&["link", "show", "docker0"]),
+        "the shared engine's docker0 is still there"
     );
 }
 

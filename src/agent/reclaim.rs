@@ -171,7 +171,6 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         }
         self.reclaim_images(&kept, &mut out).await;
-        runtime::RECLAIMED_HERE.fetch_add(out.bytes, std::sync::atomic::Ordering::Relaxed);
         out
     }
 
