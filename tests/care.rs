@@ -240,8 +240,8 @@ struct SmallDocker {
 fn ip(args: &[&str]) -> bool {
     Command::new("ip")
         .args(args)
-        .status()
-        .is_ok_and(|s| s.success())
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 impl SmallDocker {
