@@ -41,16 +41,16 @@ else
   bash scripts/provision.sh demo
 fi
 bash scripts/services.sh
-# The plain demo speaks the `system` transport: it builds without the vendored OpenZiti C SDK
-# (its CMake build is a minute of a first build). One cargo run for both binaries, its progress
-# shown (a first build is most of the demo's time).
+# The plain demo speaks the `system` transport: it builds without the vendored OpenZiti C SDK.
+# One cargo run for both binaries in the `demo` profile (no debug info, dependencies
+# unoptimised: Cargo.toml), its progress shown: a first build is most of the demo's time.
 FEATURES=(--no-default-features)
 [ "$MESH" = 1 ] && FEATURES=()
 phase "building monky-deployd$([ "$MESH" = 1 ] || echo ' (no Ziti SDK)') and the test stack: a first build takes 3-4 min on 2 cores, later ones seconds"
-cargo build "${FEATURES[@]}" -p monky-deployd -p monky-test-tenancy --bin monky-deployd --bin monky-test-stack
+cargo build --profile demo "${FEATURES[@]}" -p monky-deployd -p monky-test-tenancy --bin monky-deployd --bin monky-test-stack
 phase "built"
 stop; rm -rf "$DIR"; mkdir -p "$DIR"
-"$T/debug/monky-test-stack" --dir "$DIR" --bundle docs/demo-bundle --env demo-01 >"$DIR/stack.log" 2>&1 &
+"$T/demo/monky-test-stack" --dir "$DIR" --bundle docs/demo-bundle --env demo-01 >"$DIR/stack.log" 2>&1 &
 echo $! >"$DIR/stack.pid"
 for _ in $(seq 1 100); do grep -q "monky-test-stack ready" "$DIR/stack.log" 2>/dev/null && break; sleep 0.2; done
 grep -q "monky-test-stack ready" "$DIR/stack.log" || { cat "$DIR/stack.log"; exit 1; }
@@ -81,12 +81,12 @@ s = s.replace("bao:\n", "bao:\n  service: openbao\n", 1)
 open(cfg, "w").write(s)
 PY
 fi
-phase "one tick: monky-deployd --config $CFG run --once"
-rc=0; "$T/debug/monky-deployd" --config "$CFG" run --once || rc=$?
+phase "one tick: $T/demo/monky-deployd --config $CFG run --once"
+rc=0; "$T/demo/monky-deployd" --config "$CFG" run --once || rc=$?
 echo "== exit code: $rc"
-echo "== transport that carried it: $("$T/debug/monky-deployd" --config "$CFG" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["transport_detail"])')"
+echo "== transport that carried it: $("$T/demo/monky-deployd" --config "$CFG" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["transport_detail"])')"
 echo "== monky-deployd status"
-"$T/debug/monky-deployd" --config "$CFG" status
+"$T/demo/monky-deployd" --config "$CFG" status
 echo "== the app: curl http://127.0.0.1:18080/"
 curl -fsS --max-time 5 http://127.0.0.1:18080/ && echo
 echo "== what tenancy recorded (last report)"
