@@ -32,7 +32,7 @@ phase() { echo "== [$(( $(date +%s) - T0 ))s] $*"; }
 ZITI_PIN=v1.6.0 # scripts/provision.sh's ZITI_VERSION
 if [ "$MESH" = 1 ]; then
   if "$MONKY_CACHE/bin/ziti" version 2>/dev/null | grep -qx "$ZITI_PIN"; then
-    phase "--mesh: the ziti CLI $ZITI_PIN is already built; the agent is built with the vendored OpenZiti C SDK (about 1 min more than the plain demo's first build)"
+    phase "--mesh: the ziti CLI $ZITI_PIN is already built; the agent is built with the vendored OpenZiti C SDK (about 30 CPU seconds more than the plain demo's first build)"
   else
     phase "--mesh: the ziti CLI $ZITI_PIN is built from source with Go first: about 8 min on 2 cores (7 m 56 s measured, docs/ZITI.md), once; then the agent with the vendored OpenZiti C SDK. Without --mesh the demo needs neither."
   fi
@@ -46,7 +46,7 @@ bash scripts/services.sh
 # unoptimised: Cargo.toml), its progress shown: a first build is most of the demo's time.
 FEATURES=(--no-default-features)
 [ "$MESH" = 1 ] && FEATURES=()
-phase "building monky-deployd$([ "$MESH" = 1 ] || echo ' (no Ziti SDK)') and the test stack: a first build takes 3-4 min on 2 cores, later ones seconds"
+phase "building monky-deployd$([ "$MESH" = 1 ] || echo ' (no Ziti SDK)') and the test stack: a first build is about 90 CPU seconds (1 min on 2 idle cores, docs/bench/demo.md), later ones seconds"
 cargo build --profile demo "${FEATURES[@]}" -p monky-deployd -p monky-test-tenancy --bin monky-deployd --bin monky-test-stack
 phase "built"
 stop; rm -rf "$DIR"; mkdir -p "$DIR"
