@@ -385,6 +385,50 @@ mod tests {
     }
 
     #[test]
+    fn the_text_form_leads_with_the_figures_then_each_service() {
+        let v = json!({
+            "agent": {"version": "0.3.0", "compose": "2.22.0", "transport": "system", "host": "h"},
+            "status": {"env_id": "env-a", "applied_sha": "abc", "desired_sha": "abc", "last_error": null},
+            "links": {"tenancy": {"state": "answered the check-in", "rtt_ms": 12},
+                      "openbao": {"state": "answered lookup-self", "rtt_ms": 3}},
+            "clock": {"skew_s": 240, "says": "the box's clock is 4 min ahead of tenancy"},
+            "disk": {"free_bytes": 1000, "docker_root": "/var/lib/docker", "keep_releases": 5,
+                     "reclaimed_bytes_total": 0, "releases": [{"sha": "abc", "bytes": 10}]},
+            "services": [{"service": "web", "container": "0123456789ab", "state": "running",
+                          "health": "unhealthy", "restarts": 2, "exit_code": 0, "oom_killed": false,
+                          "health_probes": [{"exit_code": 1, "at": "t", "output": "no\n"}],
+                          "log_tail": "one\ntwo\n"}],
+            "truncated": true,
+        });
+        let t = text(&v);
+        assert!(
+            t.starts_with("agent          0.3.0 (compose 2.22.0, transport system, host h)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("tenancy        answered the check-in (12 ms)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("clock          the box's clock is 4 min ahead of tenancy\n"),
+            "{t}"
+        );
+        assert!(t.contains("  release abc 10 bytes\n"), "{t}");
+        assert!(
+            t.contains("== web (0123456789ab) running unhealthy restarts=2 exit=0 oom=false\n"),
+            "{t}"
+        );
+        assert!(t.contains("  probe exit 1 at t: no\n"), "{t}");
+        assert!(t.contains("  --- log tail\n  one\n  two\n"), "{t}");
+        assert!(
+            t.ends_with("(cut to fit 1 MiB: log tails shortened)\n"),
+            "{t}"
+        );
+        let unknown = text(&json!({"clock": {"says": null}}));
+        assert!(unknown.contains("skew unknown"), "{unknown}");
+    }
+
+    #[test]
     fn a_bundle_over_the_limit_loses_log_text_first_and_says_so() {
         let big = "x".repeat(300_000);
         let mut v = json!({
