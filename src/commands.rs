@@ -63,21 +63,28 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         }
         Err(e) => (Err(e.to_string()), None, Vec::new()),
     };
-    let sdk = transport::sdk::sdk_version();
-    let cs = containers.as_ref().ok().cloned().unwrap_or_default();
-    let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
-        .ok()
-        .filter(|w| !w.is_empty());
-    let (window_open, window_next) = match &windows {
-        None => (true, None),
-        Some(w) => match w.wait(&w.now()) {
-            None => (true, None),
-            Some((name, at)) => (
-                false,
-                Some(format!("{name} at {}", at.strftime("%Y-%m-%dT%H:%M:%S%:z"))),
-            ),
-        },
+    let containers = containers.map_err(|e| e.to_string());
+    let transport_detail = transport_ok.clone().unwrap_or_else(|e| e);
+    let mut v = status_value(
+        &cfg,
+        &st,
+        token.is_some(),
+        token_ttl,
+        &transport_detail,
+        &tenancy_reach,
+        &containers,
+    );
+    // which mode runs: the service leaves its pid in service.json; otherwise the timer's
+    // oneshot (or nothing) runs the ticks
+    let svc = crate::service::running(&cfg.state_dir);
+    v["run_mode"] = match &svc {
+        Some(d) => serde_json::json!({"mode": d.mode, "pid": d.pid, "since": d.started_at,
+            "ticks": d.ticks, "last_tick_at": d.last_tick_at, "last_exit": d.last_exit,
+            "watchdog_s": d.watchdog_s}),
+        None => serde_json::json!({"mode": "timer"}),
     };
+    let sdk = transport::sdk::sdk_version();
+    let (windows, window_next) = windows_now(&cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
     let signatures = if signing_keys.is_empty() {
         "unsigned accepted (no bundle_signing_keys)".to_string()
@@ -91,45 +98,6 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
                 .join(", ")
         )
     };
-    // which mode runs: the service leaves its pid in service.json; otherwise the timer's
-    // oneshot (or nothing) runs the ticks
-    let svc = crate::service::running(&cfg.state_dir);
-    let run_mode = match &svc {
-        Some(d) => serde_json::json!({"mode": d.mode, "pid": d.pid, "since": d.started_at,
-            "ticks": d.ticks, "last_tick_at": d.last_tick_at, "last_exit": d.last_exit,
-            "watchdog_s": d.watchdog_s}),
-        None => serde_json::json!({"mode": "timer"}),
-    };
-    let v = serde_json::json!({
-        "env_id": cfg.env_id,
-        "run_mode": run_mode,
-        "agent_version": agent::VERSION,
-        "transport": cfg.transport.as_str(),
-        "transport_detail": transport_ok.clone().unwrap_or_else(|e| e),
-        "ziti_sdk": sdk,
-        "endpoints": tenancy_reach.iter().map(|(l, s)| serde_json::json!({"name": l, "state": s})).collect::<Vec<_>>(),
-        "token_present": token.is_some(),
-        "token_source": st.token.as_ref().map(|t| format!("{:?}", t.source).to_lowercase()),
-        "token_ttl_s": token_ttl,
-        "token_expires_at": st.token.as_ref().map(|t| t.expires_at),
-        "applied_sha": st.applied_sha,
-        "desired_sha": st.desired_sha,
-        "in_sync": st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
-        "last_action": st.last_action,
-        "last_checkin": st.last_checkin,
-        "last_report": st.last_report,
-        "last_result": st.last_result,
-        "last_error": st.last_error,
-        "containers": cs,
-        "docker": containers.as_ref().err().map(|e| e.to_string()),
-        "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
-        "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
-        "apply_windows": {"entries": cfg.apply_windows, "open_now": window_open, "next": window_next},
-        "counters": st.counters,
-        "last_success": st.counters.last_success,
-        "applied_serial": st.applied_serial,
-        "failed_release": st.failed_release,
-    });
     if json {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
@@ -228,4 +196,111 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         }
     }
     Exit::Ok
+}
+
+/// `monky-deployd diagnose [--json]`: the bundle tenancy gets on `collect` (redacted, under
+/// 1 MiB), printed here; the links are probed (dial + TLS) and timed. Sends nothing.
+pub async fn diagnose(cfg: Config, json: bool) -> Exit {
+    let st = state::State::load(&cfg.state_path()).unwrap_or_default();
+    let token = state::read_token(&cfg.token_path()).ok().flatten();
+    let engine = runtime::Engine::new(cfg.docker_socket());
+    let mut links = agent::diagnose::Links {
+        tenancy_rtt_ms: None,
+        tenancy_state: "not probed".into(),
+        bao_rtt_ms: None,
+        bao_state: "not probed".into(),
+        token_ttl_s: None,
+    };
+    match agent::connector(&cfg).map(|c| agent::clients(&cfg, &c)) {
+        Ok(Ok(cl)) => {
+            (links.tenancy_rtt_ms, links.tenancy_state) = probe_timed(cl.tenancy().http()).await;
+            (links.bao_rtt_ms, links.bao_state) = probe_timed(cl.bao().http()).await;
+            if let Some(t) = &token {
+                links.token_ttl_s = cl.bao().lookup_self(t).await.ok().map(|i| i.ttl);
+            }
+        }
+        Ok(Err(f)) => links.tenancy_state = format!("clients not usable: {}", f.message()),
+        Err(e) => links.tenancy_state = format!("transport not usable: {e}"),
+    }
+    let compose = match runtime::Compose::detect(&cfg, &Default::default()).await {
+        Ok(c) => c.version().await,
+        Err(e) => format!("unknown ({e})"),
+    };
+    let v = agent::diagnose::gather(&cfg, &st, &engine, &links, &compose).await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        print!("{}", agent::diagnose::text(&v));
+    }
+    Exit::Ok
+}
+
+/// One endpoint through the full stack (dial, TLS), timed.
+async fn probe_timed(http: &crate::http::HttpClient) -> (Option<u64>, String) {
+    let t = std::time::Instant::now();
+    let r = tokio::time::timeout(Duration::from_secs(10), http.probe()).await;
+    let ms = u64::try_from(t.elapsed().as_millis()).ok();
+    match r {
+        Ok(Ok(())) => (ms, "dialable".to_string()),
+        Ok(Err(e)) => (None, format!("unreachable: {e}")),
+        Err(_) => (None, "unreachable: timed out".to_string()),
+    }
+}
+
+/// The maintenance windows, if any, and when the next opens (`None`: open now).
+fn windows_now(cfg: &Config) -> (Option<crate::windows::Windows>, Option<String>) {
+    let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+        .ok()
+        .filter(|w| !w.is_empty());
+    let next = windows.as_ref().and_then(|w| {
+        w.wait(&w.now())
+            .map(|(name, at)| format!("{name} at {}", at.strftime("%Y-%m-%dT%H:%M:%S%:z")))
+    });
+    (windows, next)
+}
+
+/// `status --json`'s document, from what the caller measured (the CLI probes the endpoints;
+/// a diagnostics bundle passes what the tick saw).
+pub fn status_value(
+    cfg: &Config,
+    st: &state::State,
+    token_present: bool,
+    token_ttl: Option<u64>,
+    transport_detail: &str,
+    endpoints: &[(&str, String)],
+    containers: &Result<Vec<crate::tenancy::Container>, String>,
+) -> serde_json::Value {
+    let (_, window_next) = windows_now(cfg);
+    let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
+    serde_json::json!({
+        "env_id": cfg.env_id,
+        "agent_version": agent::VERSION,
+        "transport": cfg.transport.as_str(),
+        "transport_detail": transport_detail,
+        "ziti_sdk": transport::sdk::sdk_version(),
+        "endpoints": endpoints.iter().map(|(l, s)| serde_json::json!({"name": l, "state": s})).collect::<Vec<_>>(),
+        "token_present": token_present,
+        "token_source": st.token.as_ref().map(|t| format!("{:?}", t.source).to_lowercase()),
+        "token_ttl_s": token_ttl,
+        "token_expires_at": st.token.as_ref().map(|t| t.expires_at),
+        "applied_sha": st.applied_sha,
+        "desired_sha": st.desired_sha,
+        "in_sync": st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
+        "last_action": st.last_action,
+        "last_checkin": st.last_checkin,
+        "last_report": st.last_report,
+        "last_result": st.last_result,
+        "last_error": st.last_error,
+        "containers": containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]),
+        "docker": containers.as_ref().err(),
+        "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
+        "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
+        "apply_windows": {"entries": cfg.apply_windows, "open_now": window_next.is_none(), "next": window_next},
+        "counters": st.counters,
+        "last_success": st.counters.last_success,
+        "applied_serial": st.applied_serial,
+        "failed_release": st.failed_release,
+        "clock_skew_s": st.counters.clock_skew_s,
+        "last_reclaim": st.care.last_reclaim,
+    })
 }

@@ -218,6 +218,11 @@ pub struct Config {
     pub retry_backoff_max_s: u64,
     pub registry_host: String,
     pub keep_releases: usize,
+    /// Reclaim (old releases and their images) when the Docker data root has less free than
+    /// this byte size; unset = the running bundle's `need_bytes` × 1.5 + 2 GiB.
+    pub disk_reclaim_below: Option<serde_yaml_ng::Value>,
+    /// At most one diagnostics bundle per this many seconds, whatever tenancy asks.
+    pub diagnostics_min_interval_s: u64,
     pub log_level: LogLevel,
     #[serde(skip)]
     pub path: PathBuf,
@@ -262,6 +267,8 @@ impl Default for Config {
             retry_backoff_max_s: 3600,
             registry_host: "harbor.tikali.net".into(),
             keep_releases: 5,
+            disk_reclaim_below: None,
+            diagnostics_min_interval_s: 600,
             log_level: LogLevel::Info,
             path: PathBuf::new(),
         }
@@ -336,6 +343,13 @@ impl Config {
                 .and_then(validate::byte_size),
             pids: self.container_limits.pids,
         }
+    }
+
+    /// `disk_reclaim_below` in bytes (validated at load); `None` = derived from the bundle.
+    pub fn disk_reclaim_below(&self) -> Option<u64> {
+        self.disk_reclaim_below
+            .as_ref()
+            .and_then(validate::byte_size)
     }
 
     pub fn docker_socket(&self) -> PathBuf {

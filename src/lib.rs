@@ -5,6 +5,8 @@ pub mod agent;
 pub mod bao;
 pub mod beneath;
 pub mod bundle;
+pub mod care;
+pub mod clock;
 pub mod commands;
 pub mod compose_check;
 pub mod compose_keys;

@@ -44,6 +44,12 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// The diagnostics bundle tenancy can ask for (redacted): status, per-service state,
+    /// restarts, health probes and log tails, disk, clock skew, links, versions. Sends nothing.
+    Diagnose {
+        #[arg(long)]
+        json: bool,
+    },
     /// Log in to OpenBao with the bootstrap grant and store the token.
     Bootstrap {
         /// Replace an existing token (kit re-revealed).
@@ -198,6 +204,14 @@ fn dispatch(cli: Cli) -> ExitCode {
             };
             init_logging("warn");
             exit(runtime().block_on(commands::status(cfg, json)))
+        }
+        Cmd::Diagnose { json } => {
+            let cfg = match load_config(&cli.config) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            init_logging("warn");
+            exit(runtime().block_on(commands::diagnose(cfg, json)))
         }
         Cmd::Plan { json } => {
             let cfg = match load_config(&cli.config) {

@@ -26,6 +26,12 @@ pub struct Counters {
     #[serde(default)]
     pub apply_attempts: u64,
     pub last_success: Option<u64>,
+    /// The box's clock minus tenancy's at the last answer (PROTOCOL 0.4 `clock_skew_s`).
+    pub clock_skew_s: Option<i64>,
+    /// Free bytes on the Docker data root at the last measurement.
+    pub docker_free_bytes: Option<u64>,
+    /// Bytes the automatic reclaim freed, ever (releases and images).
+    pub reclaimed_bytes: u64,
 }
 
 /// One tick's facts, as the file reports them.
@@ -191,6 +197,7 @@ pub fn render(s: &Snapshot) -> String {
         "monky_deployd_token_ttl_seconds {}",
         s.token_ttl_s.unwrap_or(-1)
     );
+    render_care(&mut o, s.counters);
     head(
         &mut o,
         "monky_deployd_containers",
@@ -215,6 +222,40 @@ pub fn render(s: &Snapshot) -> String {
         );
     }
     o
+}
+
+/// Clock skew, disk free and reclaim (issue 22): a gauge left out while unmeasured, so an
+/// alert on it never fires on a box that has not looked yet.
+fn render_care(o: &mut String, c: &Counters) {
+    head(
+        o,
+        "monky_deployd_clock_skew_seconds",
+        "gauge",
+        "The box's clock minus tenancy's Date at the last answer.",
+    );
+    if let Some(s) = c.clock_skew_s {
+        let _ = writeln!(o, "monky_deployd_clock_skew_seconds {s}");
+    }
+    head(
+        o,
+        "monky_deployd_docker_free_bytes",
+        "gauge",
+        "Free bytes on the Docker data root at the last measurement.",
+    );
+    if let Some(b) = c.docker_free_bytes {
+        let _ = writeln!(o, "monky_deployd_docker_free_bytes {b}");
+    }
+    head(
+        o,
+        "monky_deployd_reclaimed_bytes_total",
+        "counter",
+        "Bytes freed by the automatic reclaim (old releases and their images).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_reclaimed_bytes_total {}",
+        c.reclaimed_bytes
+    );
 }
 
 /// Writes `text` to `path` so a reader never sees a partial file (tmp + rename in the same
@@ -278,5 +319,30 @@ mod tests {
         assert!(t.contains("monky_deployd_apply_failures_total{code=\"UNHEALTHY\"} 1\n"));
         assert!(t.contains("monky_deployd_containers{state=\"running\",health=\"healthy\"} 1\n"));
         assert!(t.contains("monky_deployd_applied_serial 4\n"));
+        // unmeasured gauges are absent, the counter starts at 0
+        assert!(!t.contains("\nmonky_deployd_clock_skew_seconds "), "{t}");
+        assert!(!t.contains("\nmonky_deployd_docker_free_bytes "), "{t}");
+        assert!(t.contains("monky_deployd_reclaimed_bytes_total 0\n"));
+    }
+
+    #[test]
+    fn skew_free_and_reclaimed_render_when_measured() {
+        let c = Counters {
+            clock_skew_s: Some(-240),
+            docker_free_bytes: Some(5 << 30),
+            reclaimed_bytes: 1234,
+            ..Default::default()
+        };
+        let mut o = String::new();
+        render_care(&mut o, &c);
+        assert!(o.contains("monky_deployd_clock_skew_seconds -240\n"), "{o}");
+        assert!(
+            o.contains("monky_deployd_docker_free_bytes 5368709120\n"),
+            "{o}"
+        );
+        assert!(
+            o.contains("monky_deployd_reclaimed_bytes_total 1234\n"),
+            "{o}"
+        );
     }
 }

@@ -66,6 +66,8 @@ pub struct Checkin<'a> {
     pub applied_sha: Option<&'a str>,
     pub host: &'a str,
     pub containers: &'a [Container],
+    /// The box's clock minus tenancy's at the last answer (PROTOCOL 0.4); `null` when unknown.
+    pub clock_skew_s: Option<i64>,
 }
 
 /// What tenancy tells the box to do (PROTOCOL: `action`).
@@ -105,6 +107,9 @@ pub struct CheckinResponse {
     /// Apply now, whatever the box's maintenance windows say (PROTOCOL 0.3).
     #[serde(default)]
     pub urgent: bool,
+    /// Tenancy asks for a diagnostics bundle under this request id (PROTOCOL 0.4).
+    #[serde(default)]
+    pub collect: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -174,6 +179,28 @@ pub struct Report<'a> {
 
 pub struct Tenancy {
     http: HttpClient,
+    /// What the last answers said about the link: clock skew, check-in round trip.
+    seen: std::sync::Mutex<Seen>,
+}
+
+/// Read off tenancy's answers as they come (any call, any status).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Seen {
+    /// The box's clock minus tenancy's `Date`, seconds.
+    pub clock_skew_s: Option<i64>,
+    /// How long the last check-in took, request to full answer.
+    pub checkin_rtt_ms: Option<u64>,
+}
+
+/// The diagnostics upload (PROTOCOL 0.4), at most [`BODY_LIMIT`] serialised.
+#[derive(Debug, Serialize)]
+pub struct Diagnostics<'a> {
+    pub env_id: &'a str,
+    pub request_id: &'a str,
+    pub agent_version: &'a str,
+    /// RFC 3339.
+    pub collected_at: String,
+    pub bundle: &'a serde_json::Value,
 }
 
 #[derive(Deserialize)]
@@ -201,7 +228,15 @@ fn map_http(e: HttpError, what: &'static str, limit: usize) -> TenancyError {
 
 impl Tenancy {
     pub fn new(http: HttpClient) -> Tenancy {
-        Tenancy { http }
+        Tenancy {
+            http,
+            seen: Default::default(),
+        }
+    }
+
+    /// What the answers so far said about the clock and the round trip.
+    pub fn seen(&self) -> Seen {
+        *self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn http(&self) -> &HttpClient {
@@ -217,11 +252,25 @@ impl Tenancy {
         body: Option<Vec<u8>>,
         limit: usize,
     ) -> Result<crate::http::Response, TenancyError> {
+        let started = std::time::Instant::now();
         let r = self
             .http
             .request(method, path, Some(bearer), body, limit)
             .await
             .map_err(|e| map_http(e, what, limit))?;
+        {
+            let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            let date = r.headers.get(hyper::header::DATE);
+            if let Some(s) = date
+                .and_then(|d| d.to_str().ok())
+                .and_then(|d| crate::clock::skew_from_date(d, crate::state::now()))
+            {
+                seen.clock_skew_s = Some(s);
+            }
+            if what == "checkin" {
+                seen.checkin_rtt_ms = u64::try_from(started.elapsed().as_millis()).ok();
+            }
+        }
         if r.status.is_success() {
             return Ok(r);
         }
@@ -301,6 +350,27 @@ impl Tenancy {
         let lease = parse_lease(&r.body)?;
         crate::redact::register(&lease.grant);
         Ok(lease)
+    }
+
+    /// `POST /v1/agent/diagnostics`; a body over [`BODY_LIMIT`] is never sent.
+    pub async fn diagnostics(&self, bearer: &str, d: &Diagnostics<'_>) -> Result<(), TenancyError> {
+        let body = serde_json::to_vec(d).expect("serialisable");
+        if body.len() > BODY_LIMIT {
+            return Err(TenancyError::Protocol {
+                what: "diagnostics",
+                detail: format!("bundle of {} bytes is over {BODY_LIMIT}", body.len()),
+            });
+        }
+        self.call(
+            "diagnostics",
+            Method::POST,
+            "/v1/agent/diagnostics",
+            bearer,
+            Some(body),
+            BODY_LIMIT,
+        )
+        .await?;
+        Ok(())
     }
 
     pub async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError> {

@@ -13,7 +13,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The pipeline, one named step after another; each step that refuses reports it first.
     pub(super) async fn apply(&mut self, sha: &str) -> Result<Exit, Failure> {
         let b = self.fetch_bundle(sha).await?;
-        let checks = self.pre_lease_checks(&b).await;
+        let mut checks = self.pre_lease_checks(&b).await;
+        if self.reclaim_for_disk(&checks).await {
+            checks = self.pre_lease_checks(&b).await;
+        }
         if let Some(r) = checks.refusals.into_iter().next() {
             return Err(refused(r, ""));
         }

@@ -15,7 +15,8 @@ use crate::bao::{Bao, BaoError, Login};
 use crate::runtime::{Engine, RuntimeError};
 use crate::state::{self, BootClock};
 use crate::tenancy::{
-    BundleWire, Checkin, CheckinResponse, Container, Lease, Report, Tenancy, TenancyError,
+    BundleWire, Checkin, CheckinResponse, Container, Diagnostics, Lease, Report, Seen, Tenancy,
+    TenancyError,
 };
 
 /// OpenBao's token calls, with the box's own token.
@@ -59,6 +60,18 @@ pub trait TenancyApi: Leaser {
         sha: &str,
     ) -> Result<(BundleWire, Option<String>), TenancyError>;
     async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError>;
+    /// The diagnostics upload (PROTOCOL 0.4).
+    async fn diagnostics(&self, bearer: &str, d: &Diagnostics<'_>) -> Result<(), TenancyError> {
+        let _ = (bearer, d);
+        Err(TenancyError::Protocol {
+            what: "diagnostics",
+            detail: "not supported by this client".into(),
+        })
+    }
+    /// Clock skew and round trip as the answers so far showed them.
+    fn seen(&self) -> Seen {
+        Seen::default()
+    }
 }
 
 /// What the tick reads from the Docker Engine API (compose does the changing).
@@ -76,6 +89,31 @@ pub trait EngineApi {
     async fn docker_root(&self) -> Result<PathBuf, RuntimeError>;
     /// Bytes reclaimed.
     async fn prune_images(&self) -> Result<u64, RuntimeError>;
+    /// An image's id and size (`None`: no such image). Defaults say "unsupported" so a fake
+    /// engine need not model images.
+    async fn image(&self, reference: &str) -> Result<Option<(String, u64)>, RuntimeError> {
+        Err(unsupported(reference))
+    }
+    /// Remove an image, never forced (`Ok(false)`: the engine keeps it).
+    async fn remove_image(&self, id: &str) -> Result<bool, RuntimeError> {
+        Err(unsupported(id))
+    }
+    /// A container's inspect document.
+    async fn inspect(&self, c: &Container) -> Result<serde_json::Value, RuntimeError> {
+        Err(unsupported(&c.id))
+    }
+    /// A container's last `tail` log lines.
+    async fn logs(&self, c: &Container, tail: u32) -> Result<String, RuntimeError> {
+        let _ = tail;
+        Err(unsupported(&c.id))
+    }
+}
+
+fn unsupported(what: &str) -> RuntimeError {
+    RuntimeError::Engine {
+        socket: String::new(),
+        msg: format!("{what}: not supported by this engine port"),
+    }
 }
 
 /// The wall clock (Unix seconds) and the boot clock.
@@ -144,6 +182,12 @@ impl TenancyApi for Tenancy {
     async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError> {
         Tenancy::report(self, bearer, rep).await
     }
+    async fn diagnostics(&self, bearer: &str, d: &Diagnostics<'_>) -> Result<(), TenancyError> {
+        Tenancy::diagnostics(self, bearer, d).await
+    }
+    fn seen(&self) -> Seen {
+        Tenancy::seen(self)
+    }
 }
 
 impl EngineApi for Engine {
@@ -167,6 +211,18 @@ impl EngineApi for Engine {
     }
     async fn prune_images(&self) -> Result<u64, RuntimeError> {
         Engine::prune_images(self).await
+    }
+    async fn image(&self, reference: &str) -> Result<Option<(String, u64)>, RuntimeError> {
+        Engine::image(self, reference).await
+    }
+    async fn remove_image(&self, id: &str) -> Result<bool, RuntimeError> {
+        Engine::remove_image(self, id).await
+    }
+    async fn inspect(&self, c: &Container) -> Result<serde_json::Value, RuntimeError> {
+        Engine::inspect(self, &c.id).await
+    }
+    async fn logs(&self, c: &Container, tail: u32) -> Result<String, RuntimeError> {
+        Engine::logs(self, &c.id, tail).await
     }
 }
 

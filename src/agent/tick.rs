@@ -23,6 +23,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         self.now = TickCtx::start(self.cfg.tick_budget_s);
         let applied_before = self.state.applied_sha.clone();
         let res = self.tick_locked().await;
+        let res = self.clock_noted(res);
         let res = match res {
             Err(f) if f.exit() == Exit::TempFail && self.cfg.laptop_mode => {
                 info!("offline (laptop mode): {}", redact::redact(f.message()));
@@ -194,6 +195,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if self.prune && result.is_ok() {
             self.prune_releases().await;
         }
+        self.after_action(resp.collect.as_deref()).await;
         result
     }
 
@@ -212,6 +214,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     applied_sha: self.state.applied_sha.as_deref(),
                     host: &self.host,
                     containers,
+                    clock_skew_s: self.state.counters.clock_skew_s,
                 },
             )
             .await

@@ -58,3 +58,35 @@ fn bad_values_named() {
         .to_string();
     assert!(e.contains("bao.ca_file"), "{e}");
 }
+
+#[test]
+fn reclaim_watermark_and_diagnostics_interval() {
+    let base = "env_id: a\nsite: b\nbao:\n  ca_file: \"\"\n";
+    let ok = |extra: &str| parse(&format!("{base}{extra}")).unwrap();
+    let c = ok("");
+    assert_eq!(
+        c.disk_reclaim_below(),
+        None,
+        "unset: derived from the bundle"
+    );
+    assert_eq!(c.diagnostics_min_interval_s, 600);
+    assert_eq!(
+        ok("disk_reclaim_below: 10g\n").disk_reclaim_below(),
+        Some(10 << 30)
+    );
+    assert_eq!(
+        ok("disk_reclaim_below: 1073741824\n").disk_reclaim_below(),
+        Some(1 << 30)
+    );
+    assert_eq!(
+        ok("diagnostics_min_interval_s: 0\n").diagnostics_min_interval_s,
+        0
+    );
+    let e = parse(&format!("{base}disk_reclaim_below: lots\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("disk_reclaim_below lots is not a byte size"),
+        "{e}"
+    );
+}

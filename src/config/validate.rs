@@ -138,6 +138,14 @@ impl Config {
                 ));
             }
         }
+        if let Some(m) = &self.disk_reclaim_below {
+            if byte_size(m).is_none() {
+                return Err(format!(
+                    "disk_reclaim_below {} is not a byte size (e.g. 10g, 512m, 10737418240)",
+                    serde_yaml_ng::to_string(m).unwrap_or_default().trim()
+                ));
+            }
+        }
         if self.container_limits.pids == Some(0) {
             return Err(
                 "container_limits.pids must be at least 1 (leave it out for no ceiling)".into(),

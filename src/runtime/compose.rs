@@ -292,6 +292,16 @@ impl Compose {
         }
         self.run(dir, &args, Duration::from_secs(600)).await
     }
+    /// `compose version --short` (every line answers it), for diagnostics; `unknown` if not.
+    pub async fn version(&self) -> String {
+        match self
+            .run_split(None, &["version", "--short"], Duration::from_secs(15))
+            .await
+        {
+            Ok((out, _)) if !out.trim().is_empty() => out.trim().to_string(),
+            _ => "unknown".into(),
+        }
+    }
     pub async fn logs(&self, dir: &Path, tail: u32) -> Result<String, RuntimeError> {
         let t = tail.to_string();
         self.run(

@@ -39,6 +39,22 @@ impl Engine {
     }
 
     async fn call(&self, method: hyper::Method, path: &str) -> Result<Bytes, RuntimeError> {
+        let (status, body) = self.call_status(method, path).await?;
+        if !status.is_success() {
+            return Err(self.err(format!(
+                "{path}: {status}: {}",
+                String::from_utf8_lossy(&body).trim()
+            )));
+        }
+        Ok(body)
+    }
+
+    /// One request; the status is the caller's to judge (a 404 or 409 can be an answer).
+    async fn call_status(
+        &self,
+        method: hyper::Method,
+        path: &str,
+    ) -> Result<(hyper::StatusCode, Bytes), RuntimeError> {
         let fut = async {
             let req = Request::builder()
                 .method(method)
@@ -57,13 +73,7 @@ impl Engine {
                 .await
                 .map_err(|e| self.err(e))?
                 .to_bytes();
-            if !status.is_success() {
-                return Err(self.err(format!(
-                    "{path}: {status}: {}",
-                    String::from_utf8_lossy(&body).trim()
-                )));
-            }
-            Ok(body)
+            Ok((status, body))
         };
         tokio::time::timeout(Duration::from_secs(30), fut)
             .await
@@ -224,6 +234,56 @@ impl Engine {
             .ok_or_else(|| self.err("/info has no DockerRootDir"))
     }
 
+    /// An image's id and size by reference or id; `None` when the engine has no such image.
+    pub async fn image(&self, reference: &str) -> Result<Option<(String, u64)>, RuntimeError> {
+        let path = format!("/images/{}/json", urlencode(reference));
+        let (status, body) = self.call_status(hyper::Method::GET, &path).await?;
+        if status == hyper::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(self.err(format!("{path}: {status}")));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        Ok(v["Id"]
+            .as_str()
+            .map(|id| (id.to_string(), v["Size"].as_u64().unwrap_or(0))))
+    }
+
+    /// Removes an image by id, never forced: `Ok(false)` when the engine keeps it (a container
+    /// uses it, or it has other names) or it is already gone.
+    pub async fn remove_image(&self, id: &str) -> Result<bool, RuntimeError> {
+        let path = format!("/images/{}", urlencode(id));
+        let (status, body) = self.call_status(hyper::Method::DELETE, &path).await?;
+        match status {
+            s if s.is_success() => Ok(true),
+            hyper::StatusCode::CONFLICT | hyper::StatusCode::NOT_FOUND => Ok(false),
+            s => Err(self.err(format!(
+                "{path}: {s}: {}",
+                String::from_utf8_lossy(&body).trim()
+            ))),
+        }
+    }
+
+    /// A container's inspect document.
+    pub async fn inspect(&self, id: &str) -> Result<serde_json::Value, RuntimeError> {
+        let body = self
+            .call(hyper::Method::GET, &format!("/containers/{id}/json"))
+            .await?;
+        serde_json::from_slice(&body).map_err(|e| self.err(e))
+    }
+
+    /// The last `tail` lines of a container's stdout and stderr, interleaved as written.
+    pub async fn logs(&self, id: &str, tail: u32) -> Result<String, RuntimeError> {
+        let body = self
+            .call(
+                hyper::Method::GET,
+                &format!("/containers/{id}/logs?stdout=1&stderr=1&tail={tail}"),
+            )
+            .await?;
+        Ok(demux_logs(&body))
+    }
+
     /// Remove dangling images; returns bytes reclaimed.
     pub async fn prune_images(&self) -> Result<u64, RuntimeError> {
         let filt = urlencode(r#"{"dangling":["true"]}"#);
@@ -238,6 +298,24 @@ impl Engine {
             .and_then(|x| x.as_u64())
             .unwrap_or(0))
     }
+}
+
+/// The Engine API's log stream: without a TTY each frame is an 8-byte header (stream, 3
+/// zero bytes, big-endian length) and its payload; with a TTY it is the raw text.
+pub fn demux_logs(b: &[u8]) -> String {
+    let framed = b.len() >= 8 && matches!(b[0], 0..=2) && b[1..4] == [0, 0, 0];
+    if !framed {
+        return String::from_utf8_lossy(b).into_owned();
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let n = u32::from_be_bytes([b[i + 4], b[i + 5], b[i + 6], b[i + 7]]) as usize;
+        let end = (i + 8 + n).min(b.len());
+        out.extend_from_slice(&b[i + 8..end]);
+        i = end;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The compose label that marks a service as a one-shot job (PROTOCOL 0.4): its container is

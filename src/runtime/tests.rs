@@ -133,3 +133,21 @@ fn jobs_are_done_at_exit_zero_and_pending_while_they_run() {
     assert_eq!(exit_of("Exited (137) 5 seconds ago"), Some(137));
     assert_eq!(exit_of("Up 3 seconds"), None);
 }
+
+/// The Engine API's log stream: framed (no TTY) frames joined in order, a frame cut short
+/// kept as far as it goes; raw text (a TTY) as it is.
+#[test]
+fn log_frames_are_joined_and_raw_text_kept() {
+    let frame = |stream: u8, text: &str| {
+        let mut f = vec![stream, 0, 0, 0];
+        f.extend_from_slice(&(text.len() as u32).to_be_bytes());
+        f.extend_from_slice(text.as_bytes());
+        f
+    };
+    let mut b = frame(1, "out line\n");
+    b.extend(frame(2, "err line\n"));
+    b.extend(&frame(1, "cut short\n")[..12]);
+    assert_eq!(demux_logs(&b), "out line\nerr line\ncut ");
+    assert_eq!(demux_logs(b"plain tty text\n"), "plain tty text\n");
+    assert_eq!(demux_logs(b""), "");
+}

@@ -93,6 +93,16 @@ struct State {
     reports: Vec<Value>,
     bundle_fetches: Vec<BundleFetch>,
     requests: Vec<RequestRecord>,
+    /// Added to tenancy's clock in every `Date` header (a box then sees a skew of `-offset`).
+    clock_offset_s: i64,
+    /// Diagnostics requests not answered yet, by env (PROTOCOL 0.4 `collect`).
+    collect: HashMap<String, String>,
+    /// Diagnostics uploads accepted, as sent.
+    diagnostics: Vec<Value>,
+    /// Diagnostics uploads answer 429 (tenancy does not want them now).
+    refuse_diagnostics: bool,
+    /// Every request body as received (path, bytes): what reached tenancy at all.
+    bodies: Vec<(String, Bytes)>,
 }
 
 struct Inner {
@@ -155,6 +165,11 @@ impl Tenancy {
                 reports: Vec::new(),
                 bundle_fetches: Vec::new(),
                 requests: Vec::new(),
+                clock_offset_s: 0,
+                collect: HashMap::new(),
+                diagnostics: Vec::new(),
+                refuse_diagnostics: false,
+                bodies: Vec::new(),
             }),
         });
         let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
@@ -394,6 +409,32 @@ impl Tenancy {
         self.st().requests.clone()
     }
 
+    /// Tenancy's clock runs `secs` ahead (negative: behind) in its `Date` headers.
+    pub fn set_clock_offset(&self, secs: i64) {
+        self.st().clock_offset_s = secs;
+    }
+
+    /// Check-in answers for `env` carry `collect: <id>` until a diagnostics upload for it
+    /// arrives (PROTOCOL 0.4).
+    pub fn request_diagnostics(&self, env: &str, id: &str) {
+        self.st().collect.insert(env.to_string(), id.to_string());
+    }
+
+    /// Diagnostics uploads answer 429 with `Retry-After` while `on`.
+    pub fn refuse_diagnostics(&self, on: bool) {
+        self.st().refuse_diagnostics = on;
+    }
+
+    /// Diagnostics uploads accepted, in order.
+    pub fn diagnostics(&self) -> Vec<Value> {
+        self.st().diagnostics.clone()
+    }
+
+    /// Every request body tenancy received (path, bytes), refused ones included.
+    pub fn bodies(&self) -> Vec<(String, Bytes)> {
+        self.st().bodies.clone()
+    }
+
     /// Clears all records (check-ins, leases, reports, fetches, requests); not the lease window.
     pub fn clear_records(&self) {
         let mut st = self.st();
@@ -402,6 +443,8 @@ impl Tenancy {
         st.reports.clear();
         st.bundle_fetches.clear();
         st.requests.clear();
+        st.diagnostics.clear();
+        st.bodies.clear();
     }
 }
 
@@ -521,6 +564,7 @@ async fn handle(
         Ok(b) => b.to_bytes(),
         Err(_) => Bytes::new(),
     };
+    inner.st().bodies.push((path.clone(), body.clone()));
     let delay = {
         let mut st = inner.st();
         let i = st.delays.iter().position(|d| path.starts_with(&d.0));
@@ -551,7 +595,10 @@ async fn handle(
         // injected: hyper aborts the connection when the service fails
         return Err(std::io::Error::other("injected connection drop"));
     }
-    let mut b = Response::builder().status(reply.status);
+    let offset = inner.st().clock_offset_s;
+    let mut b = Response::builder()
+        .status(reply.status)
+        .header("date", http_date(now_unix() + offset));
     for (k, v) in &reply.headers {
         b = b.header(*k, v);
     }
@@ -561,6 +608,7 @@ async fn handle(
 
 enum Endpoint {
     Checkin,
+    Diagnostics,
     Bundle { env: String, sha: String },
     Lease,
     Report,
@@ -571,6 +619,7 @@ fn endpoint(method: &str, path: &str) -> Result<Endpoint, Reply> {
         "/v1/agent/checkin" => ("POST", Endpoint::Checkin),
         "/v1/agent/lease" => ("POST", Endpoint::Lease),
         "/v1/agent/report" => ("POST", Endpoint::Report),
+        "/v1/agent/diagnostics" => ("POST", Endpoint::Diagnostics),
         p => match p.strip_prefix("/v1/agent/bundle/") {
             Some(rest) => {
                 let parts: Vec<&str> = rest.split('/').collect();
@@ -669,6 +718,19 @@ async fn route(
             }
             checkin(inner, v)
         }
+        Endpoint::Diagnostics => {
+            if body.len() > 1 << 20 {
+                return Reply::error(413, "TOO_LARGE", "a diagnostics body is at most 1 MiB");
+            }
+            let v = match parse(body, DIAGNOSTICS) {
+                Ok(v) => v,
+                Err(r) => return r,
+            };
+            if let Err(r) = env_check(&token_env, &v) {
+                return r;
+            }
+            diagnostics(inner, v)
+        }
         Endpoint::Lease => {
             let v = match parse(body, LEASE) {
                 Ok(v) => v,
@@ -736,7 +798,72 @@ fn checkin(inner: &Inner, v: Value) -> Reply {
             a
         }
     };
+    let mut answer = answer;
+    if let Some(id) = st.collect.get(&env) {
+        answer["collect"] = json!(id);
+    }
     Reply::json(200, &answer)
+}
+
+/// `POST /v1/agent/diagnostics`: the request id must be one tenancy asked this env for; 429
+/// while refusing; the upload ends the request.
+fn diagnostics(inner: &Inner, v: Value) -> Reply {
+    let mut st = inner.st();
+    if st.refuse_diagnostics {
+        return Reply::error(429, "RATE_LIMITED", "not now").header("retry-after", "600".into());
+    }
+    let env = v["env_id"].as_str().unwrap_or_default().to_string();
+    let id = v["request_id"].as_str().unwrap_or_default();
+    if st.collect.get(&env).map(String::as_str) != Some(id) {
+        return invalid(format!("request_id {id} was not asked for"));
+    }
+    if humantime::parse_rfc3339(v["collected_at"].as_str().unwrap_or_default()).is_err() {
+        return invalid("collected_at must be RFC 3339");
+    }
+    st.collect.remove(&env);
+    st.diagnostics.push(v);
+    Reply {
+        status: 204,
+        code: None,
+        message: None,
+        headers: Vec::new(),
+        body: Vec::new(),
+    }
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 has servers send.
+pub fn http_date(unix: i64) -> String {
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    // civil from days (Howard Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    const WD: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MON: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {d:02} {} {y} {:02}:{:02}:{:02} GMT",
+        WD[days.rem_euclid(7) as usize],
+        MON[(m - 1) as usize],
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
 }
 
 fn bundle(inner: &Inner, token_env: &str, env: &str, sha: &str) -> Reply {
@@ -844,6 +971,10 @@ enum Kind {
     StrOrNull,
     Containers,
     OneOf(&'static [&'static str]),
+    NumOrNull,
+    Object,
+    /// May be absent; when present, of the inner kind (PROTOCOL 0.4's optional fields).
+    Opt(&'static Kind),
 }
 
 type Spec = &'static [(&'static str, Kind)];
@@ -854,6 +985,15 @@ const CHECKIN: Spec = &[
     ("applied_sha", Kind::StrOrNull),
     ("host", Kind::Str),
     ("containers", Kind::Containers),
+    ("clock_skew_s", Kind::Opt(&Kind::NumOrNull)),
+    ("agent_mode", Kind::Opt(&Kind::OneOf(&["service", "timer"]))),
+];
+const DIAGNOSTICS: Spec = &[
+    ("env_id", Kind::NonEmptyStr),
+    ("request_id", Kind::NonEmptyStr),
+    ("agent_version", Kind::NonEmptyStr),
+    ("collected_at", Kind::NonEmptyStr),
+    ("bundle", Kind::Object),
 ];
 const LEASE: Spec = &[("env_id", Kind::NonEmptyStr), ("reason", Kind::NonEmptyStr)];
 const REPORT: Spec = &[
@@ -880,6 +1020,11 @@ fn check_kind(name: &str, v: &Value, kind: Kind) -> Result<(), String> {
         Kind::StrOrNull => Err(format!("{name} must be a string or null")),
         Kind::OneOf(allowed) if v.as_str().is_some_and(|s| allowed.contains(&s)) => Ok(()),
         Kind::OneOf(allowed) => Err(format!("{name} must be one of {allowed:?}")),
+        Kind::NumOrNull if v.is_number() || v.is_null() => Ok(()),
+        Kind::NumOrNull => Err(format!("{name} must be a number or null")),
+        Kind::Object if v.is_object() => Ok(()),
+        Kind::Object => Err(format!("{name} must be an object")),
+        Kind::Opt(inner) => check_kind(name, v, *inner),
         Kind::Containers => {
             let arr = v
                 .as_array()
@@ -930,9 +1075,11 @@ fn parse(body: &[u8], spec: Spec) -> Result<Value, Reply> {
         }
     }
     for (name, kind) in spec {
-        let field = obj
-            .get(*name)
-            .ok_or_else(|| invalid(format!("missing field {name}")))?;
+        let field = match obj.get(*name) {
+            Some(f) => f,
+            None if matches!(kind, Kind::Opt(_)) => continue,
+            None => return Err(invalid(format!("missing field {name}"))),
+        };
         check_kind(name, field, *kind).map_err(invalid)?;
     }
     Ok(v)
@@ -998,6 +1145,26 @@ mod tests {
         assert_eq!(parse(typed, CHECKIN).unwrap_err().status, 400);
         let bad_container = br#"{"env_id":"e","agent_version":"0.2.0","applied_sha":null,"host":"h","containers":[{"service":"web"}]}"#;
         assert_eq!(parse(bad_container, CHECKIN).unwrap_err().status, 400);
+        // PROTOCOL 0.4: clock_skew_s and agent_mode may be there, each of its kind
+        let skew = br#"{"env_id":"e","agent_version":"0.4.0","applied_sha":null,"host":"h","containers":[],"clock_skew_s":-240,"agent_mode":"timer"}"#;
+        assert!(parse(skew, CHECKIN).is_ok());
+        let unknown = br#"{"env_id":"e","agent_version":"0.4.0","applied_sha":null,"host":"h","containers":[],"clock_skew_s":null}"#;
+        assert!(parse(unknown, CHECKIN).is_ok());
+        let bad_skew = br#"{"env_id":"e","agent_version":"0.4.0","applied_sha":null,"host":"h","containers":[],"clock_skew_s":"4m"}"#;
+        assert_eq!(parse(bad_skew, CHECKIN).unwrap_err().status, 400);
+        let bad_mode = br#"{"env_id":"e","agent_version":"0.4.0","applied_sha":null,"host":"h","containers":[],"agent_mode":"cron"}"#;
+        assert_eq!(parse(bad_mode, CHECKIN).unwrap_err().status, 400);
+        let diag = br#"{"env_id":"e","request_id":"r1","agent_version":"0.4.0","collected_at":"2026-12-04T08:00:00Z","bundle":{}}"#;
+        assert!(parse(diag, DIAGNOSTICS).is_ok());
+        let no_bundle = br#"{"env_id":"e","request_id":"r1","agent_version":"0.4.0","collected_at":"2026-12-04T08:00:00Z","bundle":"x"}"#;
+        assert_eq!(parse(no_bundle, DIAGNOSTICS).unwrap_err().status, 400);
+    }
+
+    #[test]
+    fn http_dates_are_imf_fixdate() {
+        assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(http_date(1_835_438_400), "Tue, 29 Feb 2028 12:00:00 GMT");
     }
 
     #[test]

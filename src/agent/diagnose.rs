@@ -1,0 +1,457 @@
+//! Diagnostics on request (issue 22, PROTOCOL 0.4): a check-in answer carrying
+//! `collect: <request id>` makes the agent send `POST /v1/agent/diagnostics` with a bundle of
+//! what an operator would look at over SSH — `status --json`, per service the container state,
+//! restart count, last exit, last health probe outputs and a log tail, disk figures, clock
+//! skew, the transport and round-trip times, agent and compose versions. Every string in it
+//! goes through the redactor (with the running release's `.env` values registered), and the
+//! whole stays under 1 MiB: log tails shrink first. At most one bundle per
+//! `diagnostics_min_interval_s`; `monky-deployd diagnose` prints the same without sending it.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::tenancy::Diagnostics;
+
+/// The upload's limit (PROTOCOL: every body but the bundle's is at most 1 MiB).
+pub const BUNDLE_MAX: usize = 1 << 20;
+/// Room left for the envelope (`env_id`, `request_id`, …) around the bundle.
+const ENVELOPE: usize = 4096;
+/// Log lines per container, before any shrinking.
+const LOG_LINES: u32 = 200;
+/// Characters of one health probe's output.
+const PROBE_OUTPUT_MAX: usize = 2000;
+
+/// What the caller measured of the links (the tick: its check-in and an OpenBao call; the
+/// CLI: a probe of each).
+pub struct Links {
+    pub tenancy_rtt_ms: Option<u64>,
+    pub tenancy_state: String,
+    pub bao_rtt_ms: Option<u64>,
+    pub bao_state: String,
+    pub token_ttl_s: Option<u64>,
+}
+
+/// The bundle: gathered from the engine and `state.json`, redacted, cut to fit.
+pub async fn gather<E: EngineApi>(
+    cfg: &Config,
+    st: &State,
+    engine: &E,
+    links: &Links,
+    compose_version: &str,
+) -> Value {
+    // the running release's secret values are masked wherever they show up (logs, probes)
+    register_env_values(&running_release(cfg, st));
+    let containers = engine.containers(&cfg.compose_project).await;
+    let mut services = Vec::new();
+    for c in containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]) {
+        services.push(service_entry(engine, c).await);
+    }
+    let endpoints = [
+        ("tenancy", links.tenancy_state.clone()),
+        ("openbao", links.bao_state.clone()),
+    ];
+    let status = crate::commands::status_value(
+        cfg,
+        st,
+        cfg.token_path().exists(),
+        links.token_ttl_s,
+        cfg.transport.as_str(),
+        &endpoints,
+        &containers
+            .as_ref()
+            .map(|c| c.clone())
+            .map_err(|e| e.to_string()),
+    );
+    let root = st.care.docker_root.clone();
+    let free = root
+        .as_deref()
+        .and_then(|r| runtime::free_bytes(Path::new(r)).ok());
+    let releases: Vec<Value> = state::releases(&cfg.releases_dir())
+        .iter()
+        .map(|r| {
+            json!({
+                "sha": r.file_name().unwrap_or_default().to_string_lossy(),
+                "bytes": super::reclaim::dir_bytes(r),
+            })
+        })
+        .collect();
+    let mut v = json!({
+        "agent": {
+            "version": VERSION,
+            "compose": compose_version,
+            "transport": cfg.transport.as_str(),
+            "ziti_sdk": transport::sdk::sdk_version(),
+            "host": hostname(),
+        },
+        "status": status,
+        "services": services,
+        "disk": {
+            "docker_root": root,
+            "free_bytes": free,
+            "watermark_bytes": super::reclaim::watermark(cfg, &running_release(cfg, st)),
+            "keep_releases": cfg.keep_releases,
+            "releases": releases,
+            "last_reclaim": st.care.last_reclaim,
+            "reclaimed_bytes_total": st.counters.reclaimed_bytes,
+        },
+        "clock": {
+            "skew_s": st.counters.clock_skew_s,
+            "says": st.counters.clock_skew_s.map(crate::clock::describe),
+        },
+        "links": {
+            "transport": cfg.transport.as_str(),
+            "tenancy": {"rtt_ms": links.tenancy_rtt_ms, "state": links.tenancy_state},
+            "openbao": {"rtt_ms": links.bao_rtt_ms, "state": links.bao_state},
+        },
+        // a plan needs the desired bundle (up to 16 MiB) and compose's `config`: not cheap
+        // enough for a support bundle; `monky-deployd plan --json` on the box does it
+        "plan": null,
+        "truncated": false,
+    });
+    redact_strings(&mut v);
+    fit(&mut v, BUNDLE_MAX - ENVELOPE);
+    v
+}
+
+/// The bundle for a human: the figures first, then each service with its probes and log.
+pub fn text(v: &Value) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let s = |x: &Value| match x {
+        Value::String(t) => t.clone(),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    };
+    let a = &v["agent"];
+    let _ = writeln!(
+        o,
+        "agent          {} (compose {}, transport {}, host {})",
+        s(&a["version"]),
+        s(&a["compose"]),
+        s(&a["transport"]),
+        s(&a["host"])
+    );
+    let st = &v["status"];
+    let _ = writeln!(o, "env            {}", s(&st["env_id"]));
+    let _ = writeln!(o, "applied        {}", s(&st["applied_sha"]));
+    let _ = writeln!(o, "desired        {}", s(&st["desired_sha"]));
+    let _ = writeln!(o, "last error     {}", s(&st["last_error"]));
+    for l in ["tenancy", "openbao"] {
+        let x = &v["links"][l];
+        let _ = writeln!(o, "{l:<14} {} ({} ms)", s(&x["state"]), s(&x["rtt_ms"]));
+    }
+    let _ = writeln!(
+        o,
+        "clock          {}",
+        match v["clock"]["says"].as_str() {
+            Some(t) => t.to_string(),
+            None => "skew unknown (no tenancy answer yet)".into(),
+        }
+    );
+    let d = &v["disk"];
+    let _ = writeln!(
+        o,
+        "disk           {} free on {} ({} releases kept at most; {} bytes reclaimed so far)",
+        s(&d["free_bytes"]),
+        s(&d["docker_root"]),
+        s(&d["keep_releases"]),
+        s(&d["reclaimed_bytes_total"])
+    );
+    for r in d["releases"].as_array().into_iter().flatten() {
+        let _ = writeln!(o, "  release {} {} bytes", s(&r["sha"]), s(&r["bytes"]));
+    }
+    for c in v["services"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            o,
+            "\n== {} ({}) {} {} restarts={} exit={} oom={}",
+            s(&c["service"]),
+            s(&c["container"]),
+            s(&c["state"]),
+            s(&c["health"]),
+            s(&c["restarts"]),
+            s(&c["exit_code"]),
+            s(&c["oom_killed"])
+        );
+        for p in c["health_probes"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                o,
+                "  probe exit {} at {}: {}",
+                s(&p["exit_code"]),
+                s(&p["at"]),
+                s(&p["output"]).trim()
+            );
+        }
+        let _ = writeln!(o, "  --- log tail");
+        for line in c["log_tail"].as_str().unwrap_or("").lines() {
+            let _ = writeln!(o, "  {line}");
+        }
+    }
+    if v["truncated"] == true {
+        let _ = writeln!(o, "\n(cut to fit 1 MiB: log tails shortened)");
+    }
+    o
+}
+
+/// The running release's directory, as `Agent::running_release` finds it.
+fn running_release(cfg: &Config, st: &State) -> PathBuf {
+    match &st.applied_sha {
+        Some(sha) if crate::tenancy::is_sha(sha) => cfg.releases_dir().join(sha),
+        _ => cfg.current_link(),
+    }
+}
+
+/// One container as the bundle shows it: the engine's state, restarts, last exit, the last
+/// health probes and a log tail. Never its environment or its labels (values live there).
+async fn service_entry<E: EngineApi>(engine: &E, c: &Container) -> Value {
+    let insp = engine.inspect(c).await.unwrap_or(Value::Null);
+    let s = &insp["State"];
+    let probes: Vec<Value> = s["Health"]["Log"]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .rev()
+                .take(3)
+                .rev()
+                .map(|p| {
+                    json!({
+                        "exit_code": p["ExitCode"],
+                        "at": p["End"],
+                        "output": p["Output"].as_str().unwrap_or("").chars().take(PROBE_OUTPUT_MAX).collect::<String>(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let logs = match engine.logs(c, LOG_LINES).await {
+        Ok(l) => l,
+        Err(e) => format!("(no logs: {e})"),
+    };
+    json!({
+        "service": c.service,
+        "container": c.id.chars().take(12).collect::<String>(),
+        "image": insp["Config"]["Image"],
+        "state": c.state,
+        "health": c.health,
+        "restarts": insp["RestartCount"],
+        "exit_code": s["ExitCode"],
+        "oom_killed": s["OOMKilled"],
+        "started_at": s["StartedAt"],
+        "finished_at": s["FinishedAt"],
+        "error": s["Error"],
+        "health_probes": probes,
+        "log_tail": logs,
+    })
+}
+
+/// Every string (not the keys, which are the bundle's own names) through the redactor.
+fn redact_strings(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            let r = redact::redact(s);
+            if r != *s {
+                *s = r;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_strings),
+        Value::Object(o) => o.values_mut().for_each(redact_strings),
+        _ => {}
+    }
+}
+
+fn size(v: &Value) -> usize {
+    serde_json::to_vec(v).map(|b| b.len()).unwrap_or(usize::MAX)
+}
+
+/// Keeps the bundle under `max` serialised bytes: log tails are halved (their ends kept)
+/// until it fits, then dropped, then the probe outputs; `truncated` says it happened.
+fn fit(v: &mut Value, max: usize) {
+    if size(v) <= max {
+        return;
+    }
+    v["truncated"] = Value::Bool(true);
+    for _ in 0..16 {
+        if size(v) <= max {
+            return;
+        }
+        for s in v["services"].as_array_mut().into_iter().flatten() {
+            if let Some(t) = s["log_tail"].as_str() {
+                let keep = t.len() / 2;
+                let mut cut = t.len() - keep;
+                while !t.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                s["log_tail"] = Value::String(t[cut..].to_string());
+            }
+        }
+    }
+    for s in v["services"].as_array_mut().into_iter().flatten() {
+        s["log_tail"] = Value::String(String::new());
+        s["health_probes"] = json!([]);
+    }
+    if size(v) > max {
+        // only the status and the figures are left: the services are what is large
+        v["services"] = json!([]);
+    }
+}
+
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
+    /// `collect: <id>` in the check-in answer: gather and send the bundle, at most one per
+    /// `diagnostics_min_interval_s`, once per request id.
+    pub(super) async fn collect_if_asked(&mut self, request: Option<&str>) {
+        let Some(id) = request else { return };
+        if id.is_empty() || id.len() > 200 || id.chars().any(char::is_control) {
+            warn!("diagnostics: ignoring a malformed request id");
+            return;
+        }
+        let now = state::now();
+        let care = &self.state.care;
+        if care.last_diagnostics_id.as_deref() == Some(id) {
+            debug!("diagnostics {id}: already sent");
+            return;
+        }
+        if let Some(last) = care.last_diagnostics_at {
+            let min = self.cfg.diagnostics_min_interval_s;
+            if now < last.saturating_add(min) {
+                info!(
+                    "diagnostics {id}: not sent, the last bundle went {}s ago (diagnostics_min_interval_s: {min})",
+                    now.saturating_sub(last)
+                );
+                return;
+            }
+        }
+        let token = self.tokens.bearer();
+        let started = std::time::Instant::now();
+        let ttl = self.c.bao.ttl(&token).await;
+        let bao_rtt = u64::try_from(started.elapsed().as_millis()).ok();
+        let seen = self.c.tenancy.seen();
+        let links = Links {
+            tenancy_rtt_ms: seen.checkin_rtt_ms,
+            tenancy_state: "answered the check-in".into(),
+            bao_rtt_ms: bao_rtt,
+            bao_state: match &ttl {
+                Ok(_) => "answered lookup-self".into(),
+                Err(e) => format!("lookup-self failed: {e}"),
+            },
+            token_ttl_s: ttl.ok(),
+        };
+        let compose = match Compose::detect(&self.cfg, &self.docker_wait).await {
+            Ok(c) => c.version().await,
+            Err(e) => format!("unknown ({e})"),
+        };
+        let bundle = gather(&self.cfg, &self.state, &self.engine, &links, &compose).await;
+        let d = Diagnostics {
+            env_id: &self.cfg.env_id,
+            request_id: id,
+            agent_version: VERSION,
+            collected_at: rollback::rfc3339(now),
+            bundle: &bundle,
+        };
+        match self.c.tenancy.diagnostics(&token, &d).await {
+            Ok(()) => {
+                info!(
+                    "diagnostics {id}: sent ({} bytes)",
+                    size(&bundle)
+                );
+                self.state.care.last_diagnostics_at = Some(now);
+                self.state.care.last_diagnostics_id = Some(id.to_string());
+            }
+            Err(TenancyError::RateLimited { retry_after, .. }) => info!(
+                "diagnostics {id}: tenancy does not want it now (retry after {retry_after}s); sent when asked again"
+            ),
+            Err(e) => warn!("diagnostics {id}: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_string_is_redacted_and_names_stay() {
+        redact::register("hunter2-diag-secret");
+        let mut v = json!({
+            "services": [{"service": "web", "log_tail": "pw=hunter2-diag-secret ok",
+                          "health_probes": [{"output": "token s.abcdefghijklmnopqrstuvwx"}]}],
+            "n": 3,
+        });
+        redact_strings(&mut v);
+        let t = v.to_string();
+        assert!(!t.contains("hunter2-diag-secret"), "{t}");
+        assert!(!t.contains("s.abcdefghijklmnopqrstuvwx"), "{t}");
+        assert_eq!(v["services"][0]["service"], "web");
+        assert_eq!(v["n"], 3);
+        redact::forget_all();
+    }
+
+    #[test]
+    fn the_text_form_leads_with_the_figures_then_each_service() {
+        let v = json!({
+            "agent": {"version": "0.3.0", "compose": "2.22.0", "transport": "system", "host": "h"},
+            "status": {"env_id": "env-a", "applied_sha": "abc", "desired_sha": "abc", "last_error": null},
+            "links": {"tenancy": {"state": "answered the check-in", "rtt_ms": 12},
+                      "openbao": {"state": "answered lookup-self", "rtt_ms": 3}},
+            "clock": {"skew_s": 240, "says": "the box's clock is 4 min ahead of tenancy"},
+            "disk": {"free_bytes": 1000, "docker_root": "/var/lib/docker", "keep_releases": 5,
+                     "reclaimed_bytes_total": 0, "releases": [{"sha": "abc", "bytes": 10}]},
+            "services": [{"service": "web", "container": "0123456789ab", "state": "running",
+                          "health": "unhealthy", "restarts": 2, "exit_code": 0, "oom_killed": false,
+                          "health_probes": [{"exit_code": 1, "at": "t", "output": "no\n"}],
+                          "log_tail": "one\ntwo\n"}],
+            "truncated": true,
+        });
+        let t = text(&v);
+        assert!(
+            t.starts_with("agent          0.3.0 (compose 2.22.0, transport system, host h)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("tenancy        answered the check-in (12 ms)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("clock          the box's clock is 4 min ahead of tenancy\n"),
+            "{t}"
+        );
+        assert!(t.contains("  release abc 10 bytes\n"), "{t}");
+        assert!(
+            t.contains("== web (0123456789ab) running unhealthy restarts=2 exit=0 oom=false\n"),
+            "{t}"
+        );
+        assert!(t.contains("  probe exit 1 at t: no\n"), "{t}");
+        assert!(t.contains("  --- log tail\n  one\n  two\n"), "{t}");
+        assert!(
+            t.ends_with("(cut to fit 1 MiB: log tails shortened)\n"),
+            "{t}"
+        );
+        let unknown = text(&json!({"clock": {"says": null}}));
+        assert!(unknown.contains("skew unknown"), "{unknown}");
+    }
+
+    #[test]
+    fn a_bundle_over_the_limit_loses_log_text_first_and_says_so() {
+        let big = "x".repeat(300_000);
+        let mut v = json!({
+            "status": {"env_id": "e"},
+            "services": [
+                {"service": "a", "log_tail": format!("{big}END-A"), "health_probes": []},
+                {"service": "b", "log_tail": format!("{big}END-B"), "health_probes": []},
+            ],
+            "truncated": false,
+        });
+        fit(&mut v, 200_000);
+        assert!(size(&v) <= 200_000, "{}", size(&v));
+        assert_eq!(v["truncated"], true);
+        // the newest lines are the ones kept
+        assert!(v["services"][0]["log_tail"]
+            .as_str()
+            .unwrap()
+            .ends_with("END-A"));
+        assert_eq!(v["status"]["env_id"], "e");
+
+        let mut small = json!({"services": [{"log_tail": "short"}], "truncated": false});
+        fit(&mut small, 10_000);
+        assert_eq!(small["truncated"], false);
+        assert_eq!(small["services"][0]["log_tail"], "short");
+    }
+}
