@@ -17,6 +17,7 @@ pub mod policy;
 pub mod redact;
 pub mod registry;
 pub mod runtime;
+pub mod selfupdate;
 pub mod signing;
 pub mod state;
 pub mod tenancy;

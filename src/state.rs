@@ -142,6 +142,8 @@ pub struct State {
     /// before it: a crash loop within `rollback_window_s` goes back to that one.
     pub applied_at: Option<u64>,
     pub replaced_healthy: Option<String>,
+    /// Self-update bookkeeping (issue 21).
+    pub agent_update: crate::selfupdate::AgentUpdateState,
 }
 
 /// Backoff for a failing release: attempt `attempts` failed; the next one not before `next_at`.

@@ -59,6 +59,14 @@ pub trait TenancyApi: Leaser {
         sha: &str,
     ) -> Result<(BundleWire, Option<String>), TenancyError>;
     async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError>;
+    /// An agent package streamed into `out` (PROTOCOL 0.4): bytes written and their sha256.
+    async fn agent_package(
+        &self,
+        bearer: &str,
+        version: &str,
+        arch: &str,
+        out: &mut std::fs::File,
+    ) -> Result<(u64, String), TenancyError>;
 }
 
 /// What the tick reads from the Docker Engine API (compose does the changing).
@@ -143,6 +151,15 @@ impl TenancyApi for Tenancy {
     }
     async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError> {
         Tenancy::report(self, bearer, rep).await
+    }
+    async fn agent_package(
+        &self,
+        bearer: &str,
+        version: &str,
+        arch: &str,
+        out: &mut std::fs::File,
+    ) -> Result<(u64, String), TenancyError> {
+        Tenancy::agent_package(self, bearer, version, arch, out).await
     }
 }
 
