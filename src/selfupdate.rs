@@ -93,6 +93,12 @@ pub fn package_name(version: &str, arch: &str) -> String {
     format!("monky-deployd_{version}_{arch}.deb")
 }
 
+/// A package version without its Debian revision (`0.4.1-2` → `0.4.1`): what the binary calls
+/// itself.
+pub fn upstream(v: &str) -> &str {
+    v.rsplit_once('-').map_or(v, |(u, _)| u)
+}
+
 /// A version safe in a URL path and a file name, as Debian spells versions (no epoch: `:`
 /// has no place in either).
 pub fn valid_version(v: &str) -> bool {

@@ -33,7 +33,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if self.agent_keys.is_empty() {
             return Step::Off;
         }
-        let Some(o) = offer.filter(|o| o.version != VERSION) else {
+        let Some(o) = offer.filter(|o| su::upstream(&o.version) != VERSION) else {
             return Step::Keep;
         };
         let u = &self.state.agent_update;

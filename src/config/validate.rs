@@ -107,9 +107,9 @@ impl Config {
         }
         crate::signing::Keys::parse(&self.bundle_signing_keys)?;
         crate::signing::Keys::parse_key("agent_signing_keys", &self.agent_signing_keys)?;
-        if !(60..=86_400).contains(&self.agent_update_probation_s) {
+        if !(10..=86_400).contains(&self.agent_update_probation_s) {
             return Err(format!(
-                "agent_update_probation_s {} must be 60-86400 (a new agent needs time for one tick)",
+                "agent_update_probation_s {} must be 10-86400 (a new agent needs time for one tick)",
                 self.agent_update_probation_s
             ));
         }

@@ -72,6 +72,10 @@ pub fn run(cfg: &Config, o: &Opts) -> Result<String, String> {
     if let Ok(b) = std::fs::read(&prob) {
         let p: Probation = serde_json::from_slice(&b)
             .map_err(|e| format!("{}: corrupt ({e}); move it aside", prob.display()))?;
+        if installed_version(o).ok().as_deref() != Some(p.new.as_str()) {
+            // a run killed before its dpkg finished: put the old package back for sure
+            return interrupted(cfg, o, &p);
+        }
         return probation(cfg, o, &p);
     }
     let upd = cfg.update_dir();
@@ -170,7 +174,7 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
         let t = std::fs::read(&ticked)
             .ok()
             .and_then(|b| serde_json::from_slice::<su::Ticked>(&b).ok());
-        if t.is_some_and(|t| t.version == p.new && t.at >= p.started_at) {
+        if t.is_some_and(|t| su::upstream(&p.new) == t.version && t.at >= p.started_at) {
             let note = format!("AGENT_UPDATED: {} → {}", p.old, p.new);
             tell(
                 cfg,
@@ -209,6 +213,37 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
         &su::Outcome {
             note: note.clone(),
             reverted: Some(p.new.clone()),
+            refused: None,
+            at: state::now(),
+        },
+    );
+    let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
+    clean_staged(cfg, None);
+    Ok(note)
+}
+
+/// An install that never completed: the old package goes on again (dpkg also finishes a
+/// half-configured one this way), and the agent is told; the staged package goes, so the agent
+/// stages the offer afresh.
+fn interrupted(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
+    let old_pkg = o
+        .keep_dir
+        .join("packages")
+        .join(su::package_name(&p.old, &p.arch));
+    let lock = wait_lock(cfg, o)?;
+    let r = dpkg_install(o, &old_pkg);
+    drop(lock);
+    r.map_err(|e| format!("putting {} back after an interrupted install: {e}", p.old))?;
+    restart(o);
+    let note = format!(
+        "AGENT_UPDATE_FAILED: the install of {} was interrupted; {} is back",
+        p.new, p.old
+    );
+    tell(
+        cfg,
+        &su::Outcome {
+            note: note.clone(),
+            reverted: None,
             refused: None,
             at: state::now(),
         },
