@@ -69,7 +69,7 @@ pub fn run(cfg: &Config, o: &Opts) -> Result<String, String> {
     state::ensure_dir(&o.keep_dir.join("packages"), 0o700).map_err(|e| e.to_string())?;
     state::ensure_dir(&o.keep_dir, 0o700).map_err(|e| e.to_string())?;
     let prob = o.keep_dir.join("probation.json");
-    if let Ok(b) = std::fs::read(&prob) {
+    if let Ok(b) = read_nofollow(&prob) {
         let p: Probation = serde_json::from_slice(&b)
             .map_err(|e| format!("{}: corrupt ({e}); move it aside", prob.display()))?;
         if installed_version(o).ok().as_deref() != Some(p.new.as_str()) {
@@ -79,7 +79,7 @@ pub fn run(cfg: &Config, o: &Opts) -> Result<String, String> {
         return probation(cfg, o, &p);
     }
     let upd = cfg.update_dir();
-    let Ok(b) = std::fs::read(su::staged_json(&upd)) else {
+    let Ok(b) = read_nofollow(&su::staged_json(&upd)) else {
         return Ok("nothing staged".into());
     };
     let staged: Result<Staged, String> =
@@ -171,7 +171,7 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
     let deadline = p.started_at.saturating_add(cfg.agent_update_probation_s);
     let ticked = su::ticked_json(&cfg.update_dir());
     loop {
-        let t = std::fs::read(&ticked)
+        let t = read_nofollow(&ticked)
             .ok()
             .and_then(|b| serde_json::from_slice::<su::Ticked>(&b).ok());
         if t.is_some_and(|t| su::upstream(&p.new) == t.version && t.at >= p.started_at) {
@@ -321,6 +321,22 @@ fn wait_lock(cfg: &Config, o: &Opts) -> Result<state::TickLock, String> {
             Err(e) => return Err(e.to_string()),
         }
     }
+}
+
+/// Read a small file of the agent's state dir without following a symlink planted there (the
+/// agent's user owns that directory; this runs as root).
+fn read_nofollow(p: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(p)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut b = Vec::new();
+    f.by_ref().take(1 << 20).read_to_end(&mut b)?;
+    Ok(b)
 }
 
 /// Copy `from` (a regular file, not followed if a symlink) to `to` in root's own directory.
