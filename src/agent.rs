@@ -50,6 +50,7 @@ mod tests;
 mod tick;
 mod token;
 mod token_policy;
+mod update;
 
 use ports::{EngineApi, TenancyApi, Vault};
 use release::{register_env_values, Settled};
@@ -159,6 +160,8 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     prune: bool,
     host: String,
     keys: crate::signing::Keys,
+    /// `agent_signing_keys`: empty = self-update off.
+    agent_keys: crate::signing::Keys,
     /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
     /// `INTERRUPTED` and saves state.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
@@ -203,11 +206,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// An agent over the given clients and engine (`new` passes the real ones).
     fn from_parts(cfg: Config, prune: bool, c: Clients<T, V>, engine: E) -> Result<Self, Failure> {
         let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
+        let agent_keys =
+            crate::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
+                .map_err(Failure::fail)?;
         let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
             .map_err(Failure::fail)?;
         let cfg_budget = cfg.tick_budget_s;
         Ok(Agent {
             keys,
+            agent_keys,
             tokens: token::TokenManager::new(&cfg),
             cfg,
             c,

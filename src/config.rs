@@ -193,6 +193,13 @@ pub struct Config {
     pub permit_rollback: bool,
     /// Release keys (id → base64 Ed25519 public key); non-empty = signed bundles only.
     pub bundle_signing_keys: std::collections::BTreeMap<String, String>,
+    /// Release keys the agent's own packages must be signed by (id → base64 Ed25519 public
+    /// key); empty = self-update off (the default).
+    pub agent_signing_keys: std::collections::BTreeMap<String, String>,
+    /// Whether tenancy may move this box to an older agent version.
+    pub permit_agent_downgrade: bool,
+    /// How long a newly installed agent has to complete a tick before it is reverted.
+    pub agent_update_probation_s: u64,
     /// node_exporter textfile to write after every tick ("" = off).
     pub metrics_textfile: String,
     /// When an apply may run (`Sat 02:00-05:00`, `daily 03:00-03:30`); empty = always.
@@ -256,6 +263,9 @@ impl Default for Config {
             permit_privileged: false,
             permit_rollback: true,
             bundle_signing_keys: Default::default(),
+            agent_signing_keys: Default::default(),
+            permit_agent_downgrade: false,
+            agent_update_probation_s: 600,
             metrics_textfile: String::new(),
             apply_windows: Vec::new(),
             apply_windows_tz: String::new(),
@@ -318,6 +328,10 @@ impl Config {
     }
     pub fn staging_dir(&self) -> PathBuf {
         self.state_dir.join("staging")
+    }
+    /// Where the agent stages a verified package of itself for the root update unit.
+    pub fn update_dir(&self) -> PathBuf {
+        self.state_dir.join("update")
     }
     /// The agent's own `DOCKER_CONFIG`: never `$HOME`, so a human's `docker login` is not what
     /// the agent depends on (0.1.7).

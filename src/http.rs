@@ -309,6 +309,92 @@ impl HttpClient {
             Err(_) => Err(HttpError::Timeout(label, timeout.as_secs())),
         }
     }
+
+    /// A GET whose 2xx body is streamed into `out` (at most `limit` bytes, never whole in
+    /// memory) and hashed on the way: the status, the bytes written and their sha256 hex. A
+    /// non-2xx answer is returned with its (small) body for the caller's error mapping. The whole
+    /// transfer must finish within `total`.
+    pub async fn download(
+        &self,
+        path: &str,
+        bearer: Option<&str>,
+        out: &mut std::fs::File,
+        limit: usize,
+        total: Duration,
+    ) -> Result<Download, HttpError> {
+        use sha2::Digest;
+        use std::io::Write;
+        let label = self.endpoint.label;
+        let fut = async {
+            let mut b = Request::builder()
+                .method(Method::GET)
+                .uri(self.uri(path)?)
+                .header(hyper::header::HOST, self.endpoint.host.as_str())
+                .header(hyper::header::USER_AGENT, USER_AGENT);
+            if let Some(t) = bearer {
+                b = b.header(hyper::header::AUTHORIZATION, format!("Bearer {t}"));
+            }
+            let req = b
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| HttpError::Io(label, e.into()))?;
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| self.classify(e))?;
+            let (parts, mut body) = resp.into_parts();
+            if !parts.status.is_success() {
+                let body = Limited::new(body, 64 * 1024)
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                return Ok(Download::Refused(Response {
+                    status: parts.status,
+                    headers: parts.headers,
+                    body,
+                }));
+            }
+            let too_large = parts
+                .headers
+                .get(hyper::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<usize>().ok())
+                .is_some_and(|n| n > limit);
+            if too_large {
+                return Err(HttpError::TooLarge(label, limit));
+            }
+            let (mut n, mut h) = (0usize, sha2::Sha256::new());
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| HttpError::Io(label, e.into()))?;
+                let Ok(data) = frame.into_data() else {
+                    continue; // trailers
+                };
+                n += data.len();
+                if n > limit {
+                    return Err(HttpError::TooLarge(label, limit));
+                }
+                h.update(&data);
+                out.write_all(&data)
+                    .map_err(|e| HttpError::Io(label, e.into()))?;
+            }
+            out.sync_all().map_err(|e| HttpError::Io(label, e.into()))?;
+            Ok(Download::Done {
+                bytes: n as u64,
+                sha256: hex::encode(h.finalize()),
+            })
+        };
+        match tokio::time::timeout(total, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(HttpError::Timeout(label, total.as_secs())),
+        }
+    }
+}
+
+/// What [`HttpClient::download`] got.
+pub enum Download {
+    Done { bytes: u64, sha256: String },
+    Refused(Response),
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod redact;
 pub mod registry;
 pub mod runtime;
 pub mod service;
+pub mod selfupdate;
 pub mod signing;
 pub mod state;
 pub mod tenancy;

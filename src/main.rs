@@ -63,6 +63,25 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Root only (monky-deployd-update.service): install the agent package the agent staged,
+    /// after verifying it again; keep the running one; revert if the new one cannot tick.
+    UpdateInstall {
+        /// Root's own directory: kept packages, probation record.
+        #[arg(long, default_value = "/var/lib/monky-deployd-update")]
+        keep_dir: PathBuf,
+        /// The agent's unit, restarted after an install or a revert.
+        #[arg(long, default_value = "monky-deployd.service")]
+        unit: String,
+        #[arg(long, default_value = "dpkg", hide = true)]
+        dpkg: String,
+        #[arg(long, default_value = "dpkg-query", hide = true)]
+        dpkg_query: String,
+        #[arg(long, default_value = "systemctl", hide = true)]
+        systemctl: String,
+        /// Seconds between looks at the new agent's ticks during probation.
+        #[arg(long, default_value_t = 5, hide = true)]
+        poll_s: u64,
+    },
     /// Print the version.
     Version,
 }
@@ -220,6 +239,39 @@ fn dispatch(cli: Cli) -> ExitCode {
             };
             init_logging("warn");
             exit(runtime().block_on(agent::plan(cfg, json)))
+        }
+        Cmd::UpdateInstall {
+            keep_dir,
+            unit,
+            dpkg,
+            dpkg_query,
+            systemctl,
+            poll_s,
+        } => {
+            let cfg = match load_config(&cli.config) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            init_logging(cfg.log_level.as_str());
+            let o = monky_deployd::selfupdate::install::Opts {
+                keep_dir,
+                unit,
+                dpkg,
+                dpkg_query,
+                systemctl,
+                poll: Duration::from_secs(poll_s.max(1)),
+                ..Default::default()
+            };
+            match monky_deployd::selfupdate::install::run(&cfg, &o) {
+                Ok(msg) => {
+                    info!("update-install: {msg}");
+                    ExitCode::SUCCESS
+                }
+                Err(why) => {
+                    error!("update-install: {why}");
+                    exit(Exit::Fail)
+                }
+            }
         }
         Cmd::Bootstrap { force } => {
             let cfg = match load_config(&cli.config) {

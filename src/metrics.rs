@@ -45,6 +45,8 @@ pub struct Snapshot<'a> {
     pub counters: &'a Counters,
     pub applied_serial: Option<u64>,
     pub in_sync: bool,
+    /// The agent version tenancy asks for (PROTOCOL 0.4); `None` = keep the running one.
+    pub agent_desired: Option<&'a str>,
     pub token_ttl_s: Option<i64>,
     pub containers: &'a [Container],
 }
@@ -188,6 +190,18 @@ pub fn render(s: &Snapshot) -> String {
     let _ = writeln!(o, "monky_deployd_in_sync {}", u8::from(s.in_sync));
     head(
         &mut o,
+        "monky_deployd_agent_version",
+        "gauge",
+        "The running agent version and the one tenancy asks for (desired = running when none is asked; always 1).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_agent_version{{running=\"{}\",desired=\"{}\"}} 1",
+        label(s.version),
+        label(s.agent_desired.unwrap_or(s.version))
+    );
+    head(
+        &mut o,
         "monky_deployd_token_ttl_seconds",
         "gauge",
         "Seconds left on the OpenBao token (-1 = unknown).",
@@ -309,6 +323,7 @@ mod tests {
             counters: &c,
             applied_serial: Some(4),
             in_sync: true,
+            agent_desired: Some("0.4.0"),
             token_ttl_s: Some(100),
             containers: &cs,
         });
@@ -319,6 +334,10 @@ mod tests {
         assert!(t.contains("monky_deployd_apply_failures_total{code=\"UNHEALTHY\"} 1\n"));
         assert!(t.contains("monky_deployd_containers{state=\"running\",health=\"healthy\"} 1\n"));
         assert!(t.contains("monky_deployd_applied_serial 4\n"));
+        assert!(
+            t.contains("monky_deployd_agent_version{running=\"0.3.0\",desired=\"0.4.0\"} 1\n"),
+            "{t}"
+        );
         // unmeasured gauges are absent, the counter starts at 0
         assert!(!t.contains("\nmonky_deployd_clock_skew_seconds "), "{t}");
         assert!(!t.contains("\nmonky_deployd_docker_free_bytes "), "{t}");

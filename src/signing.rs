@@ -1,7 +1,7 @@
-//! Bundle signatures from the release pipeline (PROTOCOL 0.3): Ed25519 over the 64 ASCII bytes
-//! of the lowercase hex bundle sha the agent computed itself. Which keys count is the box's own
-//! config (`bundle_signing_keys`), never tenancy's; with no keys configured, unsigned bundles
-//! are accepted (and `status` says so).
+//! Release-pipeline signatures: Ed25519 over the 64 ASCII bytes of a lowercase hex sha256 the
+//! box computed itself — of a bundle (PROTOCOL 0.3, `bundle_signing_keys`) or of an agent package
+//! (0.4, `agent_signing_keys`). Which keys count is the box's own config, never tenancy's; with
+//! no bundle keys configured, unsigned bundles are accepted (and `status` says so).
 
 use std::collections::BTreeMap;
 
@@ -21,19 +21,24 @@ impl Keys {
     /// Parses `bundle_signing_keys` (key id → base64 of the 32-byte public key); an error
     /// names the key id.
     pub fn parse(cfg: &BTreeMap<String, String>) -> Result<Keys, String> {
+        Keys::parse_key("bundle_signing_keys", cfg)
+    }
+
+    /// Parses a key map read from the config key `name` (named in errors).
+    pub fn parse_key(name: &str, cfg: &BTreeMap<String, String>) -> Result<Keys, String> {
         let mut out = BTreeMap::new();
         for (id, b64) in cfg {
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(b64.trim())
-                .map_err(|e| format!("bundle_signing_keys.{id}: not base64 ({e})"))?;
+                .map_err(|e| format!("{name}.{id}: not base64 ({e})"))?;
             let arr: [u8; 32] = raw.as_slice().try_into().map_err(|_| {
                 format!(
-                    "bundle_signing_keys.{id}: {} bytes, an Ed25519 public key is 32",
+                    "{name}.{id}: {} bytes, an Ed25519 public key is 32",
                     raw.len()
                 )
             })?;
             let k = VerifyingKey::from_bytes(&arr)
-                .map_err(|_| format!("bundle_signing_keys.{id}: not an Ed25519 public key"))?;
+                .map_err(|_| format!("{name}.{id}: not an Ed25519 public key"))?;
             out.insert(id.clone(), k);
         }
         Ok(Keys(out))
@@ -53,6 +58,14 @@ impl Keys {
         if self.0.is_empty() {
             return Ok(None);
         }
+        self.check(sha, sigs)
+            .map(Some)
+            .map_err(|why| Refusal::new(CODE, why))
+    }
+
+    /// The key id whose signature verifies over `sha`, or why none does (key ids only). With
+    /// no keys configured nothing verifies.
+    pub fn check(&self, sha: &str, sigs: &[SignatureWire]) -> Result<String, String> {
         let msg = sha.to_ascii_lowercase();
         for s in sigs {
             let Some(key) = self.0.get(&s.key_id) else {
@@ -69,7 +82,7 @@ impl Keys {
             };
             // verify_strict: no malleable or small-order signatures
             if key.verify_strict(msg.as_bytes(), &sig).is_ok() {
-                return Ok(Some(s.key_id.clone()));
+                return Ok(s.key_id.clone());
             }
         }
         let seen: Vec<String> = sigs
@@ -89,17 +102,14 @@ impl Keys {
             })
             .take(8)
             .collect();
-        Err(Refusal::new(
-            CODE,
-            if seen.is_empty() {
-                "no signature; this box requires one by a configured key".to_string()
-            } else {
-                format!(
-                    "no valid signature by a configured key; seen: {}",
-                    seen.join(", ")
-                )
-            },
-        ))
+        Err(if seen.is_empty() {
+            "no signature; this box requires one by a configured key".to_string()
+        } else {
+            format!(
+                "no valid signature by a configured key; seen: {}",
+                seen.join(", ")
+            )
+        })
     }
 }
 
@@ -169,5 +179,11 @@ mod tests {
         );
         let e = Keys::parse(&BTreeMap::from([("k".into(), "%%".into())])).unwrap_err();
         assert!(e.contains("not base64"), "{e}");
+        let e = Keys::parse_key(
+            "agent_signing_keys",
+            &BTreeMap::from([("a".into(), "AAAA".into())]),
+        )
+        .unwrap_err();
+        assert!(e.starts_with("agent_signing_keys.a: "), "{e}");
     }
 }

@@ -144,6 +144,8 @@ pub struct State {
     pub replaced_healthy: Option<String>,
     /// Disk reclaim and diagnostics bookkeeping (issue 22).
     pub care: crate::care::CareState,
+    /// Self-update bookkeeping (issue 21).
+    pub agent_update: crate::selfupdate::AgentUpdateState,
 }
 
 /// Backoff for a failing release: attempt `attempts` failed; the next one not before `next_at`.

@@ -8,6 +8,8 @@ use crate::http::{HttpClient, HttpError};
 
 pub const BODY_LIMIT: usize = 1 << 20;
 pub const BUNDLE_LIMIT: usize = 16 << 20;
+/// An agent package (PROTOCOL 0.4).
+pub const PACKAGE_LIMIT: usize = 64 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TenancyError {
@@ -110,6 +112,18 @@ pub struct CheckinResponse {
     /// Tenancy asks for a diagnostics bundle under this request id (PROTOCOL 0.4).
     #[serde(default)]
     pub collect: Option<String>,
+    /// The agent version tenancy wants on this box (PROTOCOL 0.4); judged by `selfupdate`.
+    #[serde(default)]
+    pub agent: Option<AgentOffer>,
+}
+
+/// `agent: {version, sha256, signatures}` of a check-in answer.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct AgentOffer {
+    pub version: String,
+    pub sha256: String,
+    pub signatures: Vec<SignatureWire>,
 }
 
 #[derive(Deserialize)]
@@ -128,7 +142,7 @@ pub struct BundleWire {
     pub signatures: Vec<SignatureWire>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(default)]
 pub struct SignatureWire {
     pub key_id: String,
@@ -371,6 +385,40 @@ impl Tenancy {
         )
         .await?;
         Ok(())
+    }
+
+    /// `GET /v1/agent/package/{version}/{arch}` streamed into `out`: (bytes, sha256 hex).
+    /// The caller has checked `version` and `arch` are path-safe.
+    pub async fn agent_package(
+        &self,
+        bearer: &str,
+        version: &str,
+        arch: &str,
+        out: &mut std::fs::File,
+    ) -> Result<(u64, String), TenancyError> {
+        const WHAT: &str = "agent package";
+        let path = format!("/v1/agent/package/{version}/{arch}");
+        // 64 MiB over a slow mesh link: far longer than one API call's timeout
+        let total = std::time::Duration::from_secs(600);
+        match self
+            .http
+            .download(&path, Some(bearer), out, PACKAGE_LIMIT, total)
+            .await
+        {
+            Ok(crate::http::Download::Done { bytes, sha256 }) => Ok((bytes, sha256)),
+            Ok(crate::http::Download::Refused(r)) => {
+                let retry_after = r
+                    .headers
+                    .get(hyper::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok());
+                Err(rejection(WHAT, r.status, retry_after, &r.body))
+            }
+            Err(HttpError::TooLarge(_, n)) => Err(TenancyError::Protocol {
+                what: WHAT,
+                detail: format!("package over {n} bytes"),
+            }),
+            Err(e) => Err(map_http(e, WHAT, PACKAGE_LIMIT)),
+        }
     }
 
     pub async fn report(&self, bearer: &str, rep: &Report<'_>) -> Result<(), TenancyError> {

@@ -166,7 +166,7 @@ check "install.sh and maintainer scripts are executable" \
 
 # ---- 2. systemd units -------------------------------------------------------------------------
 section "systemd units"
-UNITS=(monky-deployd.service monky-deployd.timer monky-deployd-laptop.service monky-deployd-proxy.service monky-deployd-run.service)
+UNITS=(monky-deployd.service monky-deployd.timer monky-deployd-laptop.service monky-deployd-proxy.service monky-deployd-run.service monky-deployd-update.service monky-deployd-update.path)
 # verify needs every referenced unit and executable under one root: the host's units, ours, the
 # real binary, and a stand-in for the ziti CLI (not part of this package).
 VR="$WORK/verify-root"
@@ -201,7 +201,7 @@ exposure_at_most() { # UNIT-FILE LIMIT
   echo "exposure of $(basename "$1"): $e (limit $2)"
   awk -v e="$e" -v l="$2" 'BEGIN { exit !(e <= l) }'
 }
-for u in monky-deployd.service monky-deployd-laptop.service monky-deployd-proxy.service; do
+for u in monky-deployd.service monky-deployd-laptop.service monky-deployd-proxy.service monky-deployd-update.service; do
   check "systemd-analyze security $u <= 2.0" exposure_at_most "$REPO/packaging/systemd/$u" 2.0
 done
 # the service holds the identity key and tokens for weeks: the issue's bar is 1.5

@@ -211,6 +211,8 @@ pub(super) struct FakeTenancy {
     pub(super) bundles: RefCell<HashMap<String, String>>,
     pub(super) reports: RefCell<Vec<serde_json::Value>>,
     pub(super) calls: RefCell<Vec<String>>,
+    /// agent packages by version
+    pub(super) packages: RefCell<HashMap<String, Vec<u8>>>,
 }
 
 impl FakeTenancy {
@@ -271,6 +273,28 @@ impl TenancyApi for FakeTenancy {
             .borrow_mut()
             .push(serde_json::to_value(rep).expect("a report"));
         Ok(())
+    }
+    async fn agent_package(
+        &self,
+        _bearer: &str,
+        version: &str,
+        arch: &str,
+        out: &mut std::fs::File,
+    ) -> Result<(u64, String), TenancyError> {
+        use sha2::Digest;
+        use std::io::Write;
+        self.calls
+            .borrow_mut()
+            .push(format!("package {version} {arch}"));
+        let body = self.packages.borrow().get(version).cloned();
+        let body = body.ok_or_else(|| TenancyError::Rejected {
+            what: "agent package",
+            status: 404,
+            code: "NOT_FOUND".into(),
+            message: version.into(),
+        })?;
+        out.write_all(&body).expect("write package");
+        Ok((body.len() as u64, hex::encode(sha2::Sha256::digest(&body))))
     }
 }
 

@@ -115,6 +115,30 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             p.window.next_at = Some(rfc3339(at));
         }
         p.rollback.auto_rollback = self.cfg.auto_rollback;
+        p.agent_update = resp.agent.as_ref().map(|o| {
+            use update::Step;
+            let (would, detail) = match self.update_step(Some(o), resp.urgent) {
+                Step::Off => (
+                    "off",
+                    "agent_signing_keys is empty: self-update is off".into(),
+                ),
+                Step::Keep => ("keep", "the running version".into()),
+                Step::Reverted(v) => (
+                    "reverted",
+                    format!("{v} was reverted here; waits for another version"),
+                ),
+                Step::Refused(v) => ("refused", format!("{v} was refused here (same sha)")),
+                Step::Pending(v) => ("pending", format!("{v} is staged for the update unit")),
+                Step::Waits(d) => ("defer", d),
+                Step::Stage(v) => ("stage", format!("would download, verify and stage {v}")),
+            };
+            AgentUpdatePlan {
+                running: VERSION.into(),
+                offered: o.version.clone(),
+                would: would.into(),
+                detail,
+            }
+        });
         let running = self.running_services().await;
         match resp.action {
             Action::Apply => {

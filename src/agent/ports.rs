@@ -72,6 +72,14 @@ pub trait TenancyApi: Leaser {
     fn seen(&self) -> Seen {
         Seen::default()
     }
+    /// An agent package streamed into `out` (PROTOCOL 0.4): bytes written and their sha256.
+    async fn agent_package(
+        &self,
+        bearer: &str,
+        version: &str,
+        arch: &str,
+        out: &mut std::fs::File,
+    ) -> Result<(u64, String), TenancyError>;
 }
 
 /// What the tick reads from the Docker Engine API (compose does the changing).
@@ -187,6 +195,15 @@ impl TenancyApi for Tenancy {
     }
     fn seen(&self) -> Seen {
         Tenancy::seen(self)
+    }
+    async fn agent_package(
+        &self,
+        bearer: &str,
+        version: &str,
+        arch: &str,
+        out: &mut std::fs::File,
+    ) -> Result<(u64, String), TenancyError> {
+        Tenancy::agent_package(self, bearer, version, arch, out).await
     }
 }
 

@@ -22,6 +22,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let started = std::time::Instant::now();
         self.now = TickCtx::start(self.cfg.tick_budget_s);
         let applied_before = self.state.applied_sha.clone();
+        let checkin_before = self.state.last_checkin;
         let res = self.tick_locked().await;
         let res = self.clock_noted(res);
         let res = match res {
@@ -45,6 +46,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.state.last_error = Some(f.message().to_string());
         }
         self.count(&res, applied_before.as_deref());
+        self.mark_ticked(&res, self.state.last_checkin != checkin_before);
         crate::testhook::pause("before-save");
         if let Err(e) = self.state.save(&self.cfg.state_path()) {
             // the tick's own failure stays what the journal and the exit code say
@@ -106,6 +108,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             counters: &st.counters,
             applied_serial: st.applied_serial,
             in_sync: st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
+            agent_desired: st.agent_update.desired.as_deref(),
             token_ttl_s: st
                 .token
                 .as_ref()
@@ -186,6 +189,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         };
         // the one place that talks to tenancy about what the action did
         for said in out.said {
+            self.send(said).await;
+        }
+        // after the action, never inside it: stage an agent update, carry the unit's notes
+        let upd = self.agent_update(resp.agent.as_ref(), resp.urgent).await;
+        for said in upd.said {
             self.send(said).await;
         }
         let result = out.res;

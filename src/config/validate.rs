@@ -106,6 +106,13 @@ impl Config {
             return Err("docker_bin and compose_bin must not be empty".into());
         }
         crate::signing::Keys::parse(&self.bundle_signing_keys)?;
+        crate::signing::Keys::parse_key("agent_signing_keys", &self.agent_signing_keys)?;
+        if !(10..=86_400).contains(&self.agent_update_probation_s) {
+            return Err(format!(
+                "agent_update_probation_s {} must be 10-86400 (a new agent needs time for one tick)",
+                self.agent_update_probation_s
+            ));
+        }
         crate::windows::Windows::parse(&self.apply_windows, &self.apply_windows_tz)?;
         if !self.metrics_textfile.is_empty()
             && (!Path::new(&self.metrics_textfile).is_absolute()

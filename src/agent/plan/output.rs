@@ -31,7 +31,19 @@ pub struct Plan {
     /// `down` only: whether volumes would be removed.
     pub down_volumes: Option<bool>,
     pub refusals: Vec<PlanRefusal>,
+    /// Self-update (0.4): what the tick would do about tenancy's `agent` (`null`: none offered).
+    pub agent_update: Option<AgentUpdatePlan>,
     pub exit_code: i32,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct AgentUpdatePlan {
+    pub running: String,
+    pub offered: String,
+    /// `stage` | `pending` (staged, the update unit has it) | `defer` | `reverted` |
+    /// `refused` | `off` (no agent_signing_keys) | `keep` (the running version).
+    pub would: String,
+    pub detail: String,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -165,6 +177,12 @@ pub(super) fn print_text(p: &Plan) {
             .map(|k| format!(", signed by {k}"))
             .unwrap_or_default()
     );
+    if let Some(a) = &p.agent_update {
+        println!(
+            "agent          {} → {}: {} ({})",
+            a.running, a.offered, a.would, a.detail
+        );
+    }
     if !p.window.entries.is_empty() {
         println!(
             "apply windows  {} ({})",

@@ -61,6 +61,8 @@ struct EnvState {
     prod: bool,
     /// Check-in answers carry `"urgent": true` (PROTOCOL 0.3): maintenance windows are bypassed.
     urgent: bool,
+    /// `agent` of check-in answers (PROTOCOL 0.4), verbatim.
+    agent: Option<Value>,
     /// Every grant jti issued for the env (kit + leases), in order.
     issued: Vec<String>,
     /// Issue times of leases inside the sliding hour.
@@ -88,6 +90,8 @@ struct State {
     release_keys: Vec<(String, [u8; 32])>,
     /// Served verbatim as `signatures` instead (malformed or foreign signatures on purpose).
     raw_signatures: Option<Value>,
+    /// Agent packages by (version, arch) (PROTOCOL 0.4).
+    packages: HashMap<(String, String), Vec<u8>>,
     checkins: Vec<Value>,
     leases: Vec<Value>,
     reports: Vec<Value>,
@@ -160,6 +164,7 @@ impl Tenancy {
                 tamper_header: false,
                 release_keys: Vec::new(),
                 raw_signatures: None,
+                packages: HashMap::new(),
                 checkins: Vec::new(),
                 leases: Vec::new(),
                 reports: Vec::new(),
@@ -371,6 +376,33 @@ impl Tenancy {
     /// pipeline would; empty = unsigned.
     pub fn sign_bundles_with(&self, keys: &[(&str, [u8; 32])]) {
         self.st().release_keys = keys.iter().map(|(i, k)| (i.to_string(), *k)).collect();
+    }
+
+    /// Publish an agent package as a release pipeline does: served at
+    /// `/v1/agent/package/{version}/{arch}`; the returned offer (`{version, sha256, signatures}`)
+    /// is signed over the sha256 hex of `bytes` by each of `keys`.
+    pub fn publish_agent(
+        &self,
+        version: &str,
+        arch: &str,
+        bytes: Vec<u8>,
+        keys: &[(&str, [u8; 32])],
+    ) -> Value {
+        use sha2::Digest;
+        let sha = hex::encode(sha2::Sha256::digest(&bytes));
+        self.st()
+            .packages
+            .insert((version.to_string(), arch.to_string()), bytes);
+        let sigs: Vec<Value> = keys
+            .iter()
+            .map(|(id, seed)| json!({"key_id": id, "alg": "ed25519", "sig": release_sign(seed, &sha)}))
+            .collect();
+        json!({"version": version, "sha256": sha, "signatures": sigs})
+    }
+
+    /// The `agent` of `env`'s check-in answers (`None`: absent, keep the running version).
+    pub fn offer_agent(&self, env: &str, offer: Option<Value>) {
+        self.st().envs.entry(env.to_string()).or_default().agent = offer;
     }
 
     /// Serve `sigs` verbatim as the bundle's `signatures` (`None`: back to signing).
@@ -607,6 +639,7 @@ async fn handle(
 }
 
 enum Endpoint {
+    Package { version: String, arch: String },
     Checkin,
     Diagnostics,
     Bundle { env: String, sha: String },
@@ -620,6 +653,19 @@ fn endpoint(method: &str, path: &str) -> Result<Endpoint, Reply> {
         "/v1/agent/lease" => ("POST", Endpoint::Lease),
         "/v1/agent/report" => ("POST", Endpoint::Report),
         "/v1/agent/diagnostics" => ("POST", Endpoint::Diagnostics),
+        p if p.starts_with("/v1/agent/package/") => {
+            let parts: Vec<&str> = p["/v1/agent/package/".len()..].split('/').collect();
+            if parts.len() != 2 || parts[0].is_empty() || parts[1].is_empty() {
+                return Err(Reply::error(404, "NOT_FOUND", format!("no route {p}")));
+            }
+            (
+                "GET",
+                Endpoint::Package {
+                    version: parts[0].to_string(),
+                    arch: parts[1].to_string(),
+                },
+            )
+        }
         p => match p.strip_prefix("/v1/agent/bundle/") {
             Some(rest) => {
                 let parts: Vec<&str> = rest.split('/').collect();
@@ -707,6 +753,25 @@ async fn route(
         Err(r) => return r,
     };
     match ep {
+        Endpoint::Package { version, arch } => {
+            match inner.st().packages.get(&(version.clone(), arch.clone())) {
+                Some(b) => Reply {
+                    status: 200,
+                    code: None,
+                    message: None,
+                    headers: vec![(
+                        "content-type",
+                        "application/vnd.debian.binary-package".into(),
+                    )],
+                    body: b.clone(),
+                },
+                None => Reply::error(
+                    404,
+                    "NOT_FOUND",
+                    format!("no agent package {version} for {arch}"),
+                ),
+            }
+        }
         Endpoint::Bundle { env, sha } => bundle(inner, &token_env, &env, &sha),
         Endpoint::Checkin => {
             let v = match parse(body, CHECKIN) {
@@ -794,6 +859,9 @@ fn checkin(inner: &Inner, v: Value) -> Reply {
             let mut a = json!({"action": action, "desired_sha": desired, "prod": prod, "purge_volumes": false});
             if urgent {
                 a["urgent"] = json!(true);
+            }
+            if let Some(agent) = e.and_then(|e| e.agent.clone()) {
+                a["agent"] = agent;
             }
             a
         }

@@ -1,0 +1,327 @@
+//! The agent's half of self-update against fakes on a real state directory: what is staged,
+//! what is refused (with nothing staged), what is reported and what is not fetched again.
+
+use base64::Engine as _;
+use ed25519_dalek::{Signer, SigningKey};
+
+use super::super::fakes::{FakeBao, FakeEngine, FakeTenancy, ENV};
+use super::*;
+
+const KEY: [u8; 32] = [11; 32];
+const OTHER: [u8; 32] = [12; 32];
+const NEW: &str = "9.9.9";
+
+struct UpBox {
+    _dir: tempfile::TempDir,
+    agent: Agent<FakeTenancy, FakeBao, FakeEngine>,
+}
+
+fn sign(seed: &[u8; 32], hex: &str) -> String {
+    base64::engine::general_purpose::STANDARD
+        .encode(SigningKey::from_bytes(seed).sign(hex.as_bytes()).to_bytes())
+}
+
+fn pubkey(seed: &[u8; 32]) -> String {
+    base64::engine::general_purpose::STANDARD
+        .encode(SigningKey::from_bytes(seed).verifying_key().as_bytes())
+}
+
+fn sha256(b: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(b))
+}
+
+impl UpBox {
+    /// A box running release `aaaa…`, with self-update on (key `agent-2026`) unless `edit`
+    /// says otherwise.
+    fn with(edit: impl FnOnce(&mut Config)) -> UpBox {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = Config {
+            env_id: ENV.into(),
+            state_dir: dir.path().join("state"),
+            bootstrap_path: dir.path().join("bootstrap.jwt"),
+            compose_project: "monky-test".into(),
+            agent_signing_keys: [("agent-2026".to_string(), pubkey(&KEY))].into(),
+            ..Config::default()
+        };
+        edit(&mut cfg);
+        std::fs::create_dir_all(&cfg.state_dir).unwrap();
+        std::fs::write(cfg.token_path(), "hvs.stored-token-aaaaaaaaaaaaaaaaaaaa").unwrap();
+        let sha = "a".repeat(64);
+        let rel = cfg.releases_dir().join(&sha);
+        std::fs::create_dir_all(&rel).unwrap();
+        std::fs::write(
+            rel.join("compose.yaml"),
+            "services:\n  web:\n    image: busybox\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&rel, cfg.current_link()).unwrap();
+        let st = State {
+            applied_sha: Some(sha),
+            ..State::default()
+        };
+        st.save(&cfg.state_path()).unwrap();
+        let c = Clients {
+            tenancy: FakeTenancy::default(),
+            bao: FakeBao::new(),
+        };
+        let engine = FakeEngine::new(dir.path().to_path_buf());
+        *engine.containers.borrow_mut() = vec![test_container("web", "running", "")];
+        let agent = Agent::from_parts(cfg, false, c, engine).unwrap();
+        UpBox { _dir: dir, agent }
+    }
+
+    fn new() -> UpBox {
+        UpBox::with(|_| {})
+    }
+
+    fn tick(&mut self) -> Exit {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(self.agent.tick()).expect("the tick")
+    }
+
+    /// Tenancy serves `body` as `version` and answers the next check-in with an offer of it
+    /// (`sha`, `sigs` as given).
+    fn offer(&self, version: &str, body: &[u8], sha: &str, sigs: serde_json::Value, urgent: bool) {
+        let t = &self.agent.c.tenancy;
+        t.packages
+            .borrow_mut()
+            .insert(version.into(), body.to_vec());
+        t.answer(
+            &serde_json::json!({
+                "action": "none", "desired_sha": "a".repeat(64), "urgent": urgent,
+                "agent": {"version": version, "sha256": sha, "signatures": sigs},
+            })
+            .to_string(),
+        );
+    }
+
+    fn signed_offer(&self, version: &str, body: &[u8]) -> String {
+        let sha = sha256(body);
+        let sigs = serde_json::json!([{"key_id": "agent-2026", "alg": "ed25519", "sig": sign(&KEY, &sha)}]);
+        self.offer(version, body, &sha, sigs, false);
+        sha
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.agent.cfg.update_dir()
+    }
+
+    fn staged(&self) -> Option<Staged> {
+        self.agent.staged()
+    }
+
+    fn debs(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".deb"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn downloads(&self) -> usize {
+        let calls = self.agent.c.tenancy.calls.borrow();
+        calls.iter().filter(|c| c.starts_with("package ")).count()
+    }
+
+    fn details(&self) -> Vec<String> {
+        self.agent
+            .c
+            .tenancy
+            .reports
+            .borrow()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r["result"].as_str().unwrap(),
+                    r["detail"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn a_signed_package_is_staged_for_the_unit_and_never_installed() {
+    let mut b = UpBox::new();
+    let body = b"!<arch>\nnot really a deb, but bytes with a sha".to_vec();
+    let sha = b.signed_offer(NEW, &body);
+    assert_eq!(b.tick(), Exit::Ok);
+    let s = b.staged().expect("staged.json");
+    assert_eq!((s.version.as_str(), s.sha256.as_str()), (NEW, sha.as_str()));
+    assert_eq!(s.from_version, VERSION);
+    assert_eq!(s.package, su::package_name(NEW, su::arch()));
+    assert_eq!(std::fs::read(b.dir().join(&s.package)).unwrap(), body);
+    assert_eq!(
+        b.debs(),
+        vec![s.package.clone()],
+        "only the package, no temp file"
+    );
+    assert!(
+        b.details().iter().all(|d| !d.contains("AGENT_")),
+        "{:?}",
+        b.details()
+    );
+    let saved = State::load(&b.agent.cfg.state_path()).unwrap();
+    assert_eq!(saved.agent_update.desired.as_deref(), Some(NEW));
+    // staged and not yet taken by the unit: not downloaded again
+    b.signed_offer(NEW, &body);
+    b.tick();
+    assert_eq!(b.downloads(), 1);
+    // the tick that counts for probation is marked by the running version
+    let t: su::Ticked =
+        serde_json::from_slice(&std::fs::read(su::ticked_json(&b.dir())).unwrap()).unwrap();
+    assert_eq!(t.version, VERSION);
+}
+
+#[test]
+fn unsigned_wrong_key_wrong_sha_and_downgrade_are_refused_with_nothing_staged() {
+    let body = b"package bytes".to_vec();
+    let good = sha256(&body);
+    let by = |seed: &[u8; 32], id: &str, hex: &str| serde_json::json!([{"key_id": id, "alg": "ed25519", "sig": sign(seed, hex)}]);
+    let other_sha = sha256(b"another package");
+    let cases: Vec<(&str, String, serde_json::Value, &str)> = vec![
+        (NEW, good.clone(), serde_json::json!([]), "no signature"),
+        (
+            NEW,
+            good.clone(),
+            by(&OTHER, "agent-2026", &good),
+            "seen: agent-2026",
+        ),
+        (
+            NEW,
+            good.clone(),
+            by(&OTHER, "agent-2030", &good),
+            "agent-2030 (not trusted here)",
+        ),
+        // offered and signed for other bytes than those served
+        (
+            NEW,
+            other_sha.clone(),
+            by(&KEY, "agent-2026", &other_sha),
+            "sha256 mismatch",
+        ),
+        (
+            "0.0.1",
+            good.clone(),
+            by(&KEY, "agent-2026", &good),
+            "older than the running",
+        ),
+        (
+            "../../x",
+            good.clone(),
+            by(&KEY, "agent-2026", &good),
+            "not a package version",
+        ),
+    ];
+    for (version, sha, sigs, want) in cases {
+        let mut b = UpBox::new();
+        b.offer(version, &body, &sha, sigs.clone(), false);
+        assert_eq!(
+            b.tick(),
+            Exit::Ok,
+            "a refused update does not fail the tick"
+        );
+        assert!(b.staged().is_none(), "{want}: staged");
+        assert!(b.debs().is_empty(), "{want}: {:?}", b.debs());
+        let d = b.details();
+        let n = d
+            .iter()
+            .filter(|d| d.starts_with("applied AGENT_UPDATE_FAILED: "))
+            .count();
+        assert_eq!(n, 1, "{want}: {d:?}");
+        assert!(d.iter().any(|d| d.contains(want)), "{want}: {d:?}");
+        // the same offer again: not fetched again, not reported again
+        let before = b.downloads();
+        b.offer(version, &body, &sha, sigs, false);
+        b.tick();
+        assert_eq!(b.downloads(), before, "{want}: fetched again");
+        assert_eq!(
+            b.details()
+                .iter()
+                .filter(|d| d.contains("AGENT_UPDATE_FAILED"))
+                .count(),
+            1,
+            "{want}"
+        );
+    }
+}
+
+#[test]
+fn a_reverted_version_waits_for_another_and_the_units_words_are_reported() {
+    let mut b = UpBox::new();
+    std::fs::create_dir_all(b.dir()).unwrap();
+    let out = su::Outcome {
+        note: format!("AGENT_REVERTED: {NEW} → {VERSION} (no tick within 600s)"),
+        reverted: Some(NEW.into()),
+        refused: None,
+        at: 1,
+    };
+    std::fs::write(
+        su::outcome_json(&b.dir()),
+        serde_json::to_vec(&out).unwrap(),
+    )
+    .unwrap();
+    b.signed_offer(NEW, b"bad agent");
+    b.tick();
+    assert_eq!(b.downloads(), 0, "a reverted version is not retried");
+    assert!(b.staged().is_none());
+    assert!(
+        b.details().contains(&format!("applied {}", out.note)),
+        "{:?}",
+        b.details()
+    );
+    assert!(!su::outcome_json(&b.dir()).exists(), "read once");
+    b.signed_offer(NEW, b"bad agent");
+    b.tick();
+    assert_eq!(b.downloads(), 0, "still the reverted one");
+    // tenancy names another version: that one goes ahead
+    b.signed_offer("9.9.10", b"fixed agent");
+    b.tick();
+    assert_eq!(b.staged().map(|s| s.version).as_deref(), Some("9.9.10"));
+}
+
+#[test]
+fn a_closed_window_holds_the_update_unless_urgent() {
+    let later = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .checked_add(jiff::SignedDuration::from_hours(12))
+        .unwrap();
+    let w = format!(
+        "daily {}-{}",
+        later.strftime("%H:00"),
+        later.strftime("%H:30")
+    );
+    let mut b = UpBox::with(|c| {
+        c.apply_windows = vec![w.clone()];
+        c.apply_windows_tz = "UTC".into();
+    });
+    b.signed_offer(NEW, b"pkg");
+    b.tick();
+    assert_eq!(b.downloads(), 0, "outside {w}");
+    let body = b"pkg";
+    let sha = sha256(body);
+    let sigs =
+        serde_json::json!([{"key_id": "agent-2026", "alg": "ed25519", "sig": sign(&KEY, &sha)}]);
+    b.offer(NEW, body, &sha, sigs, true);
+    b.tick();
+    assert!(b.staged().is_some(), "urgent goes ahead");
+}
+
+#[test]
+fn without_agent_signing_keys_an_offer_is_ignored() {
+    let mut b = UpBox::with(|c| c.agent_signing_keys.clear());
+    b.signed_offer(NEW, b"pkg");
+    b.tick();
+    assert_eq!(b.downloads(), 0);
+    assert!(!b.dir().exists(), "nothing written for self-update");
+    assert!(b.details().iter().all(|d| !d.contains("AGENT_")));
+}

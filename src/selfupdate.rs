@@ -1,0 +1,296 @@
+//! Self-update (issue 21, PROTOCOL 0.4): the files the unprivileged agent and the root update
+//! unit share under `<state_dir>/update/`, and the rules both sides judge an offered package by.
+//!
+//! The agent only ever *stages*: it downloads the package tenancy offers, checks the sha256 it
+//! computed against the offer, a signature by a key in the box's own `agent_signing_keys` over
+//! that hex, and the downgrade rule, then writes the package and last `staged.json` (atomically).
+//! `monky-deployd update-install` (root, `monky-deployd-update.service`, started by a path unit
+//! watching `staged.json`) judges it again and installs it; see [`install`].
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::signing::Keys;
+use crate::tenancy::SignatureWire;
+
+pub mod install;
+
+/// What the agent stages for the root unit: `update/staged.json`, written after the package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Staged {
+    pub version: String,
+    pub sha256: String,
+    pub from_version: String,
+    pub arch: String,
+    /// The package's file name inside `update/`.
+    pub package: String,
+    pub staged_at: u64,
+    /// The offer's signatures, so the root unit verifies by itself.
+    pub signatures: Vec<SignatureWire>,
+}
+
+/// What the root unit tells the agent: `update/result.json` (one outcome, read once).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// `AGENT_UPDATED: …`, `AGENT_REVERTED: …` or `AGENT_UPDATE_FAILED: …`.
+    pub note: String,
+    /// A version that was installed and taken back: not retried until tenancy names another.
+    #[serde(default)]
+    pub reverted: Option<String>,
+    /// An offer (version, sha256) the unit refused: not staged again while tenancy offers it.
+    #[serde(default)]
+    pub refused: Option<(String, String)>,
+    pub at: u64,
+}
+
+/// `update/ticked.json`: the last tick that counts for probation (check-in answered, exit 0
+/// or 75), by the version that ran it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ticked {
+    pub version: String,
+    pub at: u64,
+}
+
+/// What the agent remembers about self-update between ticks (in `state.json`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentUpdateState {
+    /// The version tenancy last asked for (metrics, `status`).
+    pub desired: Option<String>,
+    /// Reverted by the update unit: skipped while tenancy keeps offering it.
+    pub reverted: Option<String>,
+    /// An offer (version, sha256) this box refused: not downloaded again while tenancy keeps
+    /// offering exactly it.
+    pub refused: Option<(String, String)>,
+    /// Notes not yet reported (no running sha to report them about yet).
+    pub notes: Vec<String>,
+}
+
+pub fn staged_json(update_dir: &Path) -> PathBuf {
+    update_dir.join("staged.json")
+}
+pub fn outcome_json(update_dir: &Path) -> PathBuf {
+    update_dir.join("result.json")
+}
+pub fn ticked_json(update_dir: &Path) -> PathBuf {
+    update_dir.join("ticked.json")
+}
+
+/// The Debian architecture this build runs on (what the package URL names).
+pub fn arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "arm" => "armhf",
+        "x86" => "i386",
+        other => other,
+    }
+}
+
+pub fn package_name(version: &str, arch: &str) -> String {
+    format!("monky-deployd_{version}_{arch}.deb")
+}
+
+/// A package version without its Debian revision (`0.4.1-2` → `0.4.1`): what the binary calls
+/// itself.
+pub fn upstream(v: &str) -> &str {
+    v.rsplit_once('-').map_or(v, |(u, _)| u)
+}
+
+/// A version safe in a URL path and a file name, as Debian spells versions (no epoch: `:`
+/// has no place in either).
+pub fn valid_version(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 64
+        && v.as_bytes()[0].is_ascii_digit()
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".+~-".contains(&b))
+}
+
+/// dpkg's ordering of two versions (without epochs): runs of non-digits compared with `~`
+/// before everything (even the end), letters before other characters; runs of digits by value.
+pub fn cmp_versions(a: &str, b: &str) -> Ordering {
+    fn order(c: Option<u8>) -> i32 {
+        match c {
+            None => 0,
+            Some(b'~') => -1,
+            Some(c) if c.is_ascii_alphabetic() => i32::from(c),
+            Some(c) => i32::from(c) + 256,
+        }
+    }
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        // the non-digit run
+        while (i < a.len() && !a[i].is_ascii_digit()) || (j < b.len() && !b[j].is_ascii_digit()) {
+            let ca = a.get(i).copied().filter(|c| !c.is_ascii_digit());
+            let cb = b.get(j).copied().filter(|c| !c.is_ascii_digit());
+            let (oa, ob) = (order(ca), order(cb));
+            if oa != ob {
+                return oa.cmp(&ob);
+            }
+            i += usize::from(ca.is_some());
+            j += usize::from(cb.is_some());
+        }
+        // the digit run, by value (leading zeros do not count)
+        while a.get(i) == Some(&b'0') {
+            i += 1;
+        }
+        while b.get(j) == Some(&b'0') {
+            j += 1;
+        }
+        let (si, sj) = (i, j);
+        while a.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        while b.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        let by_len = (i - si).cmp(&(j - sj));
+        if by_len != Ordering::Equal {
+            return by_len;
+        }
+        let by_digits = a[si..i].cmp(&b[sj..j]);
+        if by_digits != Ordering::Equal {
+            return by_digits;
+        }
+    }
+    Ordering::Equal
+}
+
+/// Whether `offered` may replace `running` on this box: a well-formed version, and not an
+/// older one without `permit_agent_downgrade`.
+pub fn judge_version(offered: &str, running: &str, permit_downgrade: bool) -> Result<(), String> {
+    if !valid_version(offered) {
+        return Err(format!(
+            "version {:?} is not a package version (digits first; letters, digits, . + ~ -; at most 64)",
+            offered.chars().take(64).collect::<String>()
+        ));
+    }
+    if cmp_versions(offered, running) == Ordering::Less && !permit_downgrade {
+        return Err(format!(
+            "{offered} is older than the running {running} (permit_agent_downgrade is false)"
+        ));
+    }
+    Ok(())
+}
+
+/// The package bytes are the ones offered and signed: `computed` (the sha256 hex of the file
+/// as read here) equals the offer's, and a configured key signed that hex. The key id.
+pub fn judge_package(
+    keys: &Keys,
+    offered_sha: &str,
+    computed: &str,
+    sigs: &[SignatureWire],
+) -> Result<String, String> {
+    if !crate::tenancy::is_sha(&offered_sha.to_ascii_lowercase()) {
+        return Err("the offered sha256 is not 64 hex characters".into());
+    }
+    if !computed.eq_ignore_ascii_case(offered_sha) {
+        return Err(format!(
+            "sha256 mismatch: offered {}, package is {}",
+            crate::agent::short(Some(offered_sha)),
+            crate::agent::short(Some(computed))
+        ));
+    }
+    keys.check(computed, sigs)
+        .map_err(|why| format!("signature: {why}"))
+}
+
+/// sha256 hex of a file, read in pieces.
+pub fn file_sha256(path: &Path) -> std::io::Result<String> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_order_as_dpkg_does() {
+        use Ordering::*;
+        for (a, b, want) in [
+            ("0.4.1", "0.4.0", Greater),
+            ("0.4.10", "0.4.9", Greater),
+            ("0.4.0", "0.4.0", Equal),
+            ("0.4.0~rc1", "0.4.0", Less),
+            ("0.4.0-1", "0.4.0", Greater),
+            ("1.0", "1.0.0", Less),
+            ("0.04", "0.4", Equal),
+            ("0.4a", "0.4+", Less),
+            ("0.3.0", "0.10.0", Less),
+        ] {
+            assert_eq!(cmp_versions(a, b), want, "{a} vs {b}");
+            assert_eq!(cmp_versions(b, a), want.reverse(), "{b} vs {a}");
+        }
+    }
+
+    #[test]
+    fn versions_are_path_safe_and_downgrades_need_the_permit() {
+        for bad in [
+            "",
+            "../0.4",
+            "0.4/x",
+            "v0.4",
+            "1:0.4",
+            "0.4 ",
+            &"1".repeat(65),
+        ] {
+            assert!(!valid_version(bad), "{bad:?}");
+            assert!(judge_version(bad, "0.3.0", true).is_err());
+        }
+        assert!(judge_version("0.4.0", "0.3.0", false).is_ok());
+        let e = judge_version("0.2.9", "0.3.0", false).unwrap_err();
+        assert!(
+            e.contains("older") && e.contains("permit_agent_downgrade"),
+            "{e}"
+        );
+        assert!(judge_version("0.2.9", "0.3.0", true).is_ok());
+    }
+
+    #[test]
+    fn a_package_must_match_its_offer_and_be_signed() {
+        use base64::Engine;
+        use ed25519_dalek::{Signer, SigningKey};
+        let k = SigningKey::from_bytes(&[5; 32]);
+        let pubk = base64::engine::general_purpose::STANDARD.encode(k.verifying_key().as_bytes());
+        let keys = Keys::parse_key(
+            "agent_signing_keys",
+            &std::collections::BTreeMap::from([("agent-2026".into(), pubk)]),
+        )
+        .unwrap();
+        let sha = "ab".repeat(32);
+        let sig = |m: &str| SignatureWire {
+            key_id: "agent-2026".into(),
+            alg: "ed25519".into(),
+            sig: base64::engine::general_purpose::STANDARD.encode(k.sign(m.as_bytes()).to_bytes()),
+        };
+        assert_eq!(
+            judge_package(&keys, &sha, &sha, &[sig(&sha)]).unwrap(),
+            "agent-2026"
+        );
+        let e = judge_package(&keys, &sha, &"cd".repeat(32), &[sig(&sha)]).unwrap_err();
+        assert!(e.starts_with("sha256 mismatch"), "{e}");
+        let e = judge_package(&keys, &sha, &sha, &[]).unwrap_err();
+        assert!(e.contains("no signature"), "{e}");
+        let e = judge_package(&keys, &sha, &sha, &[sig(&"cd".repeat(32))]).unwrap_err();
+        assert!(e.contains("seen: agent-2026"), "{e}");
+        assert!(judge_package(&keys, "zz", "zz", &[]).is_err());
+        // no keys: nothing verifies (self-update off is decided before, never "unsigned ok")
+        assert!(judge_package(&Keys::default(), &sha, &sha, &[sig(&sha)]).is_err());
+    }
+}

@@ -1,0 +1,409 @@
+//! `monky-deployd update-install`: the root half of self-update, run by
+//! `monky-deployd-update.service` when the agent has staged a package (issue 21).
+//!
+//! Trust nothing in the agent's directory: the package is copied out (no symlinks followed) into
+//! root's own `keep_dir` and judged there again with the keys of `/etc/monky-deployd/config.yaml`.
+//! Every installed package stays in `keep_dir/packages/` so the one running before can be put
+//! back. `probation.json` is written before `dpkg -i`, so an installer killed at any point finds
+//! it on its next start and finishes the probation (and, failing that, reverts).
+
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{self as su, Staged};
+use crate::config::Config;
+use crate::signing::Keys;
+use crate::state;
+
+/// Where things are and what runs them (flags of `update-install`; tests point them at a
+/// sandbox).
+#[derive(Debug, Clone)]
+pub struct Opts {
+    pub keep_dir: PathBuf,
+    pub dpkg: String,
+    pub dpkg_query: String,
+    pub systemctl: String,
+    /// The agent's unit, restarted after an install or a revert.
+    pub unit: String,
+    pub poll: Duration,
+    /// How long to wait for a running tick to let go of the lock.
+    pub lock_wait: Duration,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Opts {
+            keep_dir: "/var/lib/monky-deployd-update".into(),
+            dpkg: "dpkg".into(),
+            dpkg_query: "dpkg-query".into(),
+            systemctl: "systemctl".into(),
+            unit: "monky-deployd.service".into(),
+            poll: Duration::from_secs(5),
+            lock_wait: Duration::from_secs(1200),
+        }
+    }
+}
+
+/// `keep_dir/probation.json`: an install whose new agent has yet to tick.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Probation {
+    pub started_at: u64,
+    pub new: String,
+    pub old: String,
+    pub arch: String,
+}
+
+const PKG: &str = "monky-deployd";
+
+/// One run: finish a probation left open, else install what is staged. The line for the
+/// journal, or why nothing was installed (exit 1).
+pub fn run(cfg: &Config, o: &Opts) -> Result<String, String> {
+    let keys = Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)?;
+    if keys.is_empty() {
+        return Err("agent_signing_keys is empty: self-update is off on this box".into());
+    }
+    state::ensure_dir(&o.keep_dir.join("packages"), 0o700).map_err(|e| e.to_string())?;
+    state::ensure_dir(&o.keep_dir, 0o700).map_err(|e| e.to_string())?;
+    let prob = o.keep_dir.join("probation.json");
+    if let Ok(b) = read_nofollow(&prob) {
+        let p: Probation = serde_json::from_slice(&b)
+            .map_err(|e| format!("{}: corrupt ({e}); move it aside", prob.display()))?;
+        if installed_version(o).ok().as_deref() != Some(p.new.as_str()) {
+            // a run killed before its dpkg finished: put the old package back for sure
+            return interrupted(cfg, o, &p);
+        }
+        return probation(cfg, o, &p);
+    }
+    let upd = cfg.update_dir();
+    let Ok(b) = read_nofollow(&su::staged_json(&upd)) else {
+        return Ok("nothing staged".into());
+    };
+    let staged: Result<Staged, String> =
+        serde_json::from_slice(&b).map_err(|e| format!("staged.json unreadable: {e}"));
+    let res = staged.and_then(|s| install(cfg, o, &keys, &s).map(|p| (s, p)));
+    match res {
+        Ok((_, Some(p))) => probation(cfg, o, &p),
+        Ok((s, None)) => {
+            clean_staged(cfg, Some(&s));
+            Ok(format!("{} is installed already", s.version))
+        }
+        Err(why) => {
+            let s = serde_json::from_slice::<Staged>(&b).ok();
+            tell(
+                cfg,
+                &su::Outcome {
+                    note: format!("AGENT_UPDATE_FAILED: {why}"),
+                    reverted: None,
+                    refused: s.as_ref().map(|s| (s.version.clone(), s.sha256.clone())),
+                    at: state::now(),
+                },
+            );
+            clean_staged(cfg, s.as_ref());
+            Err(why)
+        }
+    }
+}
+
+/// Judge, keep, install. `None` when `staged` is what runs.
+fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Probation>, String> {
+    let running = installed_version(o)?;
+    if s.version == running {
+        return Ok(None);
+    }
+    su::judge_version(&s.version, &running, cfg.permit_agent_downgrade)?;
+    if s.package != su::package_name(&s.version, &s.arch) || s.arch != su::arch() {
+        return Err(format!(
+            "staged package name {:?} is not this box's",
+            s.package
+        ));
+    }
+    let pkgs = o.keep_dir.join("packages");
+    let new_pkg = pkgs.join(&s.package);
+    copy_out(&cfg.update_dir().join(&s.package), &new_pkg)?;
+    let sha = su::file_sha256(&new_pkg).map_err(|e| format!("{}: {e}", new_pkg.display()))?;
+    if let Err(e) = su::judge_package(keys, &s.sha256, &sha, &s.signatures) {
+        let _ = std::fs::remove_file(&new_pkg);
+        return Err(e);
+    }
+    let old_pkg = pkgs.join(su::package_name(&running, &s.arch));
+    if !old_pkg.exists() {
+        // apt's cache still holds the package apt installed, if nobody cleaned it
+        let cached = Path::new("/var/cache/apt/archives").join(su::package_name(&running, &s.arch));
+        if copy_out(&cached, &old_pkg).is_err() {
+            return Err(format!(
+                "no package of the running {running} in {} to revert to (install.sh keeps one; \
+                 or copy its .deb there)",
+                pkgs.display()
+            ));
+        }
+    }
+    let lock = wait_lock(cfg, o)?;
+    let p = Probation {
+        started_at: state::now(),
+        new: s.version.clone(),
+        old: running.clone(),
+        arch: s.arch.clone(),
+    };
+    write_root(&o.keep_dir.join("probation.json"), &p)?;
+    crate::testhook::pause("update-before-dpkg");
+    if let Err(e) = dpkg_install(o, &new_pkg) {
+        let back = dpkg_install(o, &old_pkg);
+        let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
+        return Err(match back {
+            Ok(()) => format!("dpkg -i {}: {e} (still {running})", s.package),
+            Err(b) => format!(
+                "dpkg -i {}: {e}; putting {running} back failed too: {b}",
+                s.package
+            ),
+        });
+    }
+    drop(lock);
+    restart(o);
+    Ok(Some(p))
+}
+
+/// Wait for the new agent's first counted tick; revert when probation runs out.
+fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
+    let deadline = p.started_at.saturating_add(cfg.agent_update_probation_s);
+    let ticked = su::ticked_json(&cfg.update_dir());
+    loop {
+        let t = read_nofollow(&ticked)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<su::Ticked>(&b).ok());
+        if t.is_some_and(|t| su::upstream(&p.new) == t.version && t.at >= p.started_at) {
+            let note = format!("AGENT_UPDATED: {} → {}", p.old, p.new);
+            tell(
+                cfg,
+                &su::Outcome {
+                    note: note.clone(),
+                    reverted: None,
+                    refused: None,
+                    at: state::now(),
+                },
+            );
+            let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
+            clean_staged(cfg, None);
+            return Ok(note);
+        }
+        if state::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(o.poll);
+    }
+    let why = format!("no tick within {}s", cfg.agent_update_probation_s);
+    let old_pkg = o
+        .keep_dir
+        .join("packages")
+        .join(su::package_name(&p.old, &p.arch));
+    let lock = wait_lock(cfg, o);
+    let r = dpkg_install(o, &old_pkg);
+    drop(lock);
+    if let Err(e) = r {
+        // probation.json stays: the next start of the unit tries the revert again
+        return Err(format!("reverting {} → {}: dpkg -i: {e}", p.new, p.old));
+    }
+    restart(o);
+    let note = format!("AGENT_REVERTED: {} → {} ({why})", p.new, p.old);
+    tell(
+        cfg,
+        &su::Outcome {
+            note: note.clone(),
+            reverted: Some(p.new.clone()),
+            refused: None,
+            at: state::now(),
+        },
+    );
+    let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
+    clean_staged(cfg, None);
+    Ok(note)
+}
+
+/// An install that never completed: the old package goes on again (dpkg also finishes a
+/// half-configured one this way), and the agent is told; the staged package goes, so the agent
+/// stages the offer afresh.
+fn interrupted(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
+    let old_pkg = o
+        .keep_dir
+        .join("packages")
+        .join(su::package_name(&p.old, &p.arch));
+    let lock = wait_lock(cfg, o)?;
+    let r = dpkg_install(o, &old_pkg);
+    drop(lock);
+    r.map_err(|e| format!("putting {} back after an interrupted install: {e}", p.old))?;
+    restart(o);
+    let note = format!(
+        "AGENT_UPDATE_FAILED: the install of {} was interrupted; {} is back",
+        p.new, p.old
+    );
+    tell(
+        cfg,
+        &su::Outcome {
+            note: note.clone(),
+            reverted: None,
+            refused: None,
+            at: state::now(),
+        },
+    );
+    let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
+    clean_staged(cfg, None);
+    Ok(note)
+}
+
+fn installed_version(o: &Opts) -> Result<String, String> {
+    let out = Command::new(&o.dpkg_query)
+        .args(["-W", "-f=${Version}", PKG])
+        .output()
+        .map_err(|e| format!("{}: {e}", o.dpkg_query))?;
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || v.is_empty() {
+        return Err(format!(
+            "cannot read the installed {PKG} version: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(v)
+}
+
+fn dpkg_install(o: &Opts, deb: &Path) -> Result<(), String> {
+    let out = Command::new(&o.dpkg)
+        .arg("-i")
+        .arg(deb)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .output()
+        .map_err(|e| format!("{}: {e}", o.dpkg))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    Err(format!(
+        "{}: {}",
+        out.status,
+        err.trim().lines().last().unwrap_or("")
+    ))
+}
+
+/// Restart the agent's unit if it runs (a timer-driven oneshot is simply picked up next tick).
+fn restart(o: &Opts) {
+    match Command::new(&o.systemctl)
+        .args(["try-restart", &o.unit])
+        .status()
+    {
+        Ok(s) if s.success() => {}
+        Ok(s) => tracing::warn!("systemctl try-restart {}: {s}", o.unit),
+        Err(e) => tracing::warn!("systemctl: {e}"),
+    }
+}
+
+/// The tick lock, so nothing is installed under a running tick.
+fn wait_lock(cfg: &Config, o: &Opts) -> Result<state::TickLock, String> {
+    let path = cfg.lock_path();
+    let start = std::time::Instant::now();
+    loop {
+        match state::try_lock(&path) {
+            Ok(Some(l)) => {
+                give_to_agent(cfg, &path);
+                return Ok(l);
+            }
+            Ok(None) if start.elapsed() < o.lock_wait => {
+                std::thread::sleep(o.poll.min(Duration::from_secs(1)))
+            }
+            Ok(None) => {
+                return Err(format!(
+                    "a tick held {} for {:?}",
+                    path.display(),
+                    o.lock_wait
+                ))
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Read a small file of the agent's state dir without following a symlink planted there (the
+/// agent's user owns that directory; this runs as root).
+fn read_nofollow(p: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(p)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut b = Vec::new();
+    f.by_ref().take(1 << 20).read_to_end(&mut b)?;
+    Ok(b)
+}
+
+/// Copy `from` (a regular file, not followed if a symlink) to `to` in root's own directory.
+fn copy_out(from: &Path, to: &Path) -> Result<(), String> {
+    let mut src = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(from)
+        .map_err(|e| format!("{}: {e}", from.display()))?;
+    let meta = src.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() || meta.len() > crate::tenancy::PACKAGE_LIMIT as u64 {
+        return Err(format!("{}: not a package file", from.display()));
+    }
+    let tmp = to.with_extension("deb.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let res = (|| -> std::io::Result<()> {
+        let mut dst = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        std::io::copy(&mut src, &mut dst)?;
+        dst.sync_all()?;
+        std::fs::rename(&tmp, to)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("{}: {e}", to.display()));
+    }
+    Ok(())
+}
+
+fn write_root<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
+    let body = serde_json::to_vec_pretty(v).expect("json");
+    state::write_private(path, &body, 0o600).map_err(|e| e.to_string())
+}
+
+/// `result.json` for the agent, owned by the agent (the owner of its state dir).
+fn tell(cfg: &Config, out: &su::Outcome) {
+    tracing::info!("{}", out.note);
+    let dir = cfg.update_dir();
+    let p = su::outcome_json(&dir);
+    if let Err(e) = state::ensure_dir(&dir, 0o700)
+        .map_err(|e| e.to_string())
+        .and_then(|_| write_root(&p, out))
+    {
+        tracing::error!("cannot tell the agent: {e}");
+        return;
+    }
+    give_to_agent(cfg, &p);
+}
+
+/// chown to the state dir's owner: root writes into the agent's directory, the agent reads.
+fn give_to_agent(cfg: &Config, p: &Path) {
+    if let Ok(m) = std::fs::metadata(&cfg.state_dir) {
+        let _ = std::os::unix::fs::lchown(p, Some(m.uid()), Some(m.gid()));
+    }
+}
+
+/// `staged.json` (first: the path unit stops firing) and the staged package go.
+fn clean_staged(cfg: &Config, s: Option<&Staged>) {
+    let dir = cfg.update_dir();
+    let _ = std::fs::remove_file(su::staged_json(&dir));
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.ends_with(".deb") && s.is_none_or(|s| s.package == n) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}

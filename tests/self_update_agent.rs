@@ -1,0 +1,146 @@
+//! The agent's half of self-update end to end (issue 21): the real agent binary, a real
+//! OpenBao, the test tenancy publishing and signing agent packages like a release pipeline, and
+//! a release applied with real compose. The agent stages only a package whose sha256 it computed
+//! matches the offer and whose signature verifies by a key in its own config; everything else is
+//! refused with nothing staged and reported as `AGENT_UPDATE_FAILED` on the running sha.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use monky_deployd::selfupdate as su;
+use monky_test_tenancy::release_public_key;
+
+const KEY: [u8; 32] = [31; 32];
+const OTHER: [u8; 32] = [32; 32];
+
+fn staged(s: &Stack) -> Option<su::Staged> {
+    let b = std::fs::read(su::staged_json(&s.state_dir().join("update"))).ok()?;
+    Some(serde_json::from_slice(&b).unwrap())
+}
+
+fn debs(s: &Stack) -> usize {
+    std::fs::read_dir(s.state_dir().join("update"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".deb"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn package_fetches(s: &Stack) -> usize {
+    s.tenancy
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/v1/agent/package/"))
+        .count()
+}
+
+#[test]
+fn the_agent_stages_only_what_its_own_keys_signed() {
+    require_docker();
+    let mut s = Stack::new("selfup", Flavour::V2);
+    s.set_extra(&format!(
+        "agent_signing_keys:\n  agent-2026: \"{}\"\n",
+        release_public_key(&KEY)
+    ));
+    s.give_bootstrap();
+    let b = web_bundle(&s, 1, "v1", "self-update-secret");
+    let sha = s.tenancy.set_bundle(&s.env, b.files());
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.last_report()["sha"], sha.as_str());
+    let arch = su::arch();
+
+    // signed by a key the box does not list: downloaded, refused, nothing staged, reported
+    let offer = s.tenancy.publish_agent(
+        "9.0.0",
+        arch,
+        b"package 9.0.0".to_vec(),
+        &[("agent-2026", OTHER)],
+    );
+    s.tenancy.offer_agent(&s.env, Some(offer));
+    let r = s.tick();
+    assert_eq!(
+        r.code, 0,
+        "a refused agent update does not fail the tick: {r:?}"
+    );
+    assert!(staged(&s).is_none());
+    assert_eq!(debs(&s), 0);
+    let rep = s.last_report();
+    assert_eq!(rep["result"], "applied");
+    assert_eq!(rep["sha"], sha.as_str());
+    let d = rep["detail"].as_str().unwrap();
+    assert!(
+        d.starts_with("AGENT_UPDATE_FAILED: 9.0.0: signature: no valid signature by a configured key; seen: agent-2026"),
+        "{d}"
+    );
+    // the same offer is not fetched again
+    let fetched = package_fetches(&s);
+    assert_eq!(fetched, 1);
+    s.tick();
+    assert_eq!(package_fetches(&s), fetched);
+
+    // tenancy's sha does not match the bytes it serves
+    let mut offer = s.tenancy.publish_agent(
+        "9.0.1",
+        arch,
+        b"package 9.0.1".to_vec(),
+        &[("agent-2026", KEY)],
+    );
+    let other = s.tenancy.publish_agent(
+        "9.0.1-other",
+        arch,
+        b"other bytes".to_vec(),
+        &[("agent-2026", KEY)],
+    );
+    offer["sha256"] = other["sha256"].clone();
+    offer["signatures"] = other["signatures"].clone();
+    s.tenancy.offer_agent(&s.env, Some(offer));
+    s.tick();
+    assert!(staged(&s).is_none());
+    let d = s.last_report()["detail"].as_str().unwrap().to_string();
+    assert!(
+        d.starts_with("AGENT_UPDATE_FAILED: 9.0.1: sha256 mismatch"),
+        "{d}"
+    );
+
+    // an older version without permit_agent_downgrade: refused before any download
+    let before = package_fetches(&s);
+    let offer = s
+        .tenancy
+        .publish_agent("0.0.1", arch, b"old".to_vec(), &[("agent-2026", KEY)]);
+    s.tenancy.offer_agent(&s.env, Some(offer));
+    s.tick();
+    assert_eq!(
+        package_fetches(&s),
+        before,
+        "a downgrade is not even fetched"
+    );
+    let d = s.last_report()["detail"].as_str().unwrap().to_string();
+    assert!(d.contains("older than the running"), "{d}");
+
+    // signed by the box's key: staged for the update unit, nothing installed by the agent
+    let body = b"!<arch>\npackage 9.1.0".to_vec();
+    let offer = s
+        .tenancy
+        .publish_agent("9.1.0", arch, body.clone(), &[("agent-2026", KEY)]);
+    s.tenancy.offer_agent(&s.env, Some(offer.clone()));
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    let st = staged(&s).expect("staged.json");
+    assert_eq!(st.version, "9.1.0");
+    assert_eq!(st.sha256, offer["sha256"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read(s.state_dir().join("update").join(&st.package)).unwrap(),
+        body
+    );
+    assert_eq!(mode(&su::staged_json(&s.state_dir().join("update"))), 0o600);
+    assert_eq!(s.state()["agent_update"]["desired"], "9.1.0");
+    // the release was not touched by any of it
+    assert_eq!(s.state()["applied_sha"], sha.as_str());
+    let plan = s.cmd(&["plan", "--json"]);
+    let p: serde_json::Value = serde_json::from_str(&plan.stdout).unwrap();
+    assert_eq!(p["agent_update"]["would"], "pending", "{}", plan.stdout);
+}
