@@ -15,9 +15,9 @@
 use std::collections::BTreeSet;
 
 use super::checks::PreLease;
+use super::report::Outcome;
 use super::*;
 use crate::care::Reclaimed;
-use crate::tenancy::ReportResult;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// After the tick's action: a new healthy release moves the one it replaced to rollback
@@ -50,8 +50,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Some(r) = self.state.care.unreported.take() {
             match self.state.applied_sha.clone() {
                 Some(sha) => {
-                    self.report(Some(&sha), ReportResult::Applied, &r.detail(), "")
-                        .await
+                    for said in Outcome::applied(&sha, &r.detail()).said {
+                        self.send(said).await;
+                    }
                 }
                 None => info!("{} (nothing applied to report it with)", r.detail()),
             }
@@ -120,7 +121,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 
     /// The release directories that stay: the newest `keep_releases`, the running one, the
-    /// rollback target, and what `current` points at.
+    /// rollback target, the release a late crash loop would go back to, and what `current`
+    /// points at.
     fn kept_releases(&self, rels: &[PathBuf]) -> BTreeSet<PathBuf> {
         let dir = self.cfg.releases_dir();
         let mut keep: BTreeSet<PathBuf> = rels
@@ -132,6 +134,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let mut shas: Vec<String> = Vec::new();
         shas.extend(self.state.applied_sha.clone());
         shas.extend(self.state.care.rollback_target.clone());
+        // where a crash loop found within rollback_window_s goes back to
+        shas.extend(self.state.replaced_healthy.clone());
         if let Some(f) = &self.state.failed_release {
             shas.push(f.rolled_back_to.clone());
         }

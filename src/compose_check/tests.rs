@@ -415,7 +415,10 @@ fn a_writable_bind_of_the_release_is_named_for_an_operator() {
     for v in ["./:/app", ".:/app"] {
         let r = first(&svc(v));
         assert_eq!(r.code, BIND_CODE, "{v}: {r:?}");
-        assert!(r.detail.contains("the release directory (./)"), "{v}: {r:?}");
+        assert!(
+            r.detail.contains("the release directory (./)"),
+            "{v}: {r:?}"
+        );
         assert!(!r.detail.contains(FIRST_PASS_ROOT), "{v}: {r:?}");
     }
     // a file of the bundle inside a writable bind keeps its ./ path
