@@ -546,7 +546,7 @@ async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         if ex == Exit::EnvMismatch {
-            error!("AGENT_ENV_MISMATCH is not retried: service stops");
+            error!("AGENT_ENV_MISMATCH is not retried: the loop stops (a restart will not help)");
             marker.remove();
             return code;
         }

@@ -175,19 +175,12 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
             .ok()
             .and_then(|b| serde_json::from_slice::<su::Ticked>(&b).ok());
         if t.is_some_and(|t| su::upstream(&p.new) == t.version && t.at >= p.started_at) {
-            let note = format!("AGENT_UPDATED: {} → {}", p.old, p.new);
-            tell(
+            return Ok(concluded(
                 cfg,
-                &su::Outcome {
-                    note: note.clone(),
-                    reverted: None,
-                    refused: None,
-                    at: state::now(),
-                },
-            );
-            let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
-            clean_staged(cfg, None);
-            return Ok(note);
+                o,
+                format!("AGENT_UPDATED: {} → {}", p.old, p.new),
+                None,
+            ));
         }
         if state::now() >= deadline {
             break;
@@ -199,6 +192,8 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
         .keep_dir
         .join("packages")
         .join(su::package_name(&p.old, &p.arch));
+    // a revert goes ahead even when the lock cannot be had: the new agent that did not tick
+    // may be the one holding it
     let lock = wait_lock(cfg, o);
     let r = dpkg_install(o, &old_pkg);
     drop(lock);
@@ -208,18 +203,7 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
     }
     restart(o);
     let note = format!("AGENT_REVERTED: {} → {} ({why})", p.new, p.old);
-    tell(
-        cfg,
-        &su::Outcome {
-            note: note.clone(),
-            reverted: Some(p.new.clone()),
-            refused: None,
-            at: state::now(),
-        },
-    );
-    let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
-    clean_staged(cfg, None);
-    Ok(note)
+    Ok(concluded(cfg, o, note, Some(p.new.clone())))
 }
 
 /// An install that never completed: the old package goes on again (dpkg also finishes a
@@ -239,18 +223,24 @@ fn interrupted(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> 
         "AGENT_UPDATE_FAILED: the install of {} was interrupted; {} is back",
         p.new, p.old
     );
+    Ok(concluded(cfg, o, note, None))
+}
+
+/// The probation is over: the agent is told `note` (and which version was reverted), the
+/// probation record and the staged package go. Returns `note`.
+fn concluded(cfg: &Config, o: &Opts, note: String, reverted: Option<String>) -> String {
     tell(
         cfg,
         &su::Outcome {
             note: note.clone(),
-            reverted: None,
+            reverted,
             refused: None,
             at: state::now(),
         },
     );
     let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
     clean_staged(cfg, None);
-    Ok(note)
+    note
 }
 
 fn installed_version(o: &Opts) -> Result<String, String> {
