@@ -433,9 +433,9 @@ fn sdk_identity(cfg: &Config) -> Option<service::FileId> {
 }
 
 /// Start afresh in this pid (see [`service::reexec`]); returns only when that failed.
-fn start_afresh(why: &str) -> ExitCode {
+fn start_afresh(why: &str, reloading: bool) -> ExitCode {
     info!("{why}: starting afresh (same pid)");
-    let e = service::reexec();
+    let e = service::reexec(reloading);
     error!("cannot re-execute /proc/self/exe: {e}");
     exit(Exit::TempFail)
 }
@@ -490,6 +490,9 @@ async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCode {
             ready = true;
         }
     };
+    if service::reloaded() {
+        ready_once(&wd.notify);
+    }
     // a transport that cannot start yet is temporary: try again after the interval
     let mut agent = loop {
         match Agent::new(cfg.clone(), prune) {
@@ -505,7 +508,7 @@ async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCode {
                 match between_ticks(interval, &wd, &mut stop, &mut hup).await {
                     Woke::Stop => return ExitCode::SUCCESS,
                     Woke::Tick => {}
-                    Woke::Reload => return start_afresh("SIGHUP before the first tick"),
+                    Woke::Reload => return start_afresh("SIGHUP before the first tick", false),
                 }
             }
             Err(f) => return report_failure(&f),
@@ -563,7 +566,11 @@ async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCode {
                 Woke::Reload => {
                     wd.notify.send("RELOADING=1");
                     let reloaded = reload(&path, &cfg, prune);
-                    wd.notify.send("READY=1");
+                    // READY=1 ends the reload; a re-executed process says it once its own
+                    // SIGTERM handler is in place (before that a stop would kill it)
+                    if !matches!(reloaded, Reload::Afresh) {
+                        wd.notify.send("READY=1");
+                    }
                     match reloaded {
                         Reload::Keep => {
                             // the rest of the wait
@@ -574,7 +581,7 @@ async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCode {
                             ));
                             continue;
                         }
-                        Reload::Afresh => return start_afresh("configuration reloaded"),
+                        Reload::Afresh => return start_afresh("configuration reloaded", true),
                         Reload::New(b) => {
                             let (c, mut a) = *b;
                             a.set_interrupt(stop.clone());
@@ -595,16 +602,19 @@ async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCode {
             }
         }
         if sdk_identity(&cfg) != identity {
-            return start_afresh("the ziti identity file was replaced");
+            return start_afresh("the ziti identity file was replaced", false);
         }
         if streak >= REBUILD_AFTER_TICKS
             && cfg.transport == config::Transport::Sdk
             && outage_since.is_some_and(|t: std::time::Instant| t.elapsed() >= REBUILD_AFTER_OUTAGE)
         {
-            return start_afresh(&format!(
-                "{streak} ticks in a row failed temporarily over sdk for {} min",
-                REBUILD_AFTER_OUTAGE.as_secs() / 60
-            ));
+            return start_afresh(
+                &format!(
+                    "{streak} ticks in a row failed temporarily over sdk for {} min",
+                    REBUILD_AFTER_OUTAGE.as_secs() / 60
+                ),
+                false,
+            );
         }
     }
 }

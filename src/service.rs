@@ -199,18 +199,29 @@ pub fn running(state_dir: &Path) -> Option<MarkerData> {
     alive.then_some(d)
 }
 
+/// Set in the environment of a process re-executed to take up a reload: it owes systemd the
+/// reload's `READY=1`.
+const RELOADED: &str = "MONKY_DEPLOYD_RELOADED";
+
 /// Replace this process with a fresh copy of itself (same pid, arguments, environment). Only
 /// returns on failure. Called between ticks: no lock is held, state is saved.
-pub fn reexec() -> io::Error {
+pub fn reexec(reloading: bool) -> io::Error {
     use std::os::unix::process::CommandExt;
     let mut args = std::env::args_os();
     let argv0 = args.next().unwrap_or_else(|| "monky-deployd".into());
     use std::io::Write;
     let _ = io::stderr().flush();
-    std::process::Command::new("/proc/self/exe")
-        .arg0(argv0)
-        .args(args)
-        .exec()
+    let mut cmd = std::process::Command::new("/proc/self/exe");
+    cmd.arg0(argv0).args(args).env_remove(RELOADED);
+    if reloading {
+        cmd.env(RELOADED, "1");
+    }
+    cmd.exec()
+}
+
+/// This process was re-executed to take up a reload (see [`reexec`]).
+pub fn reloaded() -> bool {
+    std::env::var_os(RELOADED).is_some_and(|v| v == "1")
 }
 
 #[cfg(test)]

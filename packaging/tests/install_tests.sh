@@ -35,7 +35,8 @@ run_install() {
   local r=$1
   shift
   : >"$r/var/log/standin/systemctl.log"; : >"$r/var/log/standin/curl.log"; : >"$r/var/log/standin/apt-get.log"
-  in_root "$r" MONKY_DEPLOYD_BASE_URL=https://releases.test bash /root/install.sh "$@" >"$WORK/install.out" 2>&1
+  in_root "$r" MONKY_DEPLOYD_BASE_URL=https://releases.test bash /root/install.sh "$@" >"$WORK/install.out" 2>&1 ||
+    { local rc=$?; tail -n 30 "$WORK/install.out"; return "$rc"; }
 }
 # run_install_stdin ROOT FILE ARGS...: the same, with FILE (inside the root) on stdin
 run_install_stdin() {
@@ -212,7 +213,7 @@ check "laptop second run changes nothing" unchanged_since "$B" "$WORK/snap-b1"
 
 # ---- D: a server with transport system: the timer by default ---------------------------------------
 D=$(prepare_root install-d)
-check "install.sh (transport system, no --mode) exits 0" run_install "$D" --env "$ENV_ID" --site cbs --token kit-download-token
+check "install.sh (transport system, no --mode) exits 0" run_install "$D" --env "$ENV_ID" --site cbs --transport system --token kit-download-token
 check "transport system defaults to timer mode: timer on, one oneshot tick, the service off" bash -c "
   l='$D/var/log/standin/systemctl.log'
   grep -qx 'disable --now monky-deployd-laptop.service monky-deployd-run.service' \$l &&
