@@ -2,7 +2,8 @@
 # packaging/tests/run.sh — machine checks for everything under packaging/ and ansible/:
 #   lint (shellcheck); systemd-analyze verify + security scoring of the units; the .deb (cargo-deb,
 #   from the binary the tests already built) installed with dpkg into a debootstrapped Debian root;
-#   install.sh run inside such a root with stand-ins for systemctl, the downloads and apt;
+#   self-update (update-install) with the real package in such a root; install.sh run inside such
+#   a root with stand-ins for systemctl, the downloads and apt;
 #   ansible-lint and ansible-playbook --syntax-check on the role.
 # Installs what it needs first (provision.sh: pinned, cached under $MONKY_CACHE).
 # Prints `N passed, M failed` last; exits non-zero when anything failed.
@@ -158,7 +159,7 @@ check "notify_probe.py compiles" /usr/bin/python3 -m py_compile "$REPO/packaging
 for f in packaging/install.sh packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm \
          packaging/tests/run.sh packaging/tests/provision.sh packaging/tests/standins/systemctl \
          packaging/tests/standins/curl packaging/tests/standins/apt-get packaging/tests/install_tests.sh \
-         packaging/tests/sandbox_tests.sh packaging/tests/ansible_tests.sh; do
+         packaging/tests/sandbox_tests.sh packaging/tests/ansible_tests.sh packaging/tests/selfupdate_tests.sh; do
   check "shellcheck $f" shellcheck -x -P "$REPO" "$REPO/$f"
 done
 check "install.sh and maintainer scripts are executable" \
@@ -345,17 +346,22 @@ for u in "${UNITS[@]}"; do check "systemd-analyze verify $u as installed in the 
 check "dpkg --remove keeps config and token" bash -c "chroot '$R' dpkg --remove monky-deployd >/dev/null && [ -f '$R/etc/monky-deployd/config.yaml' ] && [ -f '$R/var/lib/monky-deployd/bao.token' ] && [ ! -e '$R/usr/bin/monky-deployd' ]"
 check "dpkg --purge (retire) deletes config, token and state; the user stays" bash -c "chroot '$R' dpkg --purge monky-deployd >/dev/null && [ ! -e '$R/etc/monky-deployd' ] && [ ! -e '$R/var/lib/monky-deployd' ] && chroot '$R' getent passwd monky-deployd >/dev/null"
 
-# ---- 5. install.sh inside a Debian root -------------------------------------------------------
+# ---- 5. self-update with the real package in a Debian root -------------------------------------
+section "self-update with the real package in a Debian root (update-install; stand-ins: systemctl, the agent's staging and tick)"
+# shellcheck source=packaging/tests/selfupdate_tests.sh
+. "$HERE/selfupdate_tests.sh"
+
+# ---- 6. install.sh inside a Debian root -------------------------------------------------------
 section "install.sh in a Debian root (stand-ins: systemctl, curl downloads, apt-get)"
 # shellcheck source=packaging/tests/install_tests.sh
 . "$HERE/install_tests.sh"
 
-# ---- 6. the agent under its unit's sandbox ------------------------------------------------------
+# ---- 7. the agent under its unit's sandbox ------------------------------------------------------
 section "the agent under monky-deployd.service's sandbox (seccomp, MDWE, read-only root; no systemd)"
 # shellcheck source=packaging/tests/sandbox_tests.sh
 . "$HERE/sandbox_tests.sh"
 
-# ---- 7. ansible -------------------------------------------------------------------------------
+# ---- 8. ansible -------------------------------------------------------------------------------
 section "ansible role"
 # shellcheck source=packaging/tests/ansible_tests.sh
 . "$HERE/ansible_tests.sh"
