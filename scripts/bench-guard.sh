@@ -181,7 +181,8 @@ OUT=docs/bench/guard.md
   echo
   echo "Budget (issue 18): the guard under 20 ms CPU per apply. *Guard CPU* is the thread CPU"
   echo "(user + system) spent polling the guard's own futures, summed over the tick's guards (the"
-  echo "\\`compose config\\` pass, then pull + up): the accept loop, every compose connection (routing,"
+  # shellcheck disable=SC2016 # backquotes are markdown here
+  echo '`compose config` pass, then pull + up): the accept loop, every compose connection (routing,'
   echo "judging, the engine look-ups it makes, forwarding request and response bodies), the engine"
   echo "client's connection tasks and the preflight (src/guard/meter.rs). The deciding time is wall"
   echo "time inside the decisions, mostly awaiting the engine; the agent's CPU for the whole tick"
