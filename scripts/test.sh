@@ -14,7 +14,7 @@ t0=$(date +%s)
 # the Ziti test networks the suites started are stopped however the run ends (state kept for
 # the next run): a failed run must not leave a controller on the ports the next one needs
 stop_ziti() {
-  for d in target/ziti-net target/ziti-net-down; do
+  for d in target/ziti-net*; do
     if [ -d "$d" ]; then bash scripts/ziti-net.sh stop "$d" >/dev/null 2>&1 || true; fi
   done
 }
