@@ -204,7 +204,7 @@ for k in ["system", "proxy", "sdk", "service"]:
 out.append("")
 if "service" in t:
     out.append("Service mode: `monky-deployd run` over sdk with `interval_s: 5`, its 3rd to "
-               f"{n + 2}th ticks (the 1st loads the identity); CPU per tick is the process's CPU from one tick "
+               f"{int(n) + 2}th ticks (the 1st loads the identity); CPU per tick is the process's CPU from one tick "
                "to the next, the SDK's work between ticks included. Goals (issue 20): ≤ 30 ms wall, ≤ 8 ms CPU "
                "per tick, ≤ 20 MiB steady RSS.")
     out.append("")
