@@ -4,7 +4,12 @@
 # and restarts a stopped one from the same DIR (same PKI, same database, same identities).
 #
 #   ziti-net.sh start    DIR                      start or reuse; prints ZITI_* lines
-#   ziti-net.sh stop     DIR                      stop the quickstart process (state kept)
+#   ziti-net.sh split    DIR                      run the controller and the edge router as two
+#                                                 processes (`ziti controller run` / `ziti router
+#                                                 run` on the quickstart's configs), starting the
+#                                                 one(s) not running; a split DIR stays split
+#   ziti-net.sh stop-ctrl|stop-router DIR         stop one of the two (split DIR)
+#   ziti-net.sh stop     DIR                      stop every process of DIR (state kept)
 #   ziti-net.sh status   DIR                      exit 0 when the controller answers
 #   ziti-net.sh service  DIR NAME HOST PORT       (re)create a host.v1 service hosted by the router
 #   ziti-net.sh identity DIR NAME OUT.json [SVC…] (re)create an identity with Dial on SVC…, enrol it
@@ -38,7 +43,8 @@ CTRL="https://localhost:$CTRL_PORT"
 # The CLI keeps its login under $HOME/.config/ziti: keep it inside DIR.
 z() { HOME="$DIR/home" "$ZITI_BIN" "$@"; }
 
-running() { [ -f "$DIR/pid" ] && kill -0 "$(cat "$DIR/pid")" 2>/dev/null; }
+# running [PIDFILE]: the quickstart process (pid), or ctrl.pid / router.pid of a split DIR
+running() { [ -f "$DIR/${1:-pid}" ] && kill -0 "$(cat "$DIR/${1:-pid}")" 2>/dev/null; }
 answering() { curl -sfk --max-time 2 "$CTRL/edge/client/v1/version" >/dev/null 2>&1; }
 
 login() {
@@ -55,6 +61,7 @@ exec 9>"$DIR/lock"
 flock 9
 
 start() {
+  if [ -f "$DIR/split" ]; then split; return; fi
   if running && answering; then
     login
   else
@@ -71,7 +78,11 @@ start() {
     answering || die "controller did not answer on $CTRL within 60s (see $DIR/quickstart.log)"
     login
   fi
-  # The router must be online before services it hosts can be dialled.
+  router_online
+}
+
+# The router must be online before services it hosts can be dialled; prints the ZITI_* lines.
+router_online() {
   local name=""
   for _ in $(seq 120); do
     name=$(router_name)
@@ -86,20 +97,52 @@ start() {
   echo "ZITI_VERSION=$("$ZITI_BIN" version)"
 }
 
+# stop PIDFILE: TERM, then KILL after 10 s
+stop_pid() {
+  if running "$1"; then
+    local pid
+    pid=$(cat "$DIR/$1")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$DIR/$1"
+}
+
+split() {
+  [ -f "$DIR/qs/ctrl.yaml" ] || die "no quickstart in $DIR: run start first"
+  stop_pid pid
+  touch "$DIR/split"
+  if ! running ctrl.pid; then
+    if answering; then die "something else already answers on $CTRL"; fi
+    HOME="$DIR/home" setsid nohup "$ZITI_BIN" controller run "$DIR/qs/ctrl.yaml" \
+      >>"$DIR/ctrl.log" 2>&1 </dev/null 9>&- &
+    echo $! >"$DIR/ctrl.pid"
+  fi
+  for _ in $(seq 120); do answering && break; sleep 0.5; done
+  answering || die "controller did not answer on $CTRL within 60s (see $DIR/ctrl.log)"
+  login
+  if ! running router.pid; then
+    local cfg
+    cfg=$(find "$DIR/qs" -maxdepth 1 -name 'router-*.yaml' | head -1)
+    HOME="$DIR/home" setsid nohup "$ZITI_BIN" router run "$cfg" \
+      >>"$DIR/router.log" 2>&1 </dev/null 9>&- &
+    echo $! >"$DIR/router.pid"
+    # the controller may still list the old process as online: wait for the new one's listener
+    for _ in $(seq 120); do (exec 3<>"/dev/tcp/127.0.0.1/$ROUTER_PORT") 2>/dev/null && break; sleep 0.5; done
+  fi
+  router_online
+}
+
 delete_quiet() { z edge delete "$@" >/dev/null 2>&1 || true; }
 
 case "$cmd" in
   start) start ;;
-  stop)
-    if running; then
-      pid=$(cat "$DIR/pid")
-      kill "$pid" 2>/dev/null || true
-      for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-      kill -9 "$pid" 2>/dev/null || true
-    fi
-    rm -f "$DIR/pid"
-    ;;
-  status) running && answering ;;
+  split) split ;;
+  stop) stop_pid pid; stop_pid router.pid; stop_pid ctrl.pid ;;
+  stop-ctrl) stop_pid ctrl.pid ;;
+  stop-router) stop_pid router.pid ;;
+  status) (running || running ctrl.pid) && answering ;;
   service)
     [ $# -eq 3 ] || die "usage: $0 service DIR NAME HOST PORT"
     name=$1 host=$2 port=$3

@@ -57,21 +57,6 @@ fn total(c: &BTreeMap<String, u64>) -> u64 {
     c.values().sum()
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-fn fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|d| d.count())
-        .unwrap_or(0)
-}
-
 /// (bytes of the state dir without releases/, number of releases, bytes of releases/)
 fn disk(state_dir: &Path) -> (u64, usize, u64) {
     fn walk(p: &Path) -> u64 {
@@ -275,7 +260,7 @@ fn soak_1000_heartbeats_50_applies_with_random_faults() {
         }
         armed = None;
         if ticks % 50 == 0 {
-            samples.push((ticks, rss_kib(pid), fds(pid), disk(&s.state_dir())));
+            samples.push((ticks, rss_kib(pid), open_fds(pid), disk(&s.state_dir())));
         }
         // the next apply: every 20 heartbeats; tenancy says so at the next check-in
         if !pending && applies < APPLIES && (since_apply >= 20 || heartbeats >= HEARTBEATS) {
@@ -283,7 +268,7 @@ fn soak_1000_heartbeats_50_applies_with_random_faults() {
             pending = true;
         }
     }
-    samples.push((ticks, rss_kib(pid), fds(pid), disk(&s.state_dir())));
+    samples.push((ticks, rss_kib(pid), open_fds(pid), disk(&s.state_dir())));
     // SIGTERM between ticks ends the loop with 0
     unsafe {
         libc::kill(pid as i32, libc::SIGTERM);
@@ -329,10 +314,7 @@ fn soak_1000_heartbeats_50_applies_with_random_faults() {
          | releases/ | {nrel} directories, {per_release} B each (one per sha; `--prune` keeps `keep_releases`) |\n\
          | tick wall time as the driver saw it (incl. the {INTERVAL_MS} ms wait) | p50 {p50} ms, p99 {p99} ms |\n\
          <!-- soak:end -->\n",
-        date = String::from_utf8_lossy(
-            &Command::new("date").args(["-u", "+%Y-%m-%dT%H:%MZ"]).output().unwrap().stdout
-        )
-        .trim(),
+        date = utc_minute(),
         mins = t0.elapsed().as_secs_f64() / 60.0,
         nf = faults.values().sum::<usize>(),
         rw = warm.1,
@@ -344,9 +326,7 @@ fn soak_1000_heartbeats_50_applies_with_random_faults() {
         nrel = (end.3).1,
     );
     eprintln!("{md}");
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target").to_string());
-    std::fs::write(Path::new(&target).join("soak.md"), &md).unwrap();
+    std::fs::write(figures_path("soak.md"), &md).unwrap();
     assert!(
         end.1 <= warm.1 + 2048,
         "RSS grew {} → {} KiB",

@@ -449,3 +449,36 @@ pub fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     }
     panic!("timed out waiting for {what}");
 }
+
+/// A process's resident set (`VmRSS`, KiB); 0 when it is gone.
+pub fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A process's open file descriptors; 0 when it is gone.
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// `date -u +%Y-%m-%dT%H:%MZ`, for generated figures.
+pub fn utc_minute() -> String {
+    let o = Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%MZ"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Where a soak leaves its figures for its script: `$CARGO_TARGET_DIR/<name>`.
+pub fn figures_path(name: &str) -> PathBuf {
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target").to_string());
+    Path::new(&target).join(name)
+}

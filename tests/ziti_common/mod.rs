@@ -123,6 +123,22 @@ impl Net {
         script(&self.dir, &["start"], &[]);
     }
 
+    /// Run the controller and the edge router as two processes (from then on `restart` starts
+    /// whichever is down); also what brings a stopped one back.
+    pub fn split(&self) {
+        script(&self.dir, &["split"], &[]);
+    }
+
+    /// Stop the controller of a [`Net::split`] network; the edge router keeps running.
+    pub fn stop_ctrl(&self) {
+        script(&self.dir, &["stop-ctrl"], &[]);
+    }
+
+    /// Stop the edge router of a [`Net::split`] network; the controller keeps running.
+    pub fn stop_router(&self) {
+        script(&self.dir, &["stop-router"], &[]);
+    }
+
     /// (Re)create `name` as a `host.v1` service the router hosts, pointing at 127.0.0.1:`port`.
     pub fn service(&self, name: &str, port: u16) {
         script(
