@@ -21,6 +21,7 @@ PKG=monky-deployd
 AGENT_USER=monky-deployd
 ETC_DIR=/etc/monky-deployd
 STATE_DIR=/var/lib/monky-deployd
+UPDATE_KEEP=/var/lib/monky-deployd-update
 CONFIG="$ETC_DIR/config.yaml"
 GRANT="$ETC_DIR/bootstrap.jwt"
 BAO_CA="$ETC_DIR/openbao-ca.pem"
@@ -275,6 +276,11 @@ else
     DEB_FILE="$WORK/$deb"
   fi
   act dpkg -i "$DEB_FILE"
+  # self-update reverts to the package that runs now: keep it where the root update unit looks
+  # (docs/OPERATIONS.md, "Self-update")
+  ensure_dir "$UPDATE_KEEP" 0700 root root
+  ensure_dir "$UPDATE_KEEP/packages" 0700 root root
+  put_file "$DEB_FILE" "$UPDATE_KEEP/packages/${PKG}_${WANT_VERSION}_${ARCH}.deb" 0600 root root || true
 fi
 
 # ---- 4. user and directories (the package's postinst makes them; this re-asserts) -------------

@@ -37,7 +37,7 @@ fn sha256(p: &Path) -> String {
 }
 
 impl BoxRoot {
-    /// A dpkg root with `OLD` installed and its package kept (as OPERATIONS.md has the operator keep it), an agent
+    /// A dpkg root with `OLD` installed and its package kept (as install.sh keeps it), an agent
     /// state dir with a token, and a config with self-update on.
     fn new(probation_s: u64) -> BoxRoot {
         assert_eq!(

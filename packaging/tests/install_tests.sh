@@ -78,6 +78,10 @@ check "installed docker.io and ziti-edge-tunnel through apt" bash -c "
   grep -q 'install .*docker.io' '$A/var/log/standin/apt-get.log' && grep -q 'install .*ziti-edge-tunnel' '$A/var/log/standin/apt-get.log' || { cat '$A/var/log/standin/apt-get.log'; exit 1; }"
 check "package installed at $VERSION" bash -c "[ \"\$(chroot '$A' dpkg-query -W -f='\${Status} \${Version}' monky-deployd)\" = 'install ok installed $VERSION' ]"
 check "config.yaml root:monky-deployd 0640" stat_is "$A" /etc/monky-deployd/config.yaml "640 root monky-deployd"
+KEPT=/var/lib/monky-deployd-update/packages/$(basename "$DEB")
+check "the installed package is kept for self-update's revert (root 0600 in a 0700 dir, same bytes)" bash -c "
+  [ \"\$(chroot '$A' stat -c '%a %U %G' /var/lib/monky-deployd-update/packages '$KEPT')\" = \"\$(printf '700 root root\n600 root root')\" ] &&
+  cmp -s '$DEB' '$A$KEPT'"
 check "config.yaml says what the flags said" bash -c "
   f='$A/etc/monky-deployd/config.yaml'
   grep -qx 'env_id: $ENV_ID' \$f && grep -qx 'site: cbs' \$f && grep -qx 'transport: sdk' \$f &&
@@ -154,6 +158,7 @@ chmod 0600 "$A/var/lib/monky-deployd/bao.token"
 token_before=$(sha256sum "$A/var/lib/monky-deployd/bao.token")
 check "upgrade through install.sh --version exits 0" run_install "$A" "${A_ARGS[@]}" --version "$UPGRADE_VERSION"
 check "upgraded to $UPGRADE_VERSION" bash -c "[ \"\$(chroot '$A' dpkg-query -W -f='\${Version}' monky-deployd)\" = '$UPGRADE_VERSION' ]"
+check "the upgrade's package is kept too" cmp -s "$DEB_UP" "$A/var/lib/monky-deployd-update/packages/$(basename "$DEB_UP")"
 check "upgrade keeps the token and does not re-stage the consumed grant" bash -c "
   [ \"\$(sha256sum '$A/var/lib/monky-deployd/bao.token')\" = '$token_before' ] && [ ! -e '$A/etc/monky-deployd/bootstrap.jwt' ] &&
   grep -q 'grant not staged' '$WORK/install.out'"

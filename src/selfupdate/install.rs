@@ -135,8 +135,8 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
         let cached = Path::new("/var/cache/apt/archives").join(su::package_name(&running, &s.arch));
         if copy_out(&cached, &old_pkg).is_err() {
             return Err(format!(
-                "no package of the running {running} in {} to revert to (copy its .deb there: \
-                 OPERATIONS.md, Self-update)",
+                "no package of the running {running} in {} to revert to (install.sh keeps the \
+                 ones it installs; otherwise copy its .deb there: OPERATIONS.md, Self-update)",
                 pkgs.display()
             ));
         }
