@@ -71,10 +71,14 @@ pub fn connector(cfg: &Config) -> Result<Dialer, TransportError> {
     Ok(match cfg.transport {
         Transport::System => Dialer::System,
         Transport::Proxy => Dialer::Proxy,
-        Transport::Sdk => Dialer::Sdk(Arc::new(transport::sdk::SdkConnector::new(
+        Transport::Sdk => Dialer::Sdk(Arc::new({
+            // process-wide, for contexts loaded from now on (a reload that changes it re-executes)
+            ziti_sys::set_refresh_interval(cfg.sdk_refresh_s.min(u64::from(u32::MAX)) as u32);
+            transport::sdk::SdkConnector::new(
             Path::new(&cfg.identity),
-            Duration::from_secs(cfg.tenancy.timeout_s.max(cfg.bao.timeout_s)),
-        )?)),
+                Duration::from_secs(cfg.tenancy.timeout_s.max(cfg.bao.timeout_s)),
+            )?
+        })),
     })
 }
 

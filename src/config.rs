@@ -162,6 +162,10 @@ pub struct Config {
     pub site: String,
     pub transport: Transport,
     pub identity: String,
+    /// `sdk`: seconds between the SDK's service refreshes, the only controller traffic of a
+    /// long-lived context (one TLS handshake each); dials of a service it does not know yet
+    /// fetch it at once whatever this is.
+    pub sdk_refresh_s: u64,
     pub tenancy: TenancyCfg,
     pub bao: BaoCfg,
     pub state_dir: PathBuf,
@@ -242,6 +246,7 @@ impl Default for Config {
             site: String::new(),
             transport: Transport::Sdk,
             identity: String::new(),
+            sdk_refresh_s: 300,
             tenancy: TenancyCfg::default(),
             bao: BaoCfg::default(),
             state_dir: "/var/lib/monky-deployd".into(),

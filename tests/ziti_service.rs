@@ -295,3 +295,36 @@ fn sigterm_mid_tick_ends_it_interrupted_and_exits_0() {
         .unwrap()
         .contains("INTERRUPTED"));
 }
+
+/// `sdk_refresh_s` reaches the SDK (vendored patch 0006): the context refreshes its services on
+/// the configured period, and a reload that changes it starts afresh with the new one.
+#[test]
+fn sdk_refresh_period_reaches_the_sdk_and_a_reload_changes_it() {
+    require_sdk();
+    require_docker();
+    let net = Net::shared();
+    let (s, _id) = sdk_box(net, "svc-refresh", Flavour::V2);
+    let good = std::fs::read_to_string(s.config_path()).unwrap();
+    assert!(!good.contains("sdk_refresh_s"), "{good}");
+    std::fs::write(s.config_path(), format!("{good}sdk_refresh_s: 45\n")).unwrap();
+    // VERBOSE: the SDK logs each refresh it schedules
+    let mut svc = Svc::start(&s, 1000, Duration::from_secs(4), &[("ZITI_LOG", "5")]);
+    svc.wait("a first good tick and a refresh scheduled", 90, |v| {
+        v.ok_ticks_after(0, 0) >= 1
+            && v.log()
+                .contains("scheduling service refresh 45 seconds from now")
+    });
+    assert!(
+        !svc.log().contains("scheduling service refresh 60 seconds"),
+        "the SDK's fixed 60 s is gone"
+    );
+
+    std::fs::write(s.config_path(), format!("{good}sdk_refresh_s: 40\n")).unwrap();
+    svc.signal(libc::SIGHUP);
+    svc.wait("the new period after a fresh start", 60, |v| {
+        v.log()
+            .contains("scheduling service refresh 40 seconds from now")
+    });
+    svc.signal(libc::SIGTERM);
+    assert_eq!(svc.exit_within(10), 0, "{}", svc.log());
+}

@@ -34,6 +34,7 @@ const TREES: &[&str] = &["libuv", "llhttp", "stc", "tlsuv", "ziti-sdk-c"];
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(ziti_sdk)");
+    println!("cargo:rustc-check-cfg=cfg(ziti_refresh_knob)");
     for v in [
         "ZITI_SDK_DIR",
         "ZITI_NO_VENDOR",
@@ -104,9 +105,12 @@ fn bindgen_run(manifest: &Path, include_dirs: &[PathBuf], out: &Path) {
             header.display()
         ))
     });
-    bindings
-        .write_to_file(out.join("bindings.rs"))
-        .expect("write bindings.rs");
+    let text = bindings.to_string();
+    // vendor/patches/ziti-sdk-c-0006: a prebuilt upstream SDK keeps its fixed 60 s refresh
+    if text.contains("Ziti_set_refresh_interval") {
+        println!("cargo:rustc-cfg=ziti_refresh_knob");
+    }
+    fs::write(out.join("bindings.rs"), text).expect("write bindings.rs");
 }
 
 /// A prebuilt 1.x SDK under `dir`.

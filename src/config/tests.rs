@@ -90,3 +90,21 @@ fn reclaim_watermark_and_diagnostics_interval() {
         "{e}"
     );
 }
+
+#[test]
+fn sdk_refresh_period() {
+    let base = "env_id: a\nsite: b\nbao:\n  ca_file: \"\"\n";
+    assert_eq!(parse(base).unwrap().sdk_refresh_s, 300);
+    assert_eq!(
+        parse(&format!("{base}sdk_refresh_s: 60\n"))
+            .unwrap()
+            .sdk_refresh_s,
+        60
+    );
+    for bad in ["0", "29", "3601"] {
+        let e = parse(&format!("{base}sdk_refresh_s: {bad}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sdk_refresh_s must be 30-3600"), "{bad}: {e}");
+    }
+}

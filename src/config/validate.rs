@@ -76,6 +76,9 @@ impl Config {
                 self.state_dir
             ));
         }
+        if !(30..=3600).contains(&self.sdk_refresh_s) {
+            return Err("sdk_refresh_s must be 30-3600".into());
+        }
         if !(5..=86400).contains(&self.interval_s) {
             return Err("interval_s must be 5-86400".into());
         }

@@ -98,11 +98,14 @@ async fn between_ticks(
     }
 }
 
-/// What only a new process can take up: zitilib loads each identity once per process, and the
-/// log filter is set once.
+/// What only a new process can take up: zitilib loads each identity once per process (with the
+/// refresh period of that moment), and the log filter is set once.
 fn needs_new_process(old: &Config, new: &Config) -> bool {
     let sdk = |c: &Config| c.transport == config::Transport::Sdk;
-    (sdk(old) || sdk(new)) && (old.transport != new.transport || old.identity != new.identity)
+    (sdk(old) || sdk(new))
+        && (old.transport != new.transport
+            || old.identity != new.identity
+            || old.sdk_refresh_s != new.sdk_refresh_s)
         || old.state_dir != new.state_dir
         || old.log_level.as_str() != new.log_level.as_str()
 }

@@ -52,6 +52,22 @@ pub mod codes {
     pub const ZITI_DISABLED: i32 = -30;
 }
 
+/// Whether the linked SDK lets the caller set its service refresh period (the vendored SDK's
+/// patch 0006; upstream zitilib fixes it at 60 s).
+pub const REFRESH_KNOB: bool = cfg!(ziti_refresh_knob);
+
+/// Sets the service refresh period, in seconds, of every context loaded after the call; does
+/// nothing when [`REFRESH_KNOB`] is false.
+pub fn set_refresh_interval(seconds: u32) {
+    #[cfg(ziti_refresh_knob)]
+    // SAFETY: stores a number the loop thread reads when it next loads a context.
+    unsafe {
+        raw::Ziti_set_refresh_interval(std::os::raw::c_long::from(seconds))
+    };
+    #[cfg(not(ziti_refresh_knob))]
+    let _ = seconds;
+}
+
 /// The prefix of `ziti_version` that every 1.x SDK shares.
 pub use raw::monky_ziti_version as Version;
 
@@ -139,6 +155,7 @@ mod tests {
             if SOURCE == "vendored" {
                 assert_eq!(ver, BUILT_VERSION, "the SDK reports the vendored version");
                 assert_eq!(ver, "1.18.2");
+                assert!(REFRESH_KNOB, "the vendored SDK carries patch 0006");
             }
             let msg = CStr::from_ptr(ziti_errorstr(codes::ZITI_SERVICE_UNAVAILABLE))
                 .to_string_lossy()

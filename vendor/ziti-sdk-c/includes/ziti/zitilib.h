@@ -306,6 +306,13 @@ ZITI_FUNC
 int Ziti_resolve(const char *host, const char *port, const struct addrinfo *hints, struct addrinfo **addrlist);
 
 /**
+ * @brief Set the service refresh period, in seconds, of the contexts loaded after this call
+ * (default 60; 0 or less leaves it as it is). monky-deployd patch, not upstream.
+ */
+ZITI_FUNC
+void Ziti_set_refresh_interval(long seconds);
+
+/**
  * @brief Shutdown Ziti library.
  *
  * All loaded contexts are shutdown and background thread is terminated.

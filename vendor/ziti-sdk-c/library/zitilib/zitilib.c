@@ -37,6 +37,17 @@ static const char *configs[] = {
 
 static void do_timeout_cleanup(void *args, future_t *f, uv_loop_t *l);
 
+// monky-deployd patch: the service refresh period of contexts loaded from now on (was a literal
+// 60). Written by the caller before Ziti_load_context*(), read on the loop thread after the
+// load request crossed the loop's queue, so the queue orders the two.
+static _Atomic long zl_refresh_interval = 60;
+
+void Ziti_set_refresh_interval(long seconds) {
+    if (seconds > 0) {
+        zl_refresh_interval = seconds;
+    }
+}
+
 #if _WIN32
 
 // define sockaddr_un if missing under MINGW
@@ -276,7 +287,7 @@ static void load_ziti_ctx(void *arg, future_t *f, uv_loop_t *l) {
             .app_ctx = wrap,
             .event_cb = on_ctx_event,
             .events = ZitiContextEvent | ZitiServiceEvent | ZitiAuthEvent,
-            .refresh_interval = 60,
+            .refresh_interval = zl_refresh_interval,
             .config_types = configs,
     });
     if (rc != ZITI_OK) goto error;
