@@ -75,7 +75,7 @@ pub fn connector(cfg: &Config) -> Result<Dialer, TransportError> {
             // process-wide, for contexts loaded from now on (a reload that changes it re-executes)
             ziti_sys::set_refresh_interval(cfg.sdk_refresh_s.min(u64::from(u32::MAX)) as u32);
             transport::sdk::SdkConnector::new(
-            Path::new(&cfg.identity),
+                Path::new(&cfg.identity),
                 Duration::from_secs(cfg.tenancy.timeout_s.max(cfg.bao.timeout_s)),
             )?
         })),

@@ -34,7 +34,6 @@ mod judge;
 mod meter;
 pub use images::{Ledger, IMAGE_LEDGER};
 use judge::decide;
-use meter::{Metered, MeteredExecutor};
 
 type Body = BoxBody<Bytes, hyper::Error>;
 
@@ -46,16 +45,20 @@ struct Shared {
     /// Requests seen, and the time spent deciding them (the hop's own cost, logged on drop).
     requests: AtomicU64,
     check_us: AtomicU64,
-    /// The guard's own CPU (ns): every poll of its futures (`guard/meter.rs`).
-    cpu_ns: Arc<AtomicU64>,
+    /// Requests the guard itself made to the engine (look-ups for its judgements).
+    lookups: AtomicU64,
     /// Binds allowed so far in this compose call.
     seen: Mutex<Vec<crate::policy::HostBind>>,
     /// References pulled without an error in this compose call, not yet in the ledger.
     pulled: Mutex<Vec<String>>,
+    /// References judged runnable in this compose call, until the next pull (`images::may_run`).
+    runnable: Mutex<std::collections::HashSet<String>>,
     /// The image ledger, once loaded.
     ledger: Mutex<Option<Ledger>>,
-    /// Full ids of containers found to be this project's (`judge::owned`).
-    own_containers: Mutex<std::collections::HashSet<String>>,
+    /// Objects known to be this project's (`judge::owned`): `container:<full id>`,
+    /// `volume:<name>`, `network:<name or id>` — found so by a look-up, or made by a create this
+    /// guard passed (every create carries the project's label).
+    own: Mutex<std::collections::HashSet<String>>,
     /// The traced mounts of each container on the box, by id (`judge::box_binds`).
     box_mounts: Mutex<std::collections::HashMap<String, Vec<crate::policy::HostBind>>>,
     /// The compose projects on the box, once listed.
@@ -66,10 +69,17 @@ struct Shared {
 }
 
 /// A running checking socket; dropping it stops serving and removes the socket.
+///
+/// The guard runs on a thread of its own (a current-thread runtime): its cost is that thread's
+/// CPU, read from the thread's clock once, with nothing measured per poll, and a busy agent
+/// loop never stalls the engine calls compose is waiting on.
 pub struct Guard {
     socket: PathBuf,
     shared: Arc<Shared>,
-    task: tokio::task::JoinHandle<()>,
+    rt: tokio::runtime::Handle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    cpu: meter::ThreadClock,
 }
 
 impl Guard {
@@ -82,10 +92,14 @@ impl Guard {
             .create(dir)?;
         let socket = dir.join("engine.sock");
         let _ = std::fs::remove_file(&socket);
-        let listener = UnixListener::bind(&socket)?;
-        let cpu_ns = Arc::new(AtomicU64::new(0));
+        let listener = std::os::unix::net::UnixListener::bind(&socket)?;
+        listener.set_nonblocking(true)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let rt_handle = rt.handle().clone();
         let shared = Arc::new(Shared {
-            upstream: Client::builder(MeteredExecutor(cpu_ns.clone()))
+            upstream: Client::builder(GuardExecutor(rt_handle.clone()))
                 .pool_timer(TokioTimer::new())
                 .pool_idle_timeout(std::time::Duration::from_secs(30))
                 .build(UnixConnector::new(upstream)),
@@ -93,40 +107,61 @@ impl Guard {
             denied: Mutex::new(Vec::new()),
             requests: AtomicU64::new(0),
             check_us: AtomicU64::new(0),
-            cpu_ns: cpu_ns.clone(),
+            lookups: AtomicU64::new(0),
             seen: Mutex::new(Vec::new()),
             pulled: Mutex::new(Vec::new()),
+            runnable: Mutex::new(Default::default()),
             ledger: Mutex::new(None),
-            own_containers: Mutex::new(Default::default()),
+            own: Mutex::new(Default::default()),
             box_mounts: Mutex::new(Default::default()),
             projects: Mutex::new(None),
             judging_images: tokio::sync::Mutex::new(()),
         });
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (clock_tx, clock_rx) = std::sync::mpsc::channel();
         let sh = shared.clone();
-        let accept = async move {
-            loop {
-                let Ok((s, _)) = listener.accept().await else {
-                    continue;
-                };
-                let sh = sh.clone();
-                let cpu = sh.cpu_ns.clone();
-                let conn = async move {
-                    let svc = hyper::service::service_fn(move |req| {
-                        let sh = sh.clone();
-                        async move { Ok::<_, Infallible>(handle(&sh, req).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(s), svc)
-                        .await;
-                };
-                tokio::spawn(Metered::new(conn, cpu));
-            }
-        };
-        let task = tokio::spawn(Metered::new(accept, cpu_ns));
+        let thread = std::thread::Builder::new()
+            .name("engine-guard".into())
+            .spawn(move || {
+                let _ = clock_tx.send(meter::ThreadClock::current());
+                rt.block_on(async move {
+                    let Ok(listener) = UnixListener::from_std(listener) else {
+                        return;
+                    };
+                    let accept = async move {
+                        loop {
+                            let Ok((s, _)) = listener.accept().await else {
+                                continue;
+                            };
+                            let sh = sh.clone();
+                            tokio::spawn(async move {
+                                let svc = hyper::service::service_fn(move |req| {
+                                    let sh = sh.clone();
+                                    async move { Ok::<_, Infallible>(handle(&sh, req).await) }
+                                });
+                                let _ = hyper::server::conn::http1::Builder::new()
+                                    .serve_connection(TokioIo::new(s), svc)
+                                    .await;
+                            });
+                        }
+                    };
+                    tokio::select! {
+                        _ = accept => {}
+                        _ = stopped => {}
+                    }
+                });
+                // dropping the runtime here ends every connection still open
+            })?;
+        let cpu = clock_rx
+            .recv()
+            .map_err(|_| std::io::Error::other("the engine guard thread did not start"))?;
         Ok(Guard {
             socket,
             shared,
-            task,
+            rt: rt_handle,
+            stop: Some(stop),
+            thread: Some(thread),
+            cpu,
         })
     }
 
@@ -139,16 +174,21 @@ impl Guard {
     /// policy) may write a file of it. The guard keeps that from being created; this catches
     /// what was there before.
     pub async fn preflight(&self) -> Result<(), String> {
-        let sh = &self.shared;
-        Metered::new(
-            async {
-                let binds = judge::box_binds(sh).await?;
+        // on the guard's thread, with its engine client
+        let sh = self.shared.clone();
+        self.rt
+            .spawn(async move {
+                let binds = judge::box_binds(&sh).await?;
                 crate::policy::release_outside_writable(&binds, &sh.boundary.release_files)
                     .map_err(|d| d.0)
-            },
-            sh.cpu_ns.clone(),
-        )
-        .await
+            })
+            .await
+            .map_err(|e| format!("engine guard: {e}"))?
+    }
+
+    /// Requests the guard itself has sent the engine so far, to judge.
+    pub fn lookups(&self) -> u64 {
+        self.shared.lookups.load(Ordering::Relaxed)
     }
 
     /// What was refused so far, in order (names and host paths only).
@@ -163,15 +203,37 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        // read while the thread lives: a clock of an ended thread is gone
+        let cpu_ns = self.cpu.ns();
         debug!(
-            "engine guard: {} requests, {} refused, {} µs deciding, {} µs cpu",
+            "engine guard: {} requests, {} refused, {} µs deciding, {} µs cpu, {} look-ups",
             self.shared.requests.load(Ordering::Relaxed),
             self.denied().len(),
             self.shared.check_us.load(Ordering::Relaxed),
-            self.shared.cpu_ns.load(Ordering::Relaxed) / 1000
+            cpu_ns / 1000,
+            self.shared.lookups.load(Ordering::Relaxed)
         );
-        self.task.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
         let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// The executor of the guard's engine client: its connection tasks run on the guard's thread.
+#[derive(Clone)]
+struct GuardExecutor(tokio::runtime::Handle);
+
+impl<F> hyper::rt::Executor<F> for GuardExecutor
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, fut: F) {
+        self.0.spawn(fut);
     }
 }
 
@@ -198,15 +260,20 @@ async fn handle(sh: &Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     sh.requests.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
     let pull = judge::pull_reference(&req);
-    let (req, verdict) = decide(sh, req).await;
+    let (req, verdict, made) = decide(sh, req).await;
     sh.check_us
         .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
     match (req, verdict) {
         (Some(req), None) => {
             let resp = forward(sh, req).await;
+            let resp = match made {
+                Some(m) if resp.status().is_success() => judge::learn(sh, m, resp).await,
+                _ => resp,
+            };
             match pull {
                 // what this project pulls it may run: recorded once the stream ends well
                 Some(r) => {
+                    images::pulling(sh);
                     let ok = resp.status().is_success();
                     let (parts, body) = resp.into_parts();
                     let body = images::PullWatch::new(body, sh.clone(), r, ok).boxed();
@@ -229,6 +296,7 @@ fn engine_uri(path_and_query: &str) -> Result<hyper::Uri, hyper::http::Error> {
 }
 
 async fn upstream_get(sh: &Shared, path: &str) -> Result<(StatusCode, Bytes), BoxError> {
+    sh.lookups.fetch_add(1, Ordering::Relaxed);
     let req = Request::builder()
         .uri(engine_uri(path)?)
         .header(hyper::header::HOST, "docker")

@@ -99,6 +99,28 @@ fn forwards_what_compose_needs_and_refuses_the_rest() {
         let name = format!("{project}-x-1");
         let (st, body) = call(&sock, Method::POST, &format!("/v1.41/containers/create?name={name}"), &good).await;
         assert_eq!(st, 201, "{body}");
+        // what a passed create made is the project's without a look-up (by its full id); by
+        // name, the guard asks the engine
+        let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["Id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let n0 = g.lookups();
+        let (st, _) = call(&sock, Method::GET, &format!("/v1.41/containers/{id}/json"), "").await;
+        assert_eq!((st, g.lookups()), (200, n0));
+        let (st, _) = call(&sock, Method::GET, &format!("/v1.41/containers/{name}/json"), "").await;
+        assert_eq!((st, g.lookups()), (200, n0 + 1));
+        // a network it made: removed without a look-up; once removed, its name is forgotten
+        let net = format!("{project}_net");
+        let nb = format!(r#"{{"Name":"{net}","Driver":"bridge","Labels":{{"com.docker.compose.project":"{project}"}}}}"#);
+        let (st, body) = call(&sock, Method::POST, "/v1.41/networks/create", &nb).await;
+        assert_eq!(st, 201, "{body}");
+        let n1 = g.lookups();
+        let (st, body) = call(&sock, Method::DELETE, &format!("/v1.41/networks/{net}"), "").await;
+        assert_eq!((st, g.lookups()), (204, n1), "{body}");
+        let (st, body) = call(&sock, Method::DELETE, &format!("/v1.41/networks/{net}"), "").await;
+        assert_eq!((st, g.lookups()), (403, n1 + 1), "{body}");
+        assert!(body.contains("does not exist"), "{body}");
         let (st, _) = call(&sock, Method::POST, &format!("/v1.41/containers/{name}/exec"), "{}").await;
         assert_eq!(st, 403, "exec is never forwarded");
         let (st, _) = call(&sock, Method::DELETE, &format!("/v1.41/containers/{name}"), "").await;

@@ -148,6 +148,17 @@ pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(
         return Ok(());
     }
     let _one = sh.judging_images.lock().await;
+    // a reference moves to another image only by a pull, through this guard (tag, load and
+    // import are refused) or by the engine's own users: until the next pull, a verdict stands
+    if sh.pulled.lock().map_err(|_| "guard poisoned")?.is_empty()
+        && sh
+            .runnable
+            .lock()
+            .map_err(|_| "guard poisoned")?
+            .contains(image)
+    {
+        return Ok(());
+    }
     let Some(id) = image_id(sh, image).await? else {
         return Ok(());
     };
@@ -181,12 +192,23 @@ pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(
         .map_err(|_| "guard poisoned")?
         .retain(|r| !pulled.contains(r));
     if l.images.contains_key(&id) {
+        sh.runnable
+            .lock()
+            .map_err(|_| "guard poisoned")?
+            .insert(image.to_string());
         return Ok(());
     }
     Err(format!(
         "{}: {service} {image} (not pulled by this project)",
         rules::IMAGE_CODE
     ))
+}
+
+/// A pull passes (or ends): every reference may point elsewhere now.
+pub(super) fn pulling(sh: &Shared) {
+    if let Ok(mut r) = sh.runnable.lock() {
+        r.clear();
+    }
 }
 
 /// The image reference of a registry pull (`fromImage` + `tag`, a digest as `@sha256:…`).
@@ -290,6 +312,7 @@ impl hyper::body::Body for PullWatch {
                 if let Ok(mut p) = this.sh.pulled.lock() {
                     p.push(std::mem::take(&mut this.reference));
                 }
+                pulling(&this.sh);
                 this.failed = true; // recorded once
             }
             _ => {}

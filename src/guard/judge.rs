@@ -115,11 +115,20 @@ fn query_param(query: &str, key: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The request to forward, or the answer that replaces it.
+/// What a create this guard passed makes: once the engine says it made it, the object is the
+/// project's (the create carried the project's label) and needs no look-up in this compose call.
+pub(super) enum Made {
+    Container,
+    Volume,
+    Network(String),
+}
+
+/// The request to forward (with what it makes, if it is a create), or the answer that replaces
+/// it.
 pub(super) async fn decide(
     sh: &Shared,
     req: Request<Incoming>,
-) -> (Option<Request<Body>>, Option<Response<Body>>) {
+) -> (Option<Request<Body>>, Option<Response<Body>>, Option<Made>) {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
     let r = route(req.method(), &path, &query);
@@ -134,7 +143,7 @@ pub(super) async fn decide(
                     b"{\"message\":\"refused by monky-deployd\"}",
                 )))
                 .unwrap_or_else(|_| Response::new(full(Bytes::new())));
-            return (None, Some(r));
+            return (None, Some(r), None);
         }
         Route::Container(id) => owned(sh, &format!("/containers/{id}/json"), "container", id).await,
         Route::DeleteVolume(n) => owned(sh, &format!("/volumes/{n}"), "volume", n).await,
@@ -160,7 +169,7 @@ pub(super) async fn decide(
                 Ok(b) => b.to_bytes(),
                 Err(_) => {
                     let r = refused(sh, format!("{path}: body over {CREATE_BODY_MAX} bytes"));
-                    return (None, Some(r));
+                    return (None, Some(r), None);
                 }
             };
             let v: Value = match serde_json::from_slice(&bytes) {
@@ -169,6 +178,7 @@ pub(super) async fn decide(
                     return (
                         None,
                         Some(refused(sh, format!("{path}: body is not JSON ({e})"))),
+                        None,
                     )
                 }
             };
@@ -188,7 +198,7 @@ pub(super) async fn decide(
             if let Err(why) = verdict {
                 // a refusal with its own code (a port, a name, an image) reads alone
                 if policy::rules::split_code(&why).is_some() {
-                    return (None, Some(refused(sh, why)));
+                    return (None, Some(refused(sh, why)), None);
                 }
                 let what = match r {
                     Route::CreateContainer => {
@@ -201,16 +211,81 @@ pub(super) async fn decide(
                     Route::CreateVolume => "volume create".into(),
                     _ => "network create".into(),
                 };
-                return (None, Some(refused(sh, format!("{what}: {why}"))));
+                return (None, Some(refused(sh, format!("{what}: {why}"))), None);
             }
-            return (Some(Request::from_parts(parts, full(bytes))), None);
+            let made = match r {
+                Route::CreateContainer => Made::Container,
+                Route::CreateVolume => Made::Volume,
+                _ => Made::Network(v["Name"].as_str().unwrap_or("").to_string()),
+            };
+            return (
+                Some(Request::from_parts(parts, full(bytes))),
+                None,
+                Some(made),
+            );
         }
     };
     if let Err(why) = check {
-        return (None, Some(refused(sh, why)));
+        return (None, Some(refused(sh, why)), None);
+    }
+    // a removal passed: the name may be made again, by anyone
+    match &r {
+        Route::DeleteVolume(n) => forget(sh, &format!("volume:{n}")),
+        Route::DeleteNetwork(_) => forget_all(sh, "network:"),
+        _ => {}
     }
     let (parts, body) = req.into_parts();
-    (Some(Request::from_parts(parts, body.boxed())), None)
+    (Some(Request::from_parts(parts, body.boxed())), None, None)
+}
+
+fn forget(sh: &Shared, key: &str) {
+    if let Ok(mut own) = sh.own.lock() {
+        own.remove(key);
+    }
+}
+
+fn forget_all(sh: &Shared, prefix: &str) {
+    if let Ok(mut own) = sh.own.lock() {
+        own.retain(|k| !k.starts_with(prefix));
+    }
+}
+
+/// The engine made what a passed create asked for: remember it as the project's, and hand
+/// compose the answer unchanged.
+pub(super) async fn learn(sh: &Shared, made: Made, resp: Response<Body>) -> Response<Body> {
+    let (parts, body) = resp.into_parts();
+    let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            let msg = serde_json::json!({"message": format!("docker engine: {e}")});
+            return Response::builder()
+                .status(StatusCode::BAD_GATEWAY)
+                .body(full(Bytes::from(msg.to_string())))
+                .unwrap_or_else(|_| Response::new(full(Bytes::new())));
+        }
+    };
+    #[derive(Deserialize, Default)]
+    struct Answer {
+        #[serde(rename = "Id", default)]
+        id: String,
+        #[serde(rename = "Name", default)]
+        name: String,
+    }
+    let a: Answer = serde_json::from_slice(&bytes).unwrap_or_default();
+    let keys = match made {
+        Made::Container if is_full_id(&a.id) => vec![format!("container:{}", a.id)],
+        Made::Volume if !a.name.is_empty() => vec![format!("volume:{}", a.name)],
+        Made::Network(name) => [name, a.id]
+            .into_iter()
+            .filter(|n| !n.is_empty())
+            .map(|n| format!("network:{n}"))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if let Ok(mut own) = sh.own.lock() {
+        own.extend(keys);
+    }
+    Response::from_parts(parts, full(bytes))
 }
 
 async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), String> {
@@ -318,11 +393,16 @@ async fn projects_on_box(sh: &Shared) -> Result<std::collections::BTreeSet<Strin
 /// The object exists and carries the project's label (an `external` volume or network of
 /// another project, or one made by hand, is never joined or removed).
 async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), String> {
-    // a container's labels are fixed at create and its full id is never reused, so a full id
-    // found to be the project's stays so (compose asks about the same containers many times)
-    let by_id = what == "container" && is_full_id(name);
-    if by_id && lock(&sh.own_containers)?.contains(name) {
-        return Ok(());
+    // labels are fixed at create, a container's full id is never reused, and a volume's or
+    // network's name changes hands only by a removal (this guard forgets the name when it
+    // passes one; only the engine's own users, never a bundle, remove objects behind it): so
+    // an object found to be the project's stays so for this compose call (compose asks about
+    // the same objects many times)
+    let key = (what != "container" || is_full_id(name)).then(|| format!("{what}:{name}"));
+    if let Some(k) = &key {
+        if lock(&sh.own)?.contains(k) {
+            return Ok(());
+        }
     }
     let (status, body) = upstream_get(sh, path)
         .await
@@ -343,8 +423,8 @@ async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), St
                 .unwrap_or_else(|| "something else on this box".into())
         ));
     }
-    if by_id {
-        lock(&sh.own_containers)?.insert(name.to_string());
+    if let Some(k) = key {
+        lock(&sh.own)?.insert(k);
     }
     Ok(())
 }
