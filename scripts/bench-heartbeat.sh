@@ -15,7 +15,8 @@
 #   PYTHON=/usr/bin/python3   the interpreter of the Python tick (run directly, as a unit would)
 #   PYTHON_ALSO=python3       also measure this one (default: `python3` on PATH when it is
 #                             another file, e.g. a pyenv shim; empty = no second Python row)
-#   BASE_BIN=path             also measure another agent binary (e.g. a build of main)
+#   BASE_BIN=path             also measure another agent binary (e.g. a build of main: the
+#                             before/after of a change in one run); BASE_LABEL names it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-30}"
@@ -27,6 +28,7 @@ if [ -z "${PYTHON_ALSO+x}" ]; then
   [ "$(readlink -f "$PYTHON_ALSO" 2>/dev/null)" = "$(readlink -f "$PYTHON")" ] && PYTHON_ALSO=""
 fi
 BASE_BIN="${BASE_BIN:-}"
+BASE_LABEL="${BASE_LABEL:-other binary}"
 bash scripts/provision.sh >/dev/null
 bash scripts/services.sh >/dev/null
 cargo build -q --release --bin monky-deployd
@@ -105,9 +107,9 @@ done
 grep -c "POST /v1/agent/report 204" "$DIR/requests.log" >"$DIR/reports.count"
 
 mkdir -p docs/bench
-"$PYTHON" - "$DIR/ticks.txt" "$N" "$BIN" "$PYTHON" "$PYTHON_ALSO" "$BASE_BIN" >docs/bench/heartbeat.md <<'PY'
+"$PYTHON" - "$DIR/ticks.txt" "$N" "$BIN" "$PYTHON" "$PYTHON_ALSO" "$BASE_BIN" "$BASE_LABEL" >docs/bench/heartbeat.md <<'PY'
 import os, platform, statistics, subprocess, sys, time
-ticks, n, rbin, py, py_also, base = sys.argv[1:]
+ticks, n, rbin, py, py_also, base, base_label = sys.argv[1:]
 rows = {}
 for line in open(ticks):
     name, rc, cpu, rss, wall = line.split()
@@ -123,7 +125,7 @@ label = {
     "rust": f"Rust `{ver([rbin, 'version'])}`",
     "python": f"Python tick, `{py}` ({ver([py, '-c', 'import sys; print(sys.version.split()[0])'])})",
     "python-also": f"Python tick, `{py_also}` ({os.path.realpath(py_also) if py_also else ''})",
-    "base": f"Rust, other binary `{ver([base, 'version']) if base else ''}`",
+    "base": f"Rust, {base_label}: `{ver([base, 'version']) if base else ''}`",
 }
 med = {k: statistics.median(c for c, _, _ in v) for k, v in rows.items()}
 print(f"# System heartbeat: Rust agent vs a stdlib-Python tick (scripts/bench-heartbeat.sh)")
@@ -146,7 +148,11 @@ for k in ("rust", "base", "python", "python-also"):
 print()
 print(f"**Python CPU / Rust CPU (medians): {med['python'] / med['rust']:.1f}×**"
       + (f" (with `{py_also}`: {med['python-also'] / med['rust']:.1f}×)" if "python-also" in med else "")
-      + (f"; the other Rust binary: {med['python'] / med['base']:.1f}×" if "base" in med else "") + ".")
+      + (f"; against the Rust {base_label}: {med['python'] / med['base']:.1f}×" if "base" in med else "") + ".")
+print()
+print("Python runs as an installed package would (`python -m monky_deployd`, byte-compiled once); the Rust")
+print("binary is the release build. Both send the same requests (docs/PERFORMANCE.md, \"System heartbeat")
+print("against a stdlib-Python tick\").")
 PY
 cat docs/bench/heartbeat.md
 echo "reports accepted by tenancy during the run: $(cat "$DIR/reports.count")"
