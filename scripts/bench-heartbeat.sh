@@ -104,7 +104,13 @@ for i in $(seq 1 "$N"); do
   if [ $((i % 2)) = 1 ]; then order=("${AGENTS[@]}"); else order=(); for ((k = ${#AGENTS[@]} - 1; k >= 0; k--)); do order+=("${AGENTS[$k]}"); done; fi
   for a in "${order[@]}"; do one "${a%%|*}" ${a#*|}; done
 done
-grep -c "POST /v1/agent/report 204" "$DIR/requests.log" >"$DIR/reports.count"
+# every tick checked in and reported (the stack appends its request log every 250 ms)
+sleep 1
+want=$((1 + ${#AGENTS[@]} * (N + 2)))
+for k in checkin report; do
+  got=$(grep -c "POST /v1/agent/$k 2" "$DIR/requests.log" || true)
+  [ "$got" = "$want" ] || { echo "bench-heartbeat: tenancy saw $got ${k}s, expected $want" >&2; exit 1; }
+done
 
 mkdir -p docs/bench
 "$PYTHON" - "$DIR/ticks.txt" "$N" "$BIN" "$PYTHON" "$PYTHON_ALSO" "$BASE_BIN" "$BASE_LABEL" >docs/bench/heartbeat.md <<'PY'
@@ -155,4 +161,4 @@ print("binary is the release build. Both send the same requests (docs/PERFORMANC
 print("against a stdlib-Python tick\").")
 PY
 cat docs/bench/heartbeat.md
-echo "reports accepted by tenancy during the run: $(cat "$DIR/reports.count")"
+echo "tenancy saw every tick's check-in and report: $want each"
