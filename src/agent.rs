@@ -186,13 +186,21 @@ struct TickCtx {
     /// The containers as the check-in saw them, while nothing has changed them since (no
     /// compose run yet): a heartbeat's report reuses them instead of asking the engine again.
     seen: Option<Vec<Container>>,
+    /// Release shapes read so far, by release directory (resolved): a heartbeat asks for the
+    /// running release's twice (check-in, verdict). Only files that were there are kept: a
+    /// release directory is named by the sha of its content and never rewritten.
+    shapes: std::sync::Mutex<Vec<(PathBuf, ReleaseShape)>>,
 }
+
+/// A release's services and which of them are one-shot jobs.
+pub(super) type ReleaseShape = (Vec<String>, std::collections::BTreeSet<String>);
 
 impl TickCtx {
     fn start(budget_s: u64) -> TickCtx {
         TickCtx {
             deadline: tokio::time::Instant::now() + Duration::from_secs(budget_s),
             seen: None,
+            shapes: Default::default(),
         }
     }
 }

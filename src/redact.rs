@@ -9,28 +9,57 @@ use zeroize::Zeroizing;
 pub const MASK: &str = "***";
 
 struct Redactor {
-    patterns: Vec<Regex>,
     values: Mutex<Vec<Zeroizing<String>>>,
+}
+
+/// The token shapes every output is masked for, in the order `redact` applies them.
+const PATTERNS: [&str; 5] = [
+    // OpenBao / Vault service and batch tokens (s.…, hvs.…, hvb.…, b.…)
+    r"\b(?:hvs|hvb|hvr|s|b|r)\.[A-Za-z0-9_-]{20,}",
+    // JWTs (three base64url segments, header starts with eyJ)
+    r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+    // Authorization headers
+    r"(?i)\b(?:authorization:\s*)?(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}",
+    // credentials in URLs: scheme://user:pass@host
+    r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@",
+    // docker config.json auth blobs
+    r#"(?i)"auth"\s*:\s*"[^"]+""#,
+];
+
+/// Pattern `i`, compiled the first time a text may hold it (most log lines hold none, and a
+/// heartbeat then compiles no regex at all).
+fn pattern(i: usize) -> &'static Regex {
+    static COMPILED: [OnceLock<Regex>; PATTERNS.len()] =
+        [const { OnceLock::new() }; PATTERNS.len()];
+    COMPILED[i].get_or_init(|| Regex::new(PATTERNS[i]).expect("static pattern"))
+}
+
+/// False only when pattern `i` cannot match `text`: a literal every match contains is absent.
+/// Text that is not all ASCII always answers true (Unicode case folding and word boundaries
+/// are the regex's to judge).
+fn may_hold(i: usize, text: &str) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    let b = text.as_bytes();
+    let has_ci = |lit: &[u8]| b.windows(lit.len()).any(|w| w.eq_ignore_ascii_case(lit));
+    let token_char = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-';
+    match i {
+        // a `.` followed by at least 20 token characters
+        0 => b
+            .windows(21)
+            .any(|w| w[0] == b'.' && w[1..].iter().all(token_char)),
+        1 => text.contains("eyJ"),
+        2 => has_ci(b"bearer") || has_ci(b"basic"),
+        3 => text.contains("://") && text.contains('@'),
+        4 => has_ci(b"\"auth\""),
+        _ => true,
+    }
 }
 
 fn redactor() -> &'static Redactor {
     static R: OnceLock<Redactor> = OnceLock::new();
     R.get_or_init(|| Redactor {
-        patterns: [
-            // OpenBao / Vault service and batch tokens (s.…, hvs.…, hvb.…, b.…)
-            r"\b(?:hvs|hvb|hvr|s|b|r)\.[A-Za-z0-9_-]{20,}",
-            // JWTs (three base64url segments, header starts with eyJ)
-            r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
-            // Authorization headers
-            r"(?i)\b(?:authorization:\s*)?(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}",
-            // credentials in URLs: scheme://user:pass@host
-            r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@",
-            // docker config.json auth blobs
-            r#"(?i)"auth"\s*:\s*"[^"]+""#,
-        ]
-        .iter()
-        .map(|p| Regex::new(p).expect("static pattern"))
-        .collect(),
         values: Mutex::new(Vec::new()),
     })
 }
@@ -67,7 +96,11 @@ pub fn forget_all() {
 pub fn redact(text: &str) -> String {
     let r = redactor();
     let mut out = mask_values(r, text);
-    for (i, p) in r.patterns.iter().enumerate() {
+    for i in 0..PATTERNS.len() {
+        if !may_hold(i, &out) {
+            continue;
+        }
+        let p = pattern(i);
         if i == 3 {
             out = p.replace_all(&out, format!("${{1}}{MASK}@")).into_owned();
         } else if i == 4 {
@@ -160,6 +193,34 @@ mod tests {
             assert!(!r.contains(bad), "{bad} leaked in {r}");
         }
         assert!(r.contains("https://***@reg.example"), "{r}");
+    }
+
+    #[test]
+    fn the_prefilter_never_skips_a_pattern_that_matches() {
+        let samples = [
+            "checkin: action=none desired=a48dfc43fd2b applied=a48dfc43fd2b",
+            "s.abcdefghijklmnopqrstuvwxyz",
+            "x hvr.ABCDEFGHIJKLMNOPQRST_- y",
+            "eyJa1234.b12345.c",
+            "BeArEr abcdefgh12345678",
+            "authorization:\tBASIC dXNlcjpwYXNz",
+            "HTTPS://u:p@h",
+            "git+ssh://me:pw@example.org/x",
+            "{\"AUTH\" :  \"x\"}",
+            "naïve s.abcdefghijklmnopqrstuvwxyz bearer ſecret",
+            "baſic abcdefgh12345678",
+            "",
+            "....................................",
+        ];
+        for t in samples {
+            for i in 0..PATTERNS.len() {
+                if pattern(i).is_match(t) {
+                    assert!(may_hold(i, t), "pattern {i} matches {t:?} but was skipped");
+                }
+            }
+        }
+        assert!(!may_hold(0, "version 0.4.0 (abc)"));
+        assert!(!may_hold(2, "checkin: action=none"));
     }
 
     #[test]

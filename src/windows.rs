@@ -130,7 +130,12 @@ impl Windows {
             .iter()
             .map(|e| Window::parse(e))
             .collect::<Result<Vec<_>, _>>()?;
-        let tz = if tz.is_empty() {
+        let tz = if tz.is_empty() && list.is_empty() {
+            // The zone only places windows in time: with none configured no decision reads it,
+            // and the box's own zone costs a walk of the whole zoneinfo tree (jiff names the
+            // system zone by finding /etc/localtime in its database) on every tick.
+            TimeZone::UTC
+        } else if tz.is_empty() {
             TimeZone::system()
         } else {
             TimeZone::get(tz).map_err(|e| format!("apply_windows_tz {tz:?}: {e}"))?
@@ -139,7 +144,8 @@ impl Windows {
     }
 
     pub fn now(&self) -> Zoned {
-        Zoned::now().with_time_zone(self.tz.clone())
+        // not `Zoned::now()`: that looks the system zone up first, only to be replaced
+        jiff::Timestamp::now().to_zoned(self.tz.clone())
     }
 
     /// `None` when an apply may run now (no windows, or inside one); otherwise the window that

@@ -118,17 +118,23 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     /// A release's services and which of them are one-shot jobs, from its compose.yaml (read
     /// without following a symlink).
-    pub(super) fn release_shape(
-        &self,
-        dir: &Path,
-    ) -> (Vec<String>, std::collections::BTreeSet<String>) {
-        let Some(doc) = release::read_release_file(dir, "compose.yaml")
-            .and_then(|b| compose_check::parse(&b).ok())
+    pub(super) fn release_shape(&self, dir: &Path) -> ReleaseShape {
+        let root = release::release_root(dir);
+        let mut memo = self.now.shapes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, shape)) = memo.iter().find(|(d, _)| *d == root) {
+            return shape.clone();
+        }
+        let Some(doc) =
+            crate::beneath::read(&root, Path::new("compose.yaml"), bundle::MAX_FILE_BYTES)
+                .ok()
+                .and_then(|b| compose_check::parse(&b).ok())
         else {
             return Default::default();
         };
         let services = compose_check::check(&doc, true).unwrap_or_default();
-        (services, compose_check::jobs(&doc))
+        let shape = (services, compose_check::jobs(&doc));
+        memo.push((root, shape.clone()));
+        shape
     }
 
     pub(super) async fn down(&mut self, tenancy_prod: bool, purge: bool) -> Outcome {

@@ -239,13 +239,18 @@ pub(super) fn verify(release: &Path, b: &Bundle, env_sha: &[u8]) -> Result<(), R
 
 /// A file of a release (`compose.yaml`, `bundle.json`, `.env`), read without following a symlink.
 pub(super) fn read_release_file(release: &Path, name: &str) -> Option<Vec<u8>> {
-    // `current` is the agent's own link: resolved once here, then nothing below it is followed
-    let root = match std::fs::read_link(release) {
+    let root = release_root(release);
+    crate::beneath::read(&root, Path::new(name), bundle::MAX_FILE_BYTES).ok()
+}
+
+/// The release directory `release` names: `current` is the agent's own link, resolved once
+/// here, then nothing below it is followed.
+pub(super) fn release_root(release: &Path) -> PathBuf {
+    match std::fs::read_link(release) {
         Ok(t) if t.is_absolute() => t,
         Ok(t) => release.parent().unwrap_or(Path::new("/")).join(t),
         Err(_) => release.to_path_buf(),
-    };
-    crate::beneath::read(&root, Path::new(name), bundle::MAX_FILE_BYTES).ok()
+    }
 }
 
 /// Registers every value of a rendered `.env` with the redactor (names stay readable).
