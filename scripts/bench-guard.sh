@@ -17,7 +17,8 @@
 # With BUILD=debug each apply is also run with the guard off (MONKY_DEPLOYD_TEST_POLICY=off, a
 # debug-build switch) on a fresh stack, and the difference in agent CPU is the guard's CPU.
 # Writes docs/bench/guard.md (release) or docs/bench/guard-debug.md (BUILD=debug).
-# Usage: scripts/bench-guard.sh [runs, default 3] [v1|v2|v5, default v2]; BUILD=release|debug
+# Usage: scripts/bench-guard.sh [runs, default 3] [v1|v2|v5, default v2]; BUILD=release|debug;
+# PERFCMD="perf record -g -o FILE" (or strace …) wraps each apply's agent process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-3}"
@@ -117,7 +118,7 @@ bind_roots: [$ROOT]
   # a box logs at info, and formatting and redacting ~65 lines would be charged to the guard
   MONKY_DEPLOYD_TEST_POLICY="$policy" \
     MONKY_LOG=monky_deployd=debug,monky_deployd::guard::judge=info,monky_deployd::guard::images=info \
-    "$BIN" --config "$dir/config.yaml" run --once >"$dir/tick.log" 2>&1 || rc=$?
+    ${PERFCMD:-} "$BIN" --config "$dir/config.yaml" run --once >"$dir/tick.log" 2>&1 || rc=$?
   if [ "$rc" != 0 ] || grep -q '"result":"failed"' "$dir/reports.jsonl" 2>/dev/null; then
     echo "apply $env ($policy) failed (exit $rc):" >&2; tail -20 "$dir/tick.log" >&2; exit 1
   fi
