@@ -187,8 +187,8 @@ struct TickCtx {
     /// compose run yet): a heartbeat's report reuses them instead of asking the engine again.
     seen: Option<Vec<Container>>,
     /// Release shapes read so far, by release directory (resolved): a heartbeat asks for the
-    /// running release's twice (check-in, verdict). Only files that were there are kept: a
-    /// release directory is named by the sha of its content and never rewritten.
+    /// running release's twice (check-in, verdict). Forgotten whenever a promote writes a
+    /// release (a same-sha retry overlays the bundle's files on its directory).
     shapes: std::sync::Mutex<Vec<(PathBuf, ReleaseShape)>>,
 }
 

@@ -42,6 +42,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 })?;
             }
         }
+        // the tick's memo of release shapes may hold this directory's files from before
+        self.now
+            .shapes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         Ok(rel)
     }
 
