@@ -43,6 +43,10 @@ play() { # OUT-FILE
 }
 check "the role converges a Debian root (chroot connection)" play "$WORK/ansible-run1.out"
 check "role: package installed" bash -c "[ \"\$(chroot '$AR' dpkg-query -W -f='\${Status} \${Version}' monky-deployd)\" = 'install ok installed $VERSION' ]"
+check "role: the installed package kept for self-update's revert (root, 0700/0600)" bash -c "
+  k='/var/lib/monky-deployd-update/packages/monky-deployd_${VERSION}_${ARCH}.deb'
+  [ \"\$(chroot '$AR' stat -c '%a %U %G' /var/lib/monky-deployd-update/packages \$k)\" = \"\$(printf '700 root root\n600 root root')\" ] &&
+  cmp -s '$DEB' '$AR'\$k"
 check "role: config.yaml root:monky-deployd 0640" stat_is "$AR" /etc/monky-deployd/config.yaml "640 root monky-deployd"
 check "role: config.yaml carries the host's values and the extra keys" bash -c "
   f='$AR/etc/monky-deployd/config.yaml'
