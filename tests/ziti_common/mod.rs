@@ -35,6 +35,14 @@ pub fn require_sdk() {
     );
 }
 
+/// Stop the network kept in `dir` (if it runs) and remove it, so the next start is a fresh one.
+pub fn remove_net(dir: &Path) {
+    if dir.exists() {
+        script(dir, &["stop"], &[]);
+        std::fs::remove_dir_all(dir).expect("remove an old Ziti network");
+    }
+}
+
 /// `$ZITI_CTRL_PORT` and `$ZITI_ROUTER_PORT`, else 1280 and 3022.
 pub fn ports() -> (u16, u16) {
     let port = |k: &str, d: u16| {
