@@ -316,8 +316,10 @@ fn an_update_that_never_ticks_is_reverted_within_probation() {
     let out = finish(c);
     assert!(out.status.success());
     let took = started.elapsed();
+    // probation is counted in whole unix seconds from the install, so the revert may come up to
+    // a second before 10 s of this clock (seen once in CI: 9.1 s)
     assert!(
-        took >= Duration::from_secs(10),
+        took >= Duration::from_secs(9),
         "reverted before probation ended: {took:?}"
     );
     assert_eq!(b.installed(), OLD);
