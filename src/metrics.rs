@@ -289,8 +289,8 @@ pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
         .truncate(true)
         .mode(0o644)
         .open(&tmp)?;
+    // no fsync: the file is rewritten every tick, and a scrape sees the old or the new one
     f.write_all(text.as_bytes())?;
-    f.sync_all()?;
     drop(f);
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);

@@ -1,5 +1,12 @@
-//! What the agent keeps under `state_dir`: `state.json`, `bao.token`, the tick `lock`, and the
-//! private-file writer every other module uses (tmp in the same dir, fsync, rename, fsync dir).
+//! What the agent keeps under `state_dir`: `state.json` (with `state.synced.json`, its last
+//! fsynced copy), `bao.token`, the tick `lock`, and the private-file writer every other module
+//! uses (tmp in the same dir, fsync, rename, fsync dir).
+//!
+//! Durability invariant: every field but the heartbeat ones ([`State::clear_heartbeat`]) is on
+//! disk behind an fsync before the tick ends. A heartbeat that changed nothing else writes
+//! `state.json` without fsync — allowed only while `state.synced.json` already holds every
+//! other field as written, so a power cut that tears that write loses timestamps and counters,
+//! never a token, a release or a hold.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -146,6 +153,9 @@ pub struct State {
     pub care: crate::care::CareState,
     /// Self-update bookkeeping (issue 21).
     pub agent_update: crate::selfupdate::AgentUpdateState,
+    /// The durable fields as `state.synced.json` holds them, when they are this state's.
+    #[serde(skip)]
+    pub(crate) synced: Option<Vec<u8>>,
 }
 
 /// Backoff for a failing release: attempt `attempts` failed; the next one not before `next_at`.
@@ -169,25 +179,86 @@ pub struct FailedRelease {
     pub rollback_ok: bool,
 }
 
+/// The fsynced copy of `state.json` beside it.
+pub fn synced_path(path: &Path) -> PathBuf {
+    path.with_file_name("state.synced.json")
+}
+
 impl State {
+    /// `state.json`; its fsynced copy when it does not parse (a power cut tore a heartbeat's
+    /// write). A missing `state.json` is a fresh state, whatever the copy holds: moving it
+    /// aside is how an operator starts over.
     pub fn load(path: &Path) -> Result<State, StateError> {
-        match fs::read(path) {
-            Ok(b) => serde_json::from_slice(&b).map_err(|e| {
-                StateError::new(
-                    "state file is corrupt (move it aside to start fresh)",
-                    path,
-                    e,
-                )
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
-            Err(e) => Err(StateError::new("cannot read state", path, e)),
-        }
+        let bytes = match fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::default()),
+            Err(e) => return Err(StateError::new("cannot read state", path, e)),
+        };
+        let copy = fs::read(synced_path(path))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<State>(&b).ok());
+        let mut st = match serde_json::from_slice::<State>(&bytes) {
+            Ok(st) => st,
+            Err(e) => match copy {
+                Some(c) => {
+                    tracing::warn!(
+                        "{} does not parse ({e}); using its last fsynced copy {}",
+                        path.display(),
+                        synced_path(path).display()
+                    );
+                    let mut c = c;
+                    c.synced = Some(c.durable_view());
+                    return Ok(c);
+                }
+                None => {
+                    return Err(StateError::new(
+                        "state file is corrupt (move it aside to start fresh)",
+                        path,
+                        e,
+                    ))
+                }
+            },
+        };
+        let view = st.durable_view();
+        st.synced = copy.filter(|c| c.durable_view() == view).map(|_| view);
+        Ok(st)
     }
 
-    pub fn save(&self, path: &Path) -> Result<(), StateError> {
-        let body = serde_json::to_vec_pretty(self)
+    /// Written with fsync, and linked as `state.synced.json`: what a later heartbeat-only
+    /// write may rely on.
+    pub fn save(&mut self, path: &Path) -> Result<(), StateError> {
+        let body = serde_json::to_vec_pretty(&*self)
             .map_err(|e| StateError::new("encode state", path, e))?;
-        write_private(path, &body, 0o600)
+        self.synced = None;
+        if write_with(path, &body, 0o600, Sync::Fsync(Some(&synced_path(path))))? {
+            self.synced = Some(self.durable_view());
+        }
+        Ok(())
+    }
+
+    /// The end of a tick: without fsync when only heartbeat fields changed since the fsynced
+    /// copy (see the module's invariant), else [`State::save`].
+    pub fn save_tick(&mut self, path: &Path) -> Result<(), StateError> {
+        if self.synced.is_some() && self.synced.as_ref() == Some(&self.durable_view()) {
+            let body = serde_json::to_vec_pretty(&*self)
+                .map_err(|e| StateError::new("encode state", path, e))?;
+            return write_with(path, &body, 0o600, Sync::None).map(|_| ());
+        }
+        self.save(path)
+    }
+
+    /// Clears what a heartbeat changes on every tick: check-in and report times, counters.
+    pub fn clear_heartbeat(&mut self) {
+        self.last_checkin = None;
+        self.last_report = None;
+        self.counters = Default::default();
+    }
+
+    fn durable_view(&self) -> Vec<u8> {
+        let mut v = self.clone();
+        v.clear_heartbeat();
+        v.synced = None;
+        serde_json::to_vec(&v).unwrap_or_default()
     }
 }
 
@@ -213,13 +284,31 @@ fn fsync_dir(dir: &Path) {
 
 /// Atomically replace `path` with `data`, created with `mode` (never briefly wider).
 pub fn write_private(path: &Path, data: &[u8], mode: u32) -> Result<(), StateError> {
+    write_with(path, data, mode, Sync::Fsync(None)).map(|_| ())
+}
+
+/// A file rewritten every tick whose reader takes an unparsable one as absent (`ticked.json`):
+/// atomic for readers (tmp + rename) but not fsynced — a power cut may tear it until the next
+/// tick writes it again.
+pub fn write_unsynced(path: &Path, data: &[u8], mode: u32) -> Result<(), StateError> {
+    write_with(path, data, mode, Sync::None).map(|_| ())
+}
+
+enum Sync<'a> {
+    /// fsync the data and the directory; also link the data as this name (best effort).
+    Fsync(Option<&'a Path>),
+    None,
+}
+
+/// `Ok(true)` when the data was also linked as the name `Sync::Fsync` gave.
+fn write_with(path: &Path, data: &[u8], mode: u32, sync: Sync<'_>) -> Result<bool, StateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
+    let res = (|| -> std::io::Result<bool> {
         let _ = fs::remove_file(&tmp);
         let mut f = OpenOptions::new()
             .write(true)
@@ -228,18 +317,41 @@ pub fn write_private(path: &Path, data: &[u8], mode: u32) -> Result<(), StateErr
             .open(&tmp)?;
         f.set_permissions(fs::Permissions::from_mode(mode))?;
         f.write_all(data)?;
-        f.sync_all()?;
+        let mut linked = false;
+        if let Sync::Fsync(link) = &sync {
+            f.sync_all()?;
+            if let Some(link) = link {
+                linked = link_over(&tmp, link);
+            }
+        }
         #[cfg(debug_assertions)]
         crate::testhook::pause(&format!("mid-write:{name}"));
         fs::rename(&tmp, path)?;
-        fsync_dir(dir);
-        Ok(())
+        if let Sync::Fsync(_) = sync {
+            fsync_dir(dir);
+        }
+        Ok(linked)
     })();
-    if let Err(e) = res {
+    res.map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        return Err(StateError::new("cannot write", path, e));
+        StateError::new("cannot write", path, e)
+    })
+}
+
+/// `link` becomes another name of `file` (a hard link renamed into place). On failure the
+/// old `link` is removed: a stale copy must not be mistaken for the fsynced one.
+fn link_over(file: &Path, link: &Path) -> bool {
+    let tmp = link.with_extension(format!("tmp.{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    if fs::hard_link(file, &tmp)
+        .and_then(|_| fs::rename(&tmp, link))
+        .is_ok()
+    {
+        return true;
     }
-    Ok(())
+    let _ = fs::remove_file(&tmp);
+    let _ = fs::remove_file(link);
+    false
 }
 
 /// Point the symlink `link` at `target`, replacing it atomically.
@@ -334,6 +446,130 @@ mod tests {
             1,
             "no temp file left behind"
         );
+    }
+
+    use std::os::unix::fs::MetadataExt;
+
+    fn ino(p: &Path) -> u64 {
+        fs::metadata(p).unwrap().ino()
+    }
+
+    /// What a power cut can leave of an unsynced write: a new inode with part of the data.
+    fn tear(p: &Path, bytes: &[u8]) {
+        let t = p.with_extension("torn");
+        fs::write(&t, bytes).unwrap();
+        fs::rename(&t, p).unwrap();
+    }
+
+    #[test]
+    fn a_heartbeat_leaves_the_synced_copy_alone_and_a_durable_change_replaces_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("state.json");
+        let mut st = State::load(&p).unwrap();
+        st.applied_sha = Some("a".repeat(64));
+        st.save_tick(&p).unwrap(); // first save: durable, linked
+        assert_eq!(ino(&p), ino(&synced_path(&p)));
+
+        let mut st = State::load(&p).unwrap();
+        st.last_checkin = Some(7);
+        st.counters.applies += 1;
+        let copy = ino(&synced_path(&p));
+        st.save_tick(&p).unwrap();
+        assert_eq!(
+            ino(&synced_path(&p)),
+            copy,
+            "heartbeat rewrote the fsynced copy"
+        );
+        assert_ne!(ino(&p), copy);
+        assert_eq!(State::load(&p).unwrap().last_checkin, Some(7));
+
+        let mut st = State::load(&p).unwrap();
+        st.desired_sha = Some("b".repeat(64));
+        st.save_tick(&p).unwrap();
+        assert_eq!(
+            ino(&p),
+            ino(&synced_path(&p)),
+            "a durable change went unsynced"
+        );
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2, "temp file left");
+    }
+
+    #[test]
+    fn a_torn_state_file_falls_back_to_the_synced_copy_and_a_missing_one_starts_fresh() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("state.json");
+        let mut st = State {
+            applied_sha: Some("a".repeat(64)),
+            ..Default::default()
+        };
+        st.save(&p).unwrap();
+        let mut st = State::load(&p).unwrap();
+        st.last_report = Some(9);
+        st.save_tick(&p).unwrap();
+        for torn in [&b""[..], b"{\"env_id\": \"e", b"\0\0\0\0"] {
+            tear(&p, torn);
+            let back = State::load(&p).unwrap();
+            assert_eq!(back.applied_sha, Some("a".repeat(64)));
+            assert_eq!(back.last_report, None, "the copy predates the heartbeat");
+        }
+        // nothing to fall back to: the error names the file
+        fs::remove_file(synced_path(&p)).unwrap();
+        let e = State::load(&p).unwrap_err().to_string();
+        assert!(e.contains("corrupt") && e.contains("state.json"), "{e}");
+        // moved aside = start over, even with a copy beside it
+        st.save(&p).unwrap();
+        fs::rename(&p, d.path().join("aside")).unwrap();
+        assert_eq!(State::load(&p).unwrap().applied_sha, None);
+    }
+
+    #[test]
+    fn a_copy_that_is_not_this_states_forces_a_durable_save() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("state.json");
+        let mut st = State {
+            applied_sha: Some("a".repeat(64)),
+            ..Default::default()
+        };
+        st.save(&p).unwrap();
+        // an older agent (no copy) rewrote state.json with another release
+        let other = State {
+            applied_sha: Some("b".repeat(64)),
+            ..Default::default()
+        };
+        write_private(&p, &serde_json::to_vec(&other).unwrap(), 0o600).unwrap();
+        let mut st = State::load(&p).unwrap();
+        st.last_checkin = Some(1);
+        st.save_tick(&p).unwrap();
+        assert_eq!(ino(&p), ino(&synced_path(&p)));
+        tear(&p, b"");
+        assert_eq!(State::load(&p).unwrap().applied_sha, Some("b".repeat(64)));
+    }
+
+    proptest::proptest! {
+        /// Any run of ticks, each changing durable fields or not, then a power cut that
+        /// tears `state.json`: what loads has every durable field of the last save.
+        #[test]
+        fn a_torn_write_never_loses_a_durable_field(steps in proptest::collection::vec((0u8..4, 0u64..3), 1..12)) {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("state.json");
+            let mut last = State::default();
+            for (what, v) in steps {
+                let mut st = State::load(&p).unwrap();
+                st.last_checkin = Some(v);
+                st.counters.applies += v;
+                match what {
+                    0 => st.applied_sha = Some(v.to_string()),
+                    1 => st.lease_swap_due = v == 1,
+                    2 => { st.restarts.insert("c".into(), v); }
+                    _ => {}
+                }
+                st.save_tick(&p).unwrap();
+                last = st;
+            }
+            tear(&p, b"{");
+            let back = State::load(&p).unwrap();
+            proptest::prop_assert_eq!(back.durable_view(), last.durable_view());
+        }
     }
 
     #[test]

@@ -87,7 +87,7 @@ impl TestBox {
             .collect();
         std::fs::write(rel.join("compose.yaml"), compose).unwrap();
         std::os::unix::fs::symlink(&rel, cfg.current_link()).unwrap();
-        let st = State {
+        let mut st = State {
             applied_sha: Some(sha.into()),
             ..State::default()
         };
@@ -257,7 +257,7 @@ fn laptop_mode_turns_an_unreachable_tenancy_into_exit_0() {
 #[test]
 fn a_stored_token_pinned_elsewhere_stops_before_the_check_in() {
     let mut b = TestBox::new();
-    let st = State {
+    let mut st = State {
         token: Some(TokenMeta {
             source: TokenSource::Lease,
             obtained_at: 0,

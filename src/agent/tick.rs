@@ -48,7 +48,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         self.count(&res, applied_before.as_deref());
         self.mark_ticked(&res, self.state.last_checkin != checkin_before);
         crate::testhook::pause("before-save");
-        if let Err(e) = self.state.save(&self.cfg.state_path()) {
+        if let Err(e) = self.state.save_tick(&self.cfg.state_path()) {
             // the tick's own failure stays what the journal and the exit code say
             return Err(match res {
                 Err(f) => f.map_message(|m| format!("{m}; and {e}")),

@@ -226,7 +226,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         };
         let body = serde_json::to_vec(&t).expect("json");
         if let Err(e) = state::ensure_dir(&dir, 0o700)
-            .and_then(|_| state::write_private(&su::ticked_json(&dir), &body, 0o600))
+            .and_then(|_| state::write_unsynced(&su::ticked_json(&dir), &body, 0o600))
         {
             warn!("self-update: {e}");
         }

@@ -56,7 +56,7 @@ impl UpBox {
         )
         .unwrap();
         std::os::unix::fs::symlink(&rel, cfg.current_link()).unwrap();
-        let st = State {
+        let mut st = State {
             applied_sha: Some(sha),
             ..State::default()
         };
