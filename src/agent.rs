@@ -132,15 +132,23 @@ impl Clients {
 
 pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
     let (t, b) = endpoints(cfg);
+    let system = crate::http::Roots::default();
     let th = HttpClient::new(
         dialer.connector(&t),
         t,
         cfg.tenancy.scheme,
         &cfg.tenancy.ca_file,
+        &system,
     )
     .map_err(Failure::fail)?;
-    let bh = HttpClient::new(dialer.connector(&b), b, cfg.bao.scheme, &cfg.bao.ca_file)
-        .map_err(Failure::fail)?;
+    let bh = HttpClient::new(
+        dialer.connector(&b),
+        b,
+        cfg.bao.scheme,
+        &cfg.bao.ca_file,
+        &system,
+    )
+    .map_err(Failure::fail)?;
     Ok(Clients {
         tenancy: Tenancy::new(th),
         bao: Bao::new(bh, &cfg.bao.auth_mount, &cfg.bao.role),

@@ -26,6 +26,9 @@ use tower_service::Service;
 use crate::config::Scheme;
 use crate::transport::{Connector, Endpoint, TransportError};
 
+pub mod roots;
+pub use roots::Roots;
+
 pub const USER_AGENT: &str = concat!("monky-deployd/", env!("CARGO_PKG_VERSION"));
 
 /// An idle pooled connection is closed after this long (well inside a tick; shorter than the
@@ -96,12 +99,9 @@ pub struct Response {
 }
 
 /// Build the rustls config: the system roots plus an optional extra CA bundle.
-pub fn tls_config(ca_file: &str) -> Result<Arc<rustls::ClientConfig>, String> {
+pub fn tls_config(ca_file: &str, system: &Roots) -> Result<Arc<rustls::ClientConfig>, String> {
     let mut roots = rustls::RootCertStore::empty();
-    let native = rustls_native_certs::load_native_certs();
-    for c in native.certs {
-        let _ = roots.add(c);
-    }
+    let (_added, _ignored) = roots.add_parsable_certificates(system.get().iter().cloned());
     if !ca_file.is_empty() {
         use rustls::pki_types::pem::PemObject;
         let certs: Vec<_> = rustls::pki_types::CertificateDer::pem_file_iter(ca_file)
@@ -172,14 +172,16 @@ impl HttpClient {
         self.endpoint.label
     }
 
+    /// `system`: the system's trust anchors, read when the first https client needs them.
     pub fn new(
         connector: Connector,
         endpoint: Endpoint,
         scheme: Scheme,
         ca_file: &str,
+        system: &Roots,
     ) -> Result<Self, String> {
         let tls = match scheme {
-            Scheme::Https => tls_config(ca_file)?,
+            Scheme::Https => tls_config(ca_file, system)?,
             // never used: the https layer passes `http` Uris straight through
             Scheme::Http => client_config(rustls::RootCertStore::empty())?,
         };

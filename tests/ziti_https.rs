@@ -160,7 +160,13 @@ fn bench_record(transport: &str, load: Duration, first: Duration) {
 
 /// GET / over HTTPS through `conn`; returns the body.
 async fn https_get(conn: &Dialer, ep: Endpoint, ca: &Path) -> Result<String, String> {
-    let client = HttpClient::new(conn.connector(&ep), ep, Scheme::Https, ca.to_str().unwrap())?;
+    let client = HttpClient::new(
+        conn.connector(&ep),
+        ep,
+        Scheme::Https,
+        ca.to_str().unwrap(),
+        &monky_deployd::http::Roots::default(),
+    )?;
     // the full stack without a request: dial + TLS handshake (what `status` checks)
     client.probe().await.map_err(|e| e.to_string())?;
     let r = client

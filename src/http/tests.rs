@@ -24,7 +24,14 @@ fn ep(host: &str, proxy_port: u16, timeout_s: u64) -> Endpoint {
 
 fn client(host: &str, port: u16, scheme: Scheme, ca: &str) -> HttpClient {
     let e = ep(host, port, 3);
-    HttpClient::new(Dialer::Proxy.connector(&e), e, scheme, ca).expect("client")
+    HttpClient::new(
+        Dialer::Proxy.connector(&e),
+        e,
+        scheme,
+        ca,
+        &Roots::default(),
+    )
+    .expect("client")
 }
 
 async fn get(c: &HttpClient, limit: usize) -> Result<Response, HttpError> {
@@ -226,7 +233,14 @@ async fn limits_timeouts_and_transport_failures_keep_their_class() {
         tokio::time::sleep(Duration::from_secs(30)).await;
     });
     let e = ep("tenancy.test", silent, 1);
-    let c = HttpClient::new(Dialer::Proxy.connector(&e), e, Scheme::Http, "").unwrap();
+    let c = HttpClient::new(
+        Dialer::Proxy.connector(&e),
+        e,
+        Scheme::Http,
+        "",
+        &Roots::default(),
+    )
+    .unwrap();
     match get(&c, 16).await {
         Err(e @ HttpError::Timeout("tenancy", 1)) => {
             assert_eq!(e.to_string(), "tenancy: request timed out after 1s")
@@ -258,6 +272,12 @@ async fn limits_timeouts_and_transport_failures_keep_their_class() {
 #[test]
 fn an_invalid_host_is_refused_when_the_client_is_made() {
     let e = ep("not a host", 1, 1);
-    let r = HttpClient::new(Dialer::Proxy.connector(&e), e, Scheme::Http, "");
+    let r = HttpClient::new(
+        Dialer::Proxy.connector(&e),
+        e,
+        Scheme::Http,
+        "",
+        &Roots::default(),
+    );
     assert!(r.is_err());
 }
