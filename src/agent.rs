@@ -198,6 +198,8 @@ struct TickCtx {
     /// running release's twice (check-in, verdict). Forgotten whenever a promote writes a
     /// release (a same-sha retry overlays the bundle's files on its directory).
     shapes: std::sync::Mutex<Vec<(PathBuf, ReleaseShape)>>,
+    /// The last shape this tick parsed, kept in state.json at the tick's end.
+    learned: std::sync::Mutex<Option<state::ShapeMemo>>,
 }
 
 /// A release's services and which of them are one-shot jobs.
@@ -209,6 +211,7 @@ impl TickCtx {
             deadline: tokio::time::Instant::now() + Duration::from_secs(budget_s),
             seen: None,
             shapes: Default::default(),
+            learned: Default::default(),
         }
     }
 }

@@ -153,9 +153,22 @@ pub struct State {
     pub care: crate::care::CareState,
     /// Self-update bookkeeping (issue 21).
     pub agent_update: crate::selfupdate::AgentUpdateState,
+    /// The services and jobs of the last release whose compose.yaml a tick parsed: a heartbeat
+    /// reads the file but parses it again only when its bytes (or the agent build) changed.
+    pub shape: Option<ShapeMemo>,
     /// The durable fields as `state.synced.json` holds them, when they are this state's.
     #[serde(skip)]
     pub(crate) synced: Option<Vec<u8>>,
+}
+
+/// A release's shape (services, one-shot jobs) by the sha256 of the compose.yaml it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShapeMemo {
+    pub compose_sha256: String,
+    /// The agent build that parsed it (a later build may read the same file differently).
+    pub build: String,
+    pub services: Vec<String>,
+    pub jobs: std::collections::BTreeSet<String>,
 }
 
 /// Backoff for a failing release: attempt `attempts` failed; the next one not before `next_at`.

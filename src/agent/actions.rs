@@ -124,15 +124,32 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Some((_, shape)) = memo.iter().find(|(d, _)| *d == root) {
             return shape.clone();
         }
-        let Some(doc) =
+        let Ok(bytes) =
             crate::beneath::read(&root, Path::new("compose.yaml"), bundle::MAX_FILE_BYTES)
-                .ok()
-                .and_then(|b| compose_check::parse(&b).ok())
         else {
             return Default::default();
         };
-        let services = compose_check::check(&doc, true).unwrap_or_default();
-        let shape = (services, compose_check::jobs(&doc));
+        let hash = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        let build = concat!(env!("CARGO_PKG_VERSION"), "+", env!("MONKY_GIT_REV"));
+        let known = |m: &state::ShapeMemo| m.compose_sha256 == hash && m.build == build;
+        let shape = match self.state.shape.as_ref().filter(|m| known(m)) {
+            Some(m) => (m.services.clone(), m.jobs.clone()),
+            None => {
+                let Ok(doc) = compose_check::parse(&bytes) else {
+                    return Default::default();
+                };
+                let services = compose_check::check(&doc, true).unwrap_or_default();
+                let jobs = compose_check::jobs(&doc);
+                *self.now.learned.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(state::ShapeMemo {
+                        compose_sha256: hash,
+                        build: build.to_string(),
+                        services: services.clone(),
+                        jobs: jobs.clone(),
+                    });
+                (services, jobs)
+            }
+        };
         memo.push((root, shape.clone()));
         shape
     }

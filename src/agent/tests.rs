@@ -488,3 +488,33 @@ fn a_rolled_back_sha_is_held_until_retry_failed_after_s_on_the_agents_clock() {
     assert_eq!(b.tick().unwrap_err().exit(), Exit::Fail);
     assert!(b.calls().iter().any(|c| c.starts_with("bundle")));
 }
+
+#[test]
+fn a_heartbeat_parses_the_release_once_and_again_only_when_its_compose_file_changes() {
+    let mut b = TestBox::new();
+    let s = sha('a');
+    b.applied(&s, &["web", "db"]);
+    b.running(&[("web", "running", "healthy"), ("db", "running", "")]);
+    let none = format!(r#"{{"action": "none", "desired_sha": "{s}"}}"#);
+    b.tenancy().answer(&none);
+    assert_eq!(b.tick().unwrap(), Exit::Ok);
+    let memo = b.saved().shape.expect("the parsed shape is kept");
+    assert_eq!(memo.services, ["web", "db"]);
+
+    // the kept shape is what the next heartbeat uses: one that names another service (same
+    // file, same build) makes db's absence an error without a parse to contradict it
+    let mut st = b.saved();
+    st.shape.as_mut().unwrap().services = vec!["web".into(), "db".into(), "cache".into()];
+    st.save(&b.agent.cfg.state_path()).unwrap();
+    b.tenancy().answer(&none);
+    let f = b.tick().unwrap_err();
+    assert!(f.message().contains("cache"), "{}", f.message());
+
+    // a changed compose.yaml is parsed again, whatever is kept
+    let rel = b.agent.cfg.releases_dir().join(&s);
+    std::fs::write(rel.join("compose.yaml"), "services:\n  web:\n    image: busybox\n").unwrap();
+    b.running(&[("web", "running", "healthy")]);
+    b.tenancy().answer(&none);
+    assert_eq!(b.tick().unwrap(), Exit::Ok);
+    assert_eq!(b.saved().shape.unwrap().services, ["web"]);
+}

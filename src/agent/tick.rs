@@ -45,6 +45,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Err(f) = &res {
             self.state.last_error = Some(f.message().to_string());
         }
+        if let Some(m) = self
+            .now
+            .learned
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            self.state.shape = Some(m);
+        }
         self.count(&res, applied_before.as_deref());
         self.mark_ticked(&res, self.state.last_checkin != checkin_before);
         crate::testhook::pause("before-save");
