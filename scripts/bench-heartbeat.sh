@@ -9,7 +9,9 @@
 # wall = fork to reap, max RSS = the process's peak (from a tiny C spawner, so the parent's own
 # resident set does not leak into the child's high-water mark the way a fork from Python does).
 # Every tick must exit 0 and send the same check-in and report (see docs/PERFORMANCE.md).
-# Writes docs/bench/heartbeat.md and prints the ratio Python CPU / Rust CPU (medians).
+# Python runs twice: listing the containers by the Engine API as the Rust agent does, and the
+# seed's way, `docker compose ps` (MONKY_PY_LIST=compose-ps; the CLI's CPU is the tick's too).
+# Writes docs/bench/heartbeat.md and prints the ratios Python CPU / Rust CPU (medians).
 #
 # Usage: scripts/bench-heartbeat.sh [N, default 30]
 #   PYTHON=/usr/bin/python3   the interpreter of the Python tick (run directly, as a unit would)
@@ -48,15 +50,18 @@ trap cleanup EXIT
 # the spawner: fork + exec + wait4 from a process a few hundred KiB large
 cat >"$DIR/spawn.c" <<'C'
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 int main(int argc, char **argv) {
-  struct timespec a, b; struct rusage ru; int st;
+  struct timespec a, b; struct rusage ru; int st; int k = 1;
+  while (k < argc && strchr(argv[k], '=')) putenv(argv[k++]); /* VAR=value before the command */
   clock_gettime(CLOCK_MONOTONIC, &a);
   pid_t p = fork();
-  if (p == 0) { execvp(argv[1], argv + 1); _exit(127); }
+  if (p == 0) { execvp(argv[k], argv + k); _exit(127); }
   if (p < 0 || wait4(p, &st, 0, &ru) < 0) return 125;
   clock_gettime(CLOCK_MONOTONIC, &b);
   fprintf(stderr, "SPAWN %d %ld %ld %ld %ld\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
@@ -85,10 +90,18 @@ variant() { # name → config path with its own state dir
 }
 "$PYTHON" -m compileall -q bench/python-agent # as an installed package is: byte-compiled once
 export PYTHONPATH="$PWD/bench/python-agent"
-AGENTS=("rust|$BIN --config $(variant rust) run --once")
+# every agent binary runs from a fresh copy: a file the linker just wrote sits in the page cache
+# in smaller folios than a copied or installed one (≈ 50 more page faults a tick here), which
+# made the same binary ≈ 1 ms dearer in place than copied
+cp "$BIN" "$DIR/monky-deployd"
+AGENTS=("rust|$DIR/monky-deployd --config $(variant rust) run --once")
 AGENTS+=("python|$PYTHON -m monky_deployd --config $(variant python) run --once")
+AGENTS+=("python-seed|MONKY_PY_LIST=compose-ps $PYTHON -m monky_deployd --config $(variant python-seed) run --once")
 [ -n "$PYTHON_ALSO" ] && AGENTS+=("python-also|$PYTHON_ALSO -m monky_deployd --config $(variant python-also) run --once")
-[ -n "$BASE_BIN" ] && AGENTS+=("base|$BASE_BIN --config $(variant base) run --once")
+if [ -n "$BASE_BIN" ]; then
+  cp "$BASE_BIN" "$DIR/monky-deployd-base"
+  AGENTS+=("base|$DIR/monky-deployd-base --config $(variant base) run --once")
+fi
 
 one() { # name cmd... → appends "name exit cpu_us rss_kib wall_us" to ticks.txt
   local name=$1; shift
@@ -116,6 +129,7 @@ mkdir -p docs/bench
 "$PYTHON" - "$DIR/ticks.txt" "$N" "$BIN" "$PYTHON" "$PYTHON_ALSO" "$BASE_BIN" "$BASE_LABEL" >docs/bench/heartbeat.md <<'PY'
 import os, platform, statistics, subprocess, sys, time
 ticks, n, rbin, py, py_also, base, base_label = sys.argv[1:]
+compose = subprocess.run(["docker", "compose", "version", "--short"], capture_output=True, text=True).stdout.strip()
 rows = {}
 for line in open(ticks):
     name, rc, cpu, rss, wall = line.split()
@@ -129,7 +143,8 @@ def stat(vals, fmt):
     return f"{fmt(statistics.median(vals))} ({fmt(min(vals))}–{fmt(max(vals))})"
 label = {
     "rust": f"Rust `{ver([rbin, 'version'])}`",
-    "python": f"Python tick, `{py}` ({ver([py, '-c', 'import sys; print(sys.version.split()[0])'])})",
+    "python": f"Python tick, `{py}` ({ver([py, '-c', 'import sys; print(sys.version.split()[0])'])}), Engine API list",
+    "python-seed": f"Python tick, `{py}`, the seed's `docker compose ps` list (compose {compose})",
     "python-also": f"Python tick, `{py_also}` ({os.path.realpath(py_also) if py_also else ''})",
     "base": f"Rust, {base_label}: `{ver([base, 'version']) if base else ''}`",
 }
@@ -146,19 +161,21 @@ print(f"{n} ticks per agent, interleaved. CPU = user + system (wait4 rusage of t
 print()
 print("| agent | CPU ms, median (min–max) | wall ms, median (min–max) | max RSS KiB, median (min–max) |")
 print("|---|---|---|---|")
-for k in ("rust", "base", "python", "python-also"):
+for k in ("rust", "base", "python", "python-seed", "python-also"):
     if k in rows:
         v = rows[k]
         print(f"| {label[k]} | {stat([c for c, _, _ in v], lambda x: f'{x:.2f}')} | "
               f"{stat([w for _, _, w in v], lambda x: f'{x:.1f}')} | {stat([r for _, r, _ in v], lambda x: f'{x:.0f}')} |")
 print()
-print(f"**Python CPU / Rust CPU (medians): {med['python'] / med['rust']:.1f}×**"
-      + (f" (with `{py_also}`: {med['python-also'] / med['rust']:.1f}×)" if "python-also" in med else "")
+print(f"**Python CPU / Rust CPU (medians): {med['python'] / med['rust']:.1f}× with the Engine API list; "
+      f"{med['python-seed'] / med['rust']:.1f}× with the seed's `docker compose ps`**"
+      + (f" (Engine API list with `{py_also}`: {med['python-also'] / med['rust']:.1f}×)" if "python-also" in med else "")
       + (f"; against the Rust {base_label}: {med['python'] / med['base']:.1f}×" if "base" in med else "") + ".")
 print()
 print("Python runs as an installed package would (`python -m monky_deployd`, byte-compiled once); the Rust")
 print("binary is the release build. Both send the same requests (docs/PERFORMANCE.md, \"System heartbeat")
-print("against a stdlib-Python tick\").")
+print("against a stdlib-Python tick\"); the seed's variant lists the containers with the compose CLI instead")
+print("of the Engine API list request (the CLI's CPU counts: it is a child the tick waits for), as the seed did.")
 PY
 cat docs/bench/heartbeat.md
 echo "tenancy saw every tick's check-in and report: $want each"

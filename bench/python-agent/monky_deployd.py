@@ -13,7 +13,10 @@ comments -- the seed's config.py; no PyYAML, the seed was stdlib only), dataclas
 for tenancy and OpenBao (TLS with the configured CA when `scheme: https`), files written tmp +
 fsync + rename. One difference from the seed, on purpose: the seed's heartbeat ran
 `docker compose ps` (a subprocess); this one asks the Engine API over the docker socket, the
-same three requests the Rust agent makes, so both ticks do the same work.
+same three requests the Rust agent makes, so both ticks do the same work. With
+MONKY_PY_LIST=compose-ps the project's containers are listed the seed's way instead, by
+`docker compose -p <project> ps --all --format json` (the restart-count inspects stay, so the
+report is the same).
 
     python3 monky_deployd.py [--config PATH] run --once
 """
@@ -381,6 +384,34 @@ class Engine:
         self.conn.close()
 
 
+def compose_ps(project: str, timeout: int) -> list[dict]:
+    """The seed's heartbeat listing: the compose CLI (JSON lines since compose 2.21, an array
+    before), mapped to what Engine.containers returns."""
+    import subprocess  # the seed imported it at start; only this variant needs it
+
+    try:
+        out = subprocess.run(
+            ["docker", "compose", "-p", project, "ps", "--all", "--format", "json"],
+            capture_output=True, text=True, timeout=timeout, check=True,
+        ).stdout
+    except (subprocess.SubprocessError, OSError) as exc:
+        raise OSError(f"docker compose ps: {exc}") from exc
+    out = out.strip()
+    rows = json.loads(out) if out.startswith("[") else [json.loads(l) for l in out.splitlines() if l.strip()]
+    cs = []
+    for r in rows:
+        labels = dict(kv.split("=", 1) for kv in (r.get("Labels") or "").split(",") if "=" in kv)
+        item = {"service": r.get("Service", ""), "state": r.get("State", ""), "health": r.get("Health", "")}
+        if item["state"] == "exited":
+            item["exit_code"] = int(r.get("ExitCode") or 0)
+        if labels.get(JOB_LABEL, "").strip().lower() in ("true", "1", "yes"):
+            item["job"] = True
+        item["_id"] = r.get("ID", "")
+        cs.append(item)
+    cs.sort(key=lambda x: x["service"])
+    return cs
+
+
 def release_services(release: Path) -> tuple[list[str], set[str]]:
     """The release's services and its one-shot jobs, from compose.yaml's `services:` block (the
     top-level keys under it; `labels` naming monky.job). Full YAML is not stdlib: this reads the
@@ -538,7 +569,10 @@ class Agent:
 
     def _containers(self, current: Path) -> list[dict]:
         try:
-            cs = self.engine.containers(self.cfg.compose_project)
+            if os.environ.get("MONKY_PY_LIST") == "compose-ps":
+                cs = compose_ps(self.cfg.compose_project, self.cfg.timeout_s)
+            else:
+                cs = self.engine.containers(self.cfg.compose_project)
         except OSError as exc:
             log.warning("engine: %s", exc)
             return []
