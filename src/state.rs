@@ -467,6 +467,15 @@ mod tests {
         fs::metadata(p).unwrap().ino()
     }
 
+    /// `state.json` at `p` saved (fsynced) with release `a…a` applied.
+    fn saved_with_release(p: &Path) {
+        let mut st = State {
+            applied_sha: Some("a".repeat(64)),
+            ..Default::default()
+        };
+        st.save(p).unwrap();
+    }
+
     /// What a power cut can leave of an unsynced write: a new inode with part of the data.
     fn tear(p: &Path, bytes: &[u8]) {
         let t = p.with_extension("torn");
@@ -511,11 +520,7 @@ mod tests {
     fn a_torn_state_file_falls_back_to_the_synced_copy_and_a_missing_one_starts_fresh() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("state.json");
-        let mut st = State {
-            applied_sha: Some("a".repeat(64)),
-            ..Default::default()
-        };
-        st.save(&p).unwrap();
+        saved_with_release(&p);
         let mut st = State::load(&p).unwrap();
         st.last_report = Some(9);
         st.save_tick(&p).unwrap();
@@ -539,11 +544,7 @@ mod tests {
     fn a_copy_that_is_not_this_states_forces_a_durable_save() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("state.json");
-        let mut st = State {
-            applied_sha: Some("a".repeat(64)),
-            ..Default::default()
-        };
-        st.save(&p).unwrap();
+        saved_with_release(&p);
         // an older agent (no copy) rewrote state.json with another release
         let other = State {
             applied_sha: Some("b".repeat(64)),

@@ -512,7 +512,11 @@ fn a_heartbeat_parses_the_release_once_and_again_only_when_its_compose_file_chan
 
     // a changed compose.yaml is parsed again, whatever is kept
     let rel = b.agent.cfg.releases_dir().join(&s);
-    std::fs::write(rel.join("compose.yaml"), "services:\n  web:\n    image: busybox\n").unwrap();
+    std::fs::write(
+        rel.join("compose.yaml"),
+        "services:\n  web:\n    image: busybox\n",
+    )
+    .unwrap();
     b.running(&[("web", "running", "healthy")]);
     b.tenancy().answer(&none);
     assert_eq!(b.tick().unwrap(), Exit::Ok);
