@@ -164,7 +164,8 @@ pub struct Config {
     pub identity: String,
     /// `sdk`: seconds between the SDK's service refreshes, the only controller traffic of a
     /// long-lived context (one TLS handshake each); dials of a service it does not know yet
-    /// fetch it at once whatever this is.
+    /// fetch it at once whatever this is. Also how long a running context may still dial a
+    /// service whose Dial policy was removed (measured: OPERATIONS.md).
     pub sdk_refresh_s: u64,
     pub tenancy: TenancyCfg,
     pub bao: BaoCfg,
