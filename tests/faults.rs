@@ -150,6 +150,8 @@ impl Fx {
         let wrapper = ctl.path().join("compose");
         std::fs::write(
             &wrapper,
+            // a held wrapper outlives a SIGKILLed agent (compose runs in its own process
+            // group; systemd would kill the whole cgroup): it gives up once the test is gone
             format!(
                 "#!/bin/sh\n\
                  ctl='{ctl}'\n\
@@ -157,12 +159,12 @@ impl Fx {
                  for a in \"$@\"; do case \"$a\" in pull|up|config|down|logs|version) sub=$a; break;; esac; done\n\
                  if [ -n \"$sub\" ] && [ -e \"$ctl/pause-before-$sub\" ]; then\n\
                  \x20 : > \"$ctl/paused-before-$sub\"\n\
-                 \x20 while [ ! -e \"$ctl/go\" ]; do sleep 0.05; done\n\
+                 \x20 while [ ! -e \"$ctl/go\" ]; do [ -d \"$ctl\" ] || exit 99; sleep 0.05; done\n\
                  fi\n\
                  '{real}' \"$@\"; rc=$?\n\
                  if [ -n \"$sub\" ] && [ -e \"$ctl/pause-after-$sub\" ]; then\n\
                  \x20 : > \"$ctl/paused-after-$sub\"\n\
-                 \x20 while [ ! -e \"$ctl/go\" ]; do sleep 0.05; done\n\
+                 \x20 while [ ! -e \"$ctl/go\" ]; do [ -d \"$ctl\" ] || exit 99; sleep 0.05; done\n\
                  fi\n\
                  exit $rc\n",
                 ctl = ctl.path().display()
