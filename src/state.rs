@@ -559,6 +559,32 @@ mod tests {
         assert_eq!(State::load(&p).unwrap().applied_sha, Some("b".repeat(64)));
     }
 
+    #[test]
+    fn a_copy_that_cannot_be_linked_leaves_every_save_fsynced() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("state.json");
+        fs::create_dir(synced_path(&p)).unwrap(); // a directory where the copy goes
+        let mut st = State {
+            applied_sha: Some("a".repeat(64)),
+            ..Default::default()
+        };
+        st.save(&p).unwrap();
+        assert!(
+            st.synced.is_none(),
+            "a save relied on a copy it could not make"
+        );
+        let mut st = State::load(&p).unwrap();
+        assert!(st.synced.is_none());
+        st.last_checkin = Some(3);
+        st.save_tick(&p).unwrap();
+        assert!(st.synced.is_none());
+        assert_eq!(State::load(&p).unwrap().last_checkin, Some(3));
+        assert!(
+            synced_path(&p).is_dir(),
+            "the planted directory was not ours to remove"
+        );
+    }
+
     proptest::proptest! {
         /// Any run of ticks, each changing durable fields or not, then a power cut that
         /// tears `state.json`: what loads has every durable field of the last save.
