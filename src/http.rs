@@ -101,7 +101,7 @@ pub struct Response {
 /// Build the rustls config: the system roots plus an optional extra CA bundle.
 pub fn tls_config(ca_file: &str, system: &Roots) -> Result<Arc<rustls::ClientConfig>, String> {
     let mut roots = rustls::RootCertStore::empty();
-    let (_added, _ignored) = roots.add_parsable_certificates(system.get().iter().cloned());
+    roots.add_parsable_certificates(system.get().iter().cloned());
     if !ca_file.is_empty() {
         use rustls::pki_types::pem::PemObject;
         let certs: Vec<_> = rustls::pki_types::CertificateDer::pem_file_iter(ca_file)

@@ -1,6 +1,6 @@
 //! What the agent keeps under `state_dir`: `state.json` (with `state.synced.json`, its last
-//! fsynced copy), `bao.token`, the tick `lock`, and the private-file writer every other module
-//! uses (tmp in the same dir, fsync, rename, fsync dir).
+//! fsynced copy), `bao.token`, the tick `lock`; the private-file writer every other module
+//! uses is in `state/files.rs`.
 //!
 //! Durability invariant: every field but the heartbeat ones ([`State::clear_heartbeat`]) is on
 //! disk behind an fsync before the tick ends. A heartbeat that changed nothing else writes
@@ -9,12 +9,15 @@
 //! never a token, a release or a hold.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
+
+mod files;
+pub use files::{ensure_dir, swap_symlink, write_private, write_unsynced};
+use files::{write_with, Sync};
 
 #[derive(Debug, thiserror::Error)]
 #[error("{what} {path}: {err}")]
@@ -213,13 +216,12 @@ impl State {
         let mut st = match serde_json::from_slice::<State>(&bytes) {
             Ok(st) => st,
             Err(e) => match copy {
-                Some(c) => {
+                Some(mut c) => {
                     tracing::warn!(
                         "{} does not parse ({e}); using its last fsynced copy {}",
                         path.display(),
                         synced_path(path).display()
                     );
-                    let mut c = c;
                     c.synced = Some(c.durable_view());
                     return Ok(c);
                 }
@@ -240,8 +242,7 @@ impl State {
     /// Written with fsync, and linked as `state.synced.json`: what a later heartbeat-only
     /// write may rely on.
     pub fn save(&mut self, path: &Path) -> Result<(), StateError> {
-        let body = serde_json::to_vec_pretty(&*self)
-            .map_err(|e| StateError::new("encode state", path, e))?;
+        let body = self.encode(path)?;
         self.synced = None;
         if write_with(path, &body, 0o600, Sync::Fsync(Some(&synced_path(path))))? {
             self.synced = Some(self.durable_view());
@@ -252,12 +253,14 @@ impl State {
     /// The end of a tick: without fsync when only heartbeat fields changed since the fsynced
     /// copy (see the module's invariant), else [`State::save`].
     pub fn save_tick(&mut self, path: &Path) -> Result<(), StateError> {
-        if self.synced.is_some() && self.synced.as_ref() == Some(&self.durable_view()) {
-            let body = serde_json::to_vec_pretty(&*self)
-                .map_err(|e| StateError::new("encode state", path, e))?;
-            return write_with(path, &body, 0o600, Sync::None).map(|_| ());
+        if self.synced.as_ref() != Some(&self.durable_view()) {
+            return self.save(path);
         }
-        self.save(path)
+        write_with(path, &self.encode(path)?, 0o600, Sync::None).map(|_| ())
+    }
+
+    fn encode(&self, path: &Path) -> Result<Vec<u8>, StateError> {
+        serde_json::to_vec_pretty(self).map_err(|e| StateError::new("encode state", path, e))
     }
 
     /// Clears what a heartbeat changes on every tick: check-in and report times, counters.
@@ -280,106 +283,6 @@ pub fn now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// Create `dir` (and parents) and force its mode.
-pub fn ensure_dir(dir: &Path, mode: u32) -> Result<(), StateError> {
-    fs::create_dir_all(dir).map_err(|e| StateError::new("cannot create directory", dir, e))?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
-        .map_err(|e| StateError::new("cannot set mode on", dir, e))
-}
-
-fn fsync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
-/// Atomically replace `path` with `data`, created with `mode` (never briefly wider).
-pub fn write_private(path: &Path, data: &[u8], mode: u32) -> Result<(), StateError> {
-    write_with(path, data, mode, Sync::Fsync(None)).map(|_| ())
-}
-
-/// A file rewritten every tick whose reader takes an unparsable one as absent (`ticked.json`):
-/// atomic for readers (tmp + rename) but not fsynced — a power cut may tear it until the next
-/// tick writes it again.
-pub fn write_unsynced(path: &Path, data: &[u8], mode: u32) -> Result<(), StateError> {
-    write_with(path, data, mode, Sync::None).map(|_| ())
-}
-
-enum Sync<'a> {
-    /// fsync the data and the directory; also link the data as this name (best effort).
-    Fsync(Option<&'a Path>),
-    None,
-}
-
-/// `Ok(true)` when the data was also linked as the name `Sync::Fsync` gave.
-fn write_with(path: &Path, data: &[u8], mode: u32, sync: Sync<'_>) -> Result<bool, StateError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let res = (|| -> std::io::Result<bool> {
-        let _ = fs::remove_file(&tmp);
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&tmp)?;
-        f.set_permissions(fs::Permissions::from_mode(mode))?;
-        f.write_all(data)?;
-        let mut linked = false;
-        if let Sync::Fsync(link) = &sync {
-            f.sync_all()?;
-            if let Some(link) = link {
-                linked = link_over(&tmp, link);
-            }
-        }
-        #[cfg(debug_assertions)]
-        crate::testhook::pause(&format!("mid-write:{name}"));
-        fs::rename(&tmp, path)?;
-        if let Sync::Fsync(_) = sync {
-            fsync_dir(dir);
-        }
-        Ok(linked)
-    })();
-    res.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        StateError::new("cannot write", path, e)
-    })
-}
-
-/// `link` becomes another name of `file` (a hard link renamed into place). On failure the
-/// old `link` is removed: a stale copy must not be mistaken for the fsynced one.
-fn link_over(file: &Path, link: &Path) -> bool {
-    let tmp = link.with_extension(format!("tmp.{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    if fs::hard_link(file, &tmp)
-        .and_then(|_| fs::rename(&tmp, link))
-        .is_ok()
-    {
-        return true;
-    }
-    let _ = fs::remove_file(&tmp);
-    let _ = fs::remove_file(link);
-    false
-}
-
-/// Point the symlink `link` at `target`, replacing it atomically.
-pub fn swap_symlink(target: &Path, link: &Path) -> Result<(), StateError> {
-    let dir = link.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".current.tmp.{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp)
-        .map_err(|e| StateError::new("cannot create symlink", &tmp, e))?;
-    fs::rename(&tmp, link).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        StateError::new("cannot replace symlink", link, e)
-    })?;
-    fsync_dir(dir);
-    Ok(())
 }
 
 pub fn read_token(path: &Path) -> Result<Option<Zeroizing<String>>, StateError> {
@@ -440,186 +343,4 @@ pub fn releases(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn write_private_is_atomic_and_private() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("f");
-        write_private(&p, b"one", 0o600).unwrap();
-        write_private(&p, b"two", 0o600).unwrap();
-        assert_eq!(fs::read(&p).unwrap(), b"two");
-        assert_eq!(
-            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
-        assert_eq!(
-            fs::read_dir(d.path()).unwrap().count(),
-            1,
-            "no temp file left behind"
-        );
-    }
-
-    use std::os::unix::fs::MetadataExt;
-
-    fn ino(p: &Path) -> u64 {
-        fs::metadata(p).unwrap().ino()
-    }
-
-    /// `state.json` at `p` saved (fsynced) with release `a…a` applied.
-    fn saved_with_release(p: &Path) {
-        let mut st = State {
-            applied_sha: Some("a".repeat(64)),
-            ..Default::default()
-        };
-        st.save(p).unwrap();
-    }
-
-    /// What a power cut can leave of an unsynced write: a new inode with part of the data.
-    fn tear(p: &Path, bytes: &[u8]) {
-        let t = p.with_extension("torn");
-        fs::write(&t, bytes).unwrap();
-        fs::rename(&t, p).unwrap();
-    }
-
-    #[test]
-    fn a_heartbeat_leaves_the_synced_copy_alone_and_a_durable_change_replaces_it() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("state.json");
-        let mut st = State::load(&p).unwrap();
-        st.applied_sha = Some("a".repeat(64));
-        st.save_tick(&p).unwrap(); // first save: durable, linked
-        assert_eq!(ino(&p), ino(&synced_path(&p)));
-
-        let mut st = State::load(&p).unwrap();
-        st.last_checkin = Some(7);
-        st.counters.applies += 1;
-        let copy = ino(&synced_path(&p));
-        st.save_tick(&p).unwrap();
-        assert_eq!(
-            ino(&synced_path(&p)),
-            copy,
-            "heartbeat rewrote the fsynced copy"
-        );
-        assert_ne!(ino(&p), copy);
-        assert_eq!(State::load(&p).unwrap().last_checkin, Some(7));
-
-        let mut st = State::load(&p).unwrap();
-        st.desired_sha = Some("b".repeat(64));
-        st.save_tick(&p).unwrap();
-        assert_eq!(
-            ino(&p),
-            ino(&synced_path(&p)),
-            "a durable change went unsynced"
-        );
-        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2, "temp file left");
-    }
-
-    #[test]
-    fn a_torn_state_file_falls_back_to_the_synced_copy_and_a_missing_one_starts_fresh() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("state.json");
-        saved_with_release(&p);
-        let mut st = State::load(&p).unwrap();
-        st.last_report = Some(9);
-        st.save_tick(&p).unwrap();
-        for torn in [&b""[..], b"{\"env_id\": \"e", b"\0\0\0\0"] {
-            tear(&p, torn);
-            let back = State::load(&p).unwrap();
-            assert_eq!(back.applied_sha, Some("a".repeat(64)));
-            assert_eq!(back.last_report, None, "the copy predates the heartbeat");
-        }
-        // nothing to fall back to: the error names the file
-        fs::remove_file(synced_path(&p)).unwrap();
-        let e = State::load(&p).unwrap_err().to_string();
-        assert!(e.contains("corrupt") && e.contains("state.json"), "{e}");
-        // moved aside = start over, even with a copy beside it
-        st.save(&p).unwrap();
-        fs::rename(&p, d.path().join("aside")).unwrap();
-        assert_eq!(State::load(&p).unwrap().applied_sha, None);
-    }
-
-    #[test]
-    fn a_copy_that_is_not_this_states_forces_a_durable_save() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("state.json");
-        saved_with_release(&p);
-        // an older agent (no copy) rewrote state.json with another release
-        let other = State {
-            applied_sha: Some("b".repeat(64)),
-            ..Default::default()
-        };
-        write_private(&p, &serde_json::to_vec(&other).unwrap(), 0o600).unwrap();
-        let mut st = State::load(&p).unwrap();
-        st.last_checkin = Some(1);
-        st.save_tick(&p).unwrap();
-        assert_eq!(ino(&p), ino(&synced_path(&p)));
-        tear(&p, b"");
-        assert_eq!(State::load(&p).unwrap().applied_sha, Some("b".repeat(64)));
-    }
-
-    #[test]
-    fn a_copy_that_cannot_be_linked_leaves_every_save_fsynced() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("state.json");
-        fs::create_dir(synced_path(&p)).unwrap(); // a directory where the copy goes
-        let mut st = State {
-            applied_sha: Some("a".repeat(64)),
-            ..Default::default()
-        };
-        st.save(&p).unwrap();
-        assert!(
-            st.synced.is_none(),
-            "a save relied on a copy it could not make"
-        );
-        let mut st = State::load(&p).unwrap();
-        assert!(st.synced.is_none());
-        st.last_checkin = Some(3);
-        st.save_tick(&p).unwrap();
-        assert!(st.synced.is_none());
-        assert_eq!(State::load(&p).unwrap().last_checkin, Some(3));
-        assert!(
-            synced_path(&p).is_dir(),
-            "the planted directory was not ours to remove"
-        );
-    }
-
-    proptest::proptest! {
-        /// Any run of ticks, each changing durable fields or not, then a power cut that
-        /// tears `state.json`: what loads has every durable field of the last save.
-        #[test]
-        fn a_torn_write_never_loses_a_durable_field(steps in proptest::collection::vec((0u8..4, 0u64..3), 1..12)) {
-            let d = tempfile::tempdir().unwrap();
-            let p = d.path().join("state.json");
-            let mut last = State::default();
-            for (what, v) in steps {
-                let mut st = State::load(&p).unwrap();
-                st.last_checkin = Some(v);
-                st.counters.applies += v;
-                match what {
-                    0 => st.applied_sha = Some(v.to_string()),
-                    1 => st.lease_swap_due = v == 1,
-                    2 => { st.restarts.insert("c".into(), v); }
-                    _ => {}
-                }
-                st.save_tick(&p).unwrap();
-                last = st;
-            }
-            tear(&p, b"{");
-            let back = State::load(&p).unwrap();
-            proptest::prop_assert_eq!(back.durable_view(), last.durable_view());
-        }
-    }
-
-    #[test]
-    fn second_lock_is_refused() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("lock");
-        let a = try_lock(&p).unwrap();
-        assert!(a.is_some());
-        assert!(try_lock(&p).unwrap().is_none());
-        drop(a);
-        assert!(try_lock(&p).unwrap().is_some());
-    }
-}
+mod tests;

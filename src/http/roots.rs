@@ -37,7 +37,7 @@ impl Roots {
 }
 
 /// The trust anchors of this system.
-pub fn native() -> Vec<CertificateDer<'static>> {
+fn native() -> Vec<CertificateDer<'static>> {
     let file = std::env::var_os("SSL_CERT_FILE").map(PathBuf::from);
     let dirs: Vec<PathBuf> = std::env::var_os("SSL_CERT_DIR")
         .map(|d| {
@@ -54,7 +54,7 @@ pub fn native() -> Vec<CertificateDer<'static>> {
 }
 
 /// The certificates of `file` and of the regular files in `dirs`.
-pub fn load(file: Option<&Path>, dirs: &[PathBuf]) -> Vec<CertificateDer<'static>> {
+fn load(file: Option<&Path>, dirs: &[PathBuf]) -> Vec<CertificateDer<'static>> {
     let mut r = Reader::default();
     if let Some(f) = file {
         if let Ok(m) = std::fs::metadata(f) {
