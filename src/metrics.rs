@@ -273,28 +273,10 @@ fn render_care(o: &mut String, c: &Counters) {
 }
 
 /// Writes `text` to `path` so a reader never sees a partial file (tmp + rename in the same
-/// directory), readable by node_exporter (0644).
-pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .open(&tmp)?;
-    // no fsync: the file is rewritten every tick, and a scrape sees the old or the new one
-    f.write_all(text.as_bytes())?;
-    drop(f);
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+/// directory), 0644 whatever the unit's umask (node_exporter runs as another user). No fsync:
+/// the file is rewritten every tick, and a scrape sees the old or the new one.
+pub fn write(path: &Path, text: &str) -> Result<(), crate::state::StateError> {
+    crate::state::write_unsynced(path, text.as_bytes(), 0o644)
 }
 
 #[cfg(test)]

@@ -176,6 +176,18 @@ fn textfile_after_every_kind_of_tick() {
         .map(|e| e.file_name())
         .collect();
     assert_eq!(leftovers.len(), 1, "temporary files left: {leftovers:?}");
+    // the units run with UMask=0077, and node_exporter is another user: still 0644
+    std::fs::remove_file(&prom).unwrap();
+    let cfg = s.config_path();
+    let o = Command::new("sh")
+        .args(["-c", "umask 077; exec \"$0\" \"$@\"", BIN, "--config"])
+        .arg(&cfg)
+        .args(["run", "--once"])
+        .output()
+        .unwrap();
+    // (whatever the tick's exit: every tick writes the file)
+    assert!(prom.exists(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(mode(&prom), 0o644, "textfile under umask 077");
 }
 
 use std::os::unix::fs::PermissionsExt;

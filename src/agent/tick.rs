@@ -126,7 +126,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         });
         let path = Path::new(&self.cfg.metrics_textfile);
         if let Err(e) = crate::metrics::write(path, &text) {
-            warn!("metrics file {}: {e}", path.display());
+            warn!("metrics file: {e}");
         }
     }
 
