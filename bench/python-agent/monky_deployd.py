@@ -366,14 +366,9 @@ class Engine:
                 health = "unhealthy"
             elif "(health: starting)" in status:
                 health = "starting"
-            item = {"service": labels.get("com.docker.compose.service", ""), "state": state, "health": health}
             m = re.match(r"Exited \((-?\d+)\)", status) if state == "exited" else None
-            if m:
-                item["exit_code"] = int(m.group(1))
-            if labels.get(JOB_LABEL, "").strip().lower() in ("true", "1", "yes"):
-                item["job"] = True
-            item["_id"] = c.get("Id", "")
-            out.append(item)
+            service = labels.get("com.docker.compose.service", "")
+            out.append(_item(service, state, health, int(m.group(1)) if m else None, labels, c.get("Id", "")))
         out.sort(key=lambda x: x["service"])
         return out
 
@@ -401,15 +396,22 @@ def compose_ps(project: str, timeout: int) -> list[dict]:
     cs = []
     for r in rows:
         labels = dict(kv.split("=", 1) for kv in (r.get("Labels") or "").split(",") if "=" in kv)
-        item = {"service": r.get("Service", ""), "state": r.get("State", ""), "health": r.get("Health", "")}
-        if item["state"] == "exited":
-            item["exit_code"] = int(r.get("ExitCode") or 0)
-        if labels.get(JOB_LABEL, "").strip().lower() in ("true", "1", "yes"):
-            item["job"] = True
-        item["_id"] = r.get("ID", "")
-        cs.append(item)
+        state = r.get("State", "")
+        code = int(r.get("ExitCode") or 0) if state == "exited" else None
+        cs.append(_item(r.get("Service", ""), state, r.get("Health", ""), code, labels, r.get("ID", "")))
     cs.sort(key=lambda x: x["service"])
     return cs
+
+
+def _item(service: str, state: str, health: str, exit_code, labels: dict, cid: str) -> dict:
+    """One container as the check-in and report carry it (`_id` stays local)."""
+    item = {"service": service, "state": state, "health": health}
+    if exit_code is not None:
+        item["exit_code"] = exit_code
+    if labels.get(JOB_LABEL, "").strip().lower() in ("true", "1", "yes"):
+        item["job"] = True
+    item["_id"] = cid
+    return item
 
 
 def release_services(release: Path) -> tuple[list[str], set[str]]:
