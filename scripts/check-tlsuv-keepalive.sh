@@ -8,8 +8,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 fail() { echo "check-tlsuv-keepalive: $*" >&2; exit 1; }
-out=$(find "$target"/debug/build "$target"/release/build -path '*/ziti-sys-*/out/*/libtlsuv.a' \
-  -printf '%T@ %p\n' 2>/dev/null | sort -rn | head -1 | sed -E 's#^[^ ]+ (.*/ziti-sys-[^/]+/out)/.*#\1#')
+# whichever profiles exist: on a fresh machine only debug/ does, and find on a missing start
+# point exits 1, which under pipefail ended this script with no message (0.4)
+dirs=()
+for p in debug release; do [ -d "$target/$p/build" ] && dirs+=("$target/$p/build"); done
+if [ ${#dirs[@]} -eq 0 ] || ! find "${dirs[@]}" -path '*/ziti-sys-*/out/*/libtlsuv.a' | grep -q .; then
+  echo "check-tlsuv-keepalive: no vendored ziti-sys build under $target; building one (cargo build -p ziti-sys)" >&2
+  cargo build -q -p ziti-sys || fail "cargo build -p ziti-sys failed"
+  dirs=("$target/debug/build")
+fi
+out=$(find "${dirs[@]}" -path '*/ziti-sys-*/out/*/libtlsuv.a' -printf '%T@ %p\n' \
+  | sort -rn | head -1 | sed -E 's#^[^ ]+ (.*/ziti-sys-[^/]+/out)/.*#\1#') || fail "looking for the vendored build under $target failed"
 [ -n "$out" ] || fail "no vendored ziti-sys build under $target (run cargo build first)"
 dir=$(mktemp -d /tmp/tlsuv-keepalive.XXXXXX)
 trap 'kill $(cat "$dir/srv.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$dir"' EXIT

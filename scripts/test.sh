@@ -18,8 +18,24 @@ stop_ziti() {
     if [ -d "$d" ]; then bash scripts/ziti-net.sh stop "$d" >/dev/null 2>&1 || true; fi
   done
 }
-trap stop_ziti EXIT
-step() { printf '\n== %s (+%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
+STEP=start
+T_STEP=$t0
+# every exit names the step it ended in and how long each step took, so a failure is never silent
+on_exit() {
+  local rc=$?
+  stop_ziti
+  if [ "$rc" -ne 0 ]; then
+    printf '\ntest.sh: FAILED in step "%s" (exit %s) after %ss; the lines above say why\n' \
+      "$STEP" "$rc" "$(( $(date +%s) - t0 ))" >&2
+  fi
+}
+trap on_exit EXIT
+step() {
+  local now; now=$(date +%s)
+  [ "$STEP" = start ] || printf '== step "%s" took %ss\n' "$STEP" "$(( now - T_STEP ))"
+  STEP="$*"; T_STEP=$now
+  printf '\n== %s (+%ss)\n' "$*" "$(( now - t0 ))"
+}
 
 step provision
 bash scripts/provision.sh
