@@ -4,7 +4,7 @@
 #   sudo bash install.sh --env env-qa-02 --site cbs --bootstrap-file bootstrap.jwt \
 #        --enrol-jwt monky-host.env-qa-02.jwt [--token T] [--transport sdk|proxy|system] \
 #        [--version 0.4.0] [--deb FILE] [--docker-data-root DIR] [--laptop] [--mode service|timer] \
-#        [--bao-ca openbao-ca.pem] [--source gitlab|gitea] [--dry-run]
+#        [--bao-ca openbao-ca.pem] [--source gitlab|gitea] [--metrics-textfile PATH] [--dry-run]
 #
 # Every step first looks at what is already there and changes only what differs, so running it
 # twice with the same flags changes nothing the second time. --dry-run prints what would change
@@ -49,6 +49,7 @@ LAPTOP=0
 MODE=""
 BAO_CA_SRC=""
 SOURCE="gitlab"
+METRICS_TEXTFILE=""
 DRY_RUN=0
 CHANGED=0
 
@@ -73,6 +74,7 @@ while [ "$#" -gt 0 ]; do
     --mode) need_arg "$@"; MODE=$2; shift 2 ;;
     --bao-ca) need_arg "$@"; BAO_CA_SRC=$2; shift 2 ;;
     --source) need_arg "$@"; SOURCE=$2; shift 2 ;;
+    --metrics-textfile) need_arg "$@"; METRICS_TEXTFILE=$2; shift 2 ;;
     --dry-run) DRY_RUN=1; shift ;;
     -h|--help) usage 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
@@ -95,6 +97,10 @@ if [ -z "$MODE" ]; then
 fi
 [[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+([~+.-][0-9A-Za-z.~+-]+)?$ ]] || die "--version '$VERSION' is not a version"
 [ -z "$DOCKER_DATA_ROOT" ] || [[ "$DOCKER_DATA_ROOT" == /* ]] || die "--docker-data-root must be absolute"
+if [ -n "$METRICS_TEXTFILE" ]; then
+  [[ "$METRICS_TEXTFILE" =~ ^/[A-Za-z0-9._/-]+\.prom$ ]] && [[ "$METRICS_TEXTFILE" != *..* ]] \
+    || die "--metrics-textfile must be an absolute path ending in .prom (letters, digits, . _ - /)"
+fi
 for f in "$ENROL_JWT" "$BAO_CA_SRC" "$DEB_FILE"; do
   [ -z "$f" ] || [ -r "$f" ] || die "cannot read $f"
 done
@@ -368,6 +374,8 @@ else
 fi
 laptop_mode=false
 [ "$LAPTOP" -eq 1 ] && laptop_mode=true
+METRICS_LINE=""
+[ -z "$METRICS_TEXTFILE" ] || METRICS_LINE=$'\n'"metrics_textfile: $METRICS_TEXTFILE"
 put_text "$CONFIG" 0640 root "$AGENT_USER" <<EOF || true
 # /etc/monky-deployd/config.yaml — written by install.sh; rerun install.sh (or edit) to change.
 # Keys not listed keep their defaults (see /usr/share/doc/monky-deployd/config.example.yaml).
@@ -381,8 +389,35 @@ bao:
   host: bao.$SITE.tikali.net
 $CA_LINE
 state_dir: $STATE_DIR
-laptop_mode: $laptop_mode
+laptop_mode: $laptop_mode$METRICS_LINE
 EOF
+
+# ---- 8b. the metrics textfile directory ---------------------------------------------------------
+# node_exporter's package may own the directory, or it may not exist yet: it is made if missing,
+# and the agent gets write access through an ACL (it never owns it). The units see it through a
+# ReadWritePaths drop-in; its "-" keeps a directory removed later from failing every start with
+# 226/NAMESPACE.
+for unit in monky-deployd monky-deployd-laptop monky-deployd-run; do
+  dropin="/etc/systemd/system/$unit.service.d/metrics.conf"
+  if [ -n "$METRICS_TEXTFILE" ]; then
+    ensure_dir "/etc/systemd/system/$unit.service.d" 0755 root root
+    put_text "$dropin" 0644 root root <<EOF || true
+# Written by monky-deployd's install.sh (--metrics-textfile): the agent writes its node_exporter
+# textfile here (the unit is otherwise read-only).
+[Service]
+ReadWritePaths=-$(dirname "$METRICS_TEXTFILE")
+EOF
+  elif [ -e "$dropin" ] && grep -q "install.sh (--metrics-textfile)" "$dropin"; then
+    act rm -f -- "$dropin"
+  fi
+done
+if [ -n "$METRICS_TEXTFILE" ]; then
+  metrics_dir=$(dirname "$METRICS_TEXTFILE")
+  [ -d "$metrics_dir" ] || act install -d -m 0755 -o root -g root "$metrics_dir"
+  if [ "$AGENT_GROUP_OK" -eq 1 ] && { [ -d "$metrics_dir" ] || [ "$DRY_RUN" -eq 1 ]; }; then
+    ensure_acl "$metrics_dir" "user:$AGENT_USER:rwx"
+  fi
+fi
 
 # ---- 9. transport proxy: the ziti CLI as user ziti ----------------------------------------------
 if [ "$TRANSPORT" = proxy ]; then

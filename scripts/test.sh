@@ -52,8 +52,8 @@ step "ziti-sys build modes (prebuilt SDK, no SDK)"
 bash scripts/check-sdk-modes.sh
 step "vendored tlsuv: kept-alive connection follows a URL change (patch tlsuv-0001)"
 bash scripts/check-tlsuv-keepalive.sh
-if [ -x packaging/tests/run.sh ]; then
-  step "packaging checks"
-  bash packaging/tests/run.sh
-fi
+step "packaging checks"
+bash packaging/tests/run.sh
+step "real systemd: the .deb in a booted Debian 12 (systemd-nspawn)"
+bash packaging/tests/booted_tests.sh
 step "done"

@@ -29,9 +29,6 @@ const READ_ONLY_DEEP: &[&str] = &[
     "/var/spool",
 ];
 
-/// Harmless files commonly bound without `:ro`.
-const WRITABLE_OK: &[&str] = &["/etc/localtime", "/etc/timezone"];
-
 fn bind_refused(who: &str, src: &str, reason: &str) -> Refusal {
     let who = who.strip_prefix("service ").unwrap_or(who);
     Refusal::new(BIND_CODE, format!("{who} {src} ({reason})"))
@@ -54,7 +51,6 @@ fn host_path_forbidden(src: &str, read_only: bool, in_root: bool) -> bool {
     // a box's bind_roots entry is the operator's word for writable data, as in the guard
     !read_only
         && !in_root
-        && !WRITABLE_OK.contains(&n.as_str())
         && READ_ONLY_DEEP.iter().any(|d| under(&n, d) || under(d, &n))
 }
 

@@ -226,9 +226,17 @@ fn system_trees_read_only_at_most() {
     ] {
         assert!(run(&bad).is_err(), "not refused: {bad}");
     }
-    for ok in [
+    // /etc/localtime is often a symlink into /usr/share/zoneinfo: a writable bind writes the
+    // host's zone file (the guard refuses it too; one rule since 0.5)
+    for bad in [
         bind("/etc/localtime:/etc/localtime"),
+        bind("/etc/timezone:/etc/timezone:rw"),
+    ] {
+        assert!(run(&bad).is_err(), "not refused: {bad}");
+    }
+    for ok in [
         bind("/etc/localtime:/etc/localtime:ro"),
+        bind("/etc/timezone:/etc/timezone:ro"),
         bind("/etc/ssl/certs:/etc/ssl/certs:ro"),
         bind("/usr/share/zoneinfo:/usr/share/zoneinfo:ro,z"),
         bind("/srv/data:/data"),
