@@ -223,6 +223,29 @@ check "transport system defaults to timer mode: timer on, one oneshot tick, the 
   l='$D/var/log/standin/systemctl.log'
   grep -qx 'disable --now monky-deployd-laptop.service monky-deployd-run.service' \$l &&
   grep -qx 'enable --now monky-deployd.timer' \$l && [ \"\$(tail -n1 \$l)\" = 'start monky-deployd.service' ] || { cat \$l; exit 1; }"
+MT=/var/lib/node_exporter/textfile_collector/monky-deployd.prom
+check "install.sh --metrics-textfile (directory missing) exits 0" run_install "$D" --env "$ENV_ID" --site cbs --transport system --token kit-download-token --metrics-textfile "$MT"
+check "--metrics-textfile: the key in config.yaml" grep -qx "metrics_textfile: $MT" "$D/etc/monky-deployd/config.yaml"
+check "--metrics-textfile: the directory made 0755 root, the agent writes it through an ACL" bash -c "
+  [ \"\$(chroot '$D' stat -c '%a %U %G' /var/lib/node_exporter/textfile_collector)\" = '755 root root' ] &&
+  chroot '$D' getfacl -cp /var/lib/node_exporter/textfile_collector | grep -qx 'user:monky-deployd:rwx'"
+check "--metrics-textfile: ReadWritePaths=- drop-ins for the three agent units" bash -c "
+  for u in monky-deployd monky-deployd-laptop monky-deployd-run; do
+    grep -qx 'ReadWritePaths=-/var/lib/node_exporter/textfile_collector' '$D'/etc/systemd/system/\$u.service.d/metrics.conf || exit 1
+  done"
+mt_snap() { (cd "$D" && find etc/monky-deployd etc/systemd/system var/lib/node_exporter -printf '%p %m %u %g\n' | sort && cat etc/monky-deployd/config.yaml); }
+mt_twice_unchanged() {
+  local a
+  a=$(mt_snap)
+  run_install "$D" --env "$ENV_ID" --site cbs --transport system --token kit-download-token --metrics-textfile "$MT" || return 1
+  expect_eq "files after a second run" "$(mt_snap)" "$a"
+}
+check "--metrics-textfile twice changes nothing" mt_twice_unchanged
+mt_removed() {
+  run_install "$D" --env "$ENV_ID" --site cbs --transport system --token kit-download-token || return 1
+  ! grep -q metrics_textfile "$D/etc/monky-deployd/config.yaml" && [ ! -e "$D/etc/systemd/system/monky-deployd.service.d/metrics.conf" ]
+}
+check "install.sh without --metrics-textfile removes its drop-ins and the key" mt_removed
 
 # ---- C: refusals before anything is touched ---------------------------------------------------
 C=$(prepare_root install-c)
