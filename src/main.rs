@@ -1,6 +1,6 @@
 //! monky-deployd: the on-box pull agent for Monky backends.
 
-use monky_deployd::{agent, commands, config, redact, service, transport};
+use monky_deployd::{agent, commands, config, journal, redact, service, transport};
 
 #[path = "main/serve.rs"]
 mod serve;
@@ -90,31 +90,20 @@ enum Cmd {
     Version,
 }
 
-/// Log lines go through the redactor before they reach stderr (journald).
-struct RedactingWriter;
-
-impl Write for RedactingWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let s = String::from_utf8_lossy(buf);
-        std::io::stderr().write_all(redact::redact(&s).as_bytes())?;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
-    }
-}
-
+/// Log lines go through the redactor before they reach stderr; on the journal's stream each
+/// line carries its priority ([`journal`]).
 fn init_logging(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MONKY_LOG").unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!("monky_deployd={level},warn"))
     });
+    let journal = journal::stderr_is_journal();
     let b = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(|| RedactingWriter)
+        .with_writer(journal::Stderr { journal })
         .with_ansi(false)
         .with_target(false);
     // journald stamps lines itself
-    if std::env::var_os("JOURNAL_STREAM").is_some() {
+    if journal {
         b.without_time().init();
     } else {
         b.init();
