@@ -1,5 +1,6 @@
 //! monky-deployd: the on-box pull agent for Monky backends.
 
+use monky_deployd::selfupdate::install;
 use monky_deployd::{agent, commands, config, journal, redact, service, transport};
 
 #[path = "main/serve.rs"]
@@ -73,9 +74,9 @@ enum Cmd {
         /// Root's own directory: kept packages, probation record.
         #[arg(long, default_value = "/var/lib/monky-deployd-update")]
         keep_dir: PathBuf,
-        /// The agent's unit, restarted after an install or a revert.
-        #[arg(long, default_value = "monky-deployd.service")]
-        unit: String,
+        /// The agent's units, try-restarted after an install or a revert (repeatable).
+        #[arg(long = "unit", default_values_t = install::AGENT_UNITS.map(String::from))]
+        units: Vec<String>,
         #[arg(long, default_value = "dpkg", hide = true)]
         dpkg: String,
         #[arg(long, default_value = "dpkg-query", hide = true)]
@@ -235,7 +236,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         }
         Cmd::UpdateInstall {
             keep_dir,
-            unit,
+            units,
             dpkg,
             dpkg_query,
             systemctl,
@@ -246,16 +247,16 @@ fn dispatch(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             init_logging(cfg.log_level.as_str());
-            let o = monky_deployd::selfupdate::install::Opts {
+            let o = install::Opts {
                 keep_dir,
-                unit,
+                units,
                 dpkg,
                 dpkg_query,
                 systemctl,
                 poll: Duration::from_secs(poll_s.max(1)),
                 ..Default::default()
             };
-            match monky_deployd::selfupdate::install::run(&cfg, &o) {
+            match install::run(&cfg, &o) {
                 Ok(msg) => {
                     info!("update-install: {msg}");
                     ExitCode::SUCCESS
