@@ -87,6 +87,18 @@ enum Cmd {
         #[arg(long, default_value_t = 5, hide = true)]
         poll_s: u64,
     },
+    /// The service unit's ExecReload: check the configuration as the service will (not
+    /// signalled if bad, exit 1), then SIGHUP the service and wait for its answer. Exit 0 only
+    /// when the service took the configuration up.
+    Reload {
+        /// The service's pid (systemd's $MAINPID).
+        #[arg(long)]
+        pid: u32,
+        /// Longest wait for the answer; 0: tick_budget_s + 60 s (the service answers between
+        /// ticks, so a SIGHUP mid-tick waits for the tick to end).
+        #[arg(long, default_value_t = 0)]
+        timeout_s: u64,
+    },
     /// Print the version.
     Version,
 }
@@ -267,6 +279,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                 }
             }
         }
+        Cmd::Reload { pid, timeout_s } => reload_service(&cli.config, pid, timeout_s),
         Cmd::Bootstrap { force } => {
             let cfg = match load_config(&cli.config) {
                 Ok(c) => c,
@@ -280,6 +293,60 @@ fn dispatch(cli: Cli) -> ExitCode {
                 }
                 Err(f) => report_failure(&f),
             }
+        }
+    }
+}
+
+/// `reload --pid PID`: see [`service::reload`].
+fn reload_service(path: &Path, pid: u32, timeout_s: u64) -> ExitCode {
+    use service::reload::{self, Outcome};
+    init_logging("info");
+    let refuse = |why: String| {
+        error!("reload refused, the service was not signalled: {why}");
+        exit(Exit::Fail)
+    };
+    let cfg = match Config::load(path) {
+        Ok(c) => c,
+        Err(e) => return refuse(e.to_string()),
+    };
+    if let Err(f) = agent::check_config(&cfg) {
+        return refuse(redact::redact(f.message()));
+    }
+    let limit = Duration::from_secs(if timeout_s == 0 {
+        cfg.tick_budget_s + 60
+    } else {
+        timeout_s
+    });
+    let since = reload::boot_ms();
+    if let Err(e) = reload::hangup(pid) {
+        error!("reload: {e}");
+        return exit(Exit::Fail);
+    }
+    match reload::wait_answer(
+        &cfg.state_dir,
+        pid,
+        since,
+        limit,
+        Duration::from_millis(200),
+    ) {
+        Ok(a) if a.outcome == Outcome::Ok => {
+            info!("reload: process {pid} runs the new configuration");
+            ExitCode::SUCCESS
+        }
+        Ok(a) if a.outcome == Outcome::Afresh => {
+            info!("reload: process {pid} starts afresh with the new configuration");
+            ExitCode::SUCCESS
+        }
+        Ok(a) => {
+            error!(
+                "reload: process {pid} refused the configuration and keeps the running one: {}",
+                a.why
+            );
+            exit(Exit::Fail)
+        }
+        Err(e) => {
+            error!("reload: {e}");
+            exit(Exit::Fail)
         }
     }
 }
