@@ -155,6 +155,34 @@ pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
     })
 }
 
+type Parts = (
+    crate::signing::Keys,
+    crate::signing::Keys,
+    crate::windows::Windows,
+);
+
+fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
+    let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
+    let agent_keys = crate::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
+        .map_err(Failure::fail)?;
+    let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+        .map_err(Failure::fail)?;
+    Ok((keys, agent_keys, windows))
+}
+
+/// What [`Agent::new`] would refuse in `cfg`, short of starting its transport: the signing
+/// keys, the apply windows, the HTTP clients (their CA files), and for `sdk` an identity file
+/// this process can open. `reload` runs it before it signals the service.
+pub fn check_config(cfg: &Config) -> Result<(), Failure> {
+    clients(cfg, &Dialer::System)?;
+    parsed_parts(cfg)?;
+    if cfg.transport == Transport::Sdk {
+        std::fs::File::open(&cfg.identity)
+            .map_err(|e| Failure::fail(format!("identity {}: {e}", cfg.identity)))?;
+    }
+    Ok(())
+}
+
 pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -228,12 +256,7 @@ impl Agent {
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// An agent over the given clients and engine (`new` passes the real ones).
     fn from_parts(cfg: Config, prune: bool, c: Clients<T, V>, engine: E) -> Result<Self, Failure> {
-        let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
-        let agent_keys =
-            crate::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
-                .map_err(Failure::fail)?;
-        let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
-            .map_err(Failure::fail)?;
+        let (keys, agent_keys, windows) = parsed_parts(&cfg)?;
         let cfg_budget = cfg.tick_budget_s;
         Ok(Agent {
             keys,

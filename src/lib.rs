@@ -14,6 +14,7 @@ pub mod config;
 pub mod error;
 pub mod guard;
 pub mod http;
+pub mod journal;
 pub mod metrics;
 pub mod policy;
 pub mod redact;

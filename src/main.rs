@@ -1,6 +1,7 @@
 //! monky-deployd: the on-box pull agent for Monky backends.
 
-use monky_deployd::{agent, commands, config, redact, service, transport};
+use monky_deployd::selfupdate::install;
+use monky_deployd::{agent, commands, config, journal, redact, service, transport};
 
 #[path = "main/serve.rs"]
 mod serve;
@@ -73,9 +74,9 @@ enum Cmd {
         /// Root's own directory: kept packages, probation record.
         #[arg(long, default_value = "/var/lib/monky-deployd-update")]
         keep_dir: PathBuf,
-        /// The agent's unit, restarted after an install or a revert.
-        #[arg(long, default_value = "monky-deployd.service")]
-        unit: String,
+        /// The agent's units, try-restarted after an install or a revert (repeatable).
+        #[arg(long = "unit", default_values_t = install::AGENT_UNITS.map(String::from))]
+        units: Vec<String>,
         #[arg(long, default_value = "dpkg", hide = true)]
         dpkg: String,
         #[arg(long, default_value = "dpkg-query", hide = true)]
@@ -86,35 +87,36 @@ enum Cmd {
         #[arg(long, default_value_t = 5, hide = true)]
         poll_s: u64,
     },
+    /// The service unit's ExecReload: check the configuration as the service will (not
+    /// signalled if bad, exit 1), then SIGHUP the service and wait for its answer. Exit 0 only
+    /// when the service took the configuration up.
+    Reload {
+        /// The service's pid (systemd's $MAINPID).
+        #[arg(long)]
+        pid: u32,
+        /// Longest wait for the answer; 0: tick_budget_s + 60 s (the service answers between
+        /// ticks, so a SIGHUP mid-tick waits for the tick to end).
+        #[arg(long, default_value_t = 0)]
+        timeout_s: u64,
+    },
     /// Print the version.
     Version,
 }
 
-/// Log lines go through the redactor before they reach stderr (journald).
-struct RedactingWriter;
-
-impl Write for RedactingWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let s = String::from_utf8_lossy(buf);
-        std::io::stderr().write_all(redact::redact(&s).as_bytes())?;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
-    }
-}
-
+/// Log lines go through the redactor before they reach stderr; on the journal's stream each
+/// line carries its priority ([`journal`]).
 fn init_logging(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MONKY_LOG").unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!("monky_deployd={level},warn"))
     });
+    let journal = journal::stderr_is_journal();
     let b = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(|| RedactingWriter)
+        .with_writer(journal::Stderr { journal })
         .with_ansi(false)
         .with_target(false);
     // journald stamps lines itself
-    if std::env::var_os("JOURNAL_STREAM").is_some() {
+    if journal {
         b.without_time().init();
     } else {
         b.init();
@@ -246,7 +248,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         }
         Cmd::UpdateInstall {
             keep_dir,
-            unit,
+            units,
             dpkg,
             dpkg_query,
             systemctl,
@@ -257,16 +259,16 @@ fn dispatch(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             init_logging(cfg.log_level.as_str());
-            let o = monky_deployd::selfupdate::install::Opts {
+            let o = install::Opts {
                 keep_dir,
-                unit,
+                units,
                 dpkg,
                 dpkg_query,
                 systemctl,
                 poll: Duration::from_secs(poll_s.max(1)),
                 ..Default::default()
             };
-            match monky_deployd::selfupdate::install::run(&cfg, &o) {
+            match install::run(&cfg, &o) {
                 Ok(msg) => {
                     info!("update-install: {msg}");
                     ExitCode::SUCCESS
@@ -277,6 +279,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                 }
             }
         }
+        Cmd::Reload { pid, timeout_s } => reload_service(&cli.config, pid, timeout_s),
         Cmd::Bootstrap { force } => {
             let cfg = match load_config(&cli.config) {
                 Ok(c) => c,
@@ -290,6 +293,60 @@ fn dispatch(cli: Cli) -> ExitCode {
                 }
                 Err(f) => report_failure(&f),
             }
+        }
+    }
+}
+
+/// `reload --pid PID`: see [`service::reload`].
+fn reload_service(path: &Path, pid: u32, timeout_s: u64) -> ExitCode {
+    use service::reload::{self, Outcome};
+    init_logging("info");
+    let refuse = |why: String| {
+        error!("reload refused, the service was not signalled: {why}");
+        exit(Exit::Fail)
+    };
+    let cfg = match Config::load(path) {
+        Ok(c) => c,
+        Err(e) => return refuse(e.to_string()),
+    };
+    if let Err(f) = agent::check_config(&cfg) {
+        return refuse(redact::redact(f.message()));
+    }
+    let limit = Duration::from_secs(if timeout_s == 0 {
+        cfg.tick_budget_s + 60
+    } else {
+        timeout_s
+    });
+    let since = reload::boot_ms();
+    if let Err(e) = reload::hangup(pid) {
+        error!("reload: {e}");
+        return exit(Exit::Fail);
+    }
+    match reload::wait_answer(
+        &cfg.state_dir,
+        pid,
+        since,
+        limit,
+        Duration::from_millis(200),
+    ) {
+        Ok(a) if a.outcome == Outcome::Ok => {
+            info!("reload: process {pid} runs the new configuration");
+            ExitCode::SUCCESS
+        }
+        Ok(a) if a.outcome == Outcome::Afresh => {
+            info!("reload: process {pid} starts afresh with the new configuration");
+            ExitCode::SUCCESS
+        }
+        Ok(a) => {
+            error!(
+                "reload: process {pid} refused the configuration and keeps the running one: {}",
+                a.why
+            );
+            exit(Exit::Fail)
+        }
+        Err(e) => {
+            error!("reload: {e}");
+            exit(Exit::Fail)
         }
     }
 }

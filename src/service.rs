@@ -19,6 +19,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+pub mod reload;
+
 /// sd_notify: a no-op when the service manager gave no socket (a shell, the laptop unit).
 pub struct Notify {
     sock: Option<(UnixDatagram, SocketAddr)>,

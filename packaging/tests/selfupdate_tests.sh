@@ -12,6 +12,8 @@ SU_KEEP=/var/lib/monky-deployd-update
 SU_PROBATION=10 # the least agent_update_probation_s allows (src/config/validate.rs)
 SU_KEYS="$WORK/su-keys"
 SU_SCTL="$S/var/log/standin/systemctl.log"
+# update-install's one restart of every agent unit (the postinst leaves them to it)
+SU_RESTART="try-restart monky-deployd.service monky-deployd-run.service monky-deployd-laptop.service"
 VERSION_BROKEN="$VERSION+upgradetest2"
 VERSION_NEXT="$VERSION+upgradetest3"
 DEB_BROKEN="$WORK/debs/monky-deployd_${VERSION_BROKEN}_${ARCH}.deb"
@@ -106,7 +108,7 @@ su_install() {
 su_wait_restart() {
   local _
   for _ in $(seq 1 240); do
-    grep -qx 'try-restart monky-deployd.service' "$SU_SCTL" && return 0
+    grep -qxF "$SU_RESTART" "$SU_SCTL" && return 0
     sleep 0.5
   done
   echo "no try-restart within 120s"
@@ -195,8 +197,8 @@ check "update-install of $UPGRADE_VERSION exits 0 after the new agent's tick" su
 check "... it says AGENT_UPDATED: $VERSION → $UPGRADE_VERSION" \
   su_has_text "$WORK/su-install.out" "update-install: AGENT_UPDATED: $VERSION → $UPGRADE_VERSION"
 check "... dpkg-query: $UPGRADE_VERSION installed" su_installed_is "$UPGRADE_VERSION"
-check "... the systemctl stand-in saw one call: try-restart monky-deployd.service" \
-  expect_eq "systemctl calls" "$(cat "$SU_SCTL")" "try-restart monky-deployd.service"
+check "... the systemctl stand-in saw one call: $SU_RESTART" \
+  expect_eq "systemctl calls" "$(cat "$SU_SCTL")" "$SU_RESTART"
 check "... config.yaml and bao.token unchanged (content, mode, owner)" su_kept
 check "... result.json for the agent says AGENT_UPDATED" su_result_has "\"note\": \"AGENT_UPDATED: $VERSION → $UPGRADE_VERSION\""
 check "... nothing left staged, no probation open" su_nothing_staged
@@ -217,7 +219,7 @@ check "... reverted when the probation ran out: ${SU_PROBATION}-$((SU_PROBATION 
 check "... dpkg-query: $UPGRADE_VERSION again" su_installed_is "$UPGRADE_VERSION"
 check "... the real binary is back" bash -c "chroot '$S' /usr/bin/monky-deployd version | grep -qF 'monky-deployd $VERSION ('"
 check "... try-restart after the install and again after the revert" \
-  expect_eq "systemctl calls" "$(cat "$SU_SCTL")" "$(printf 'try-restart monky-deployd.service\ntry-restart monky-deployd.service')"
+  expect_eq "systemctl calls" "$(cat "$SU_SCTL")" "$(printf '%s\n%s' "$SU_RESTART" "$SU_RESTART")"
 check "... config.yaml and bao.token unchanged (content, mode, owner)" su_kept
 check "... result.json says AGENT_REVERTED" su_result_has "\"note\": \"AGENT_REVERTED: $VERSION_BROKEN → $UPGRADE_VERSION (no tick within ${SU_PROBATION}s)\""
 check "... result.json names the reverted version (not staged again)" su_result_has "\"reverted\": \"$VERSION_BROKEN\""

@@ -2,6 +2,7 @@
 //! reload and fresh start. Each tick is `run --once`'s ([`super::finish_tick`]).
 
 use super::*;
+use monky_deployd::service::reload;
 
 /// Ticks of an sdk transport failing temporarily in a row, over at least
 /// [`REBUILD_AFTER_OUTAGE`], after which the service starts afresh with a new SDK context: the
@@ -192,7 +193,10 @@ pub(super) async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCo
                 match between_ticks(interval, &wd, &mut stop, &mut hup).await {
                     Woke::Stop => return ExitCode::SUCCESS,
                     Woke::Tick => {}
-                    Woke::Reload => return start_afresh("SIGHUP before the first tick", false),
+                    Woke::Reload => {
+                        answer_reload(&cfg.state_dir, &path, reload::Outcome::Afresh, "");
+                        return start_afresh("SIGHUP before the first tick", false);
+                    }
                 }
             }
             Err(f) => return report_failure(&f),
@@ -250,13 +254,20 @@ pub(super) async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCo
                 Woke::Reload => {
                     wd.notify.send("RELOADING=1");
                     let reloaded = reload(&path, &cfg, prune);
+                    // `monky-deployd reload` (ExecReload) waits for this answer
+                    let (outcome, why) = match &reloaded {
+                        Reload::Keep(why) => (reload::Outcome::Refused, why.as_str()),
+                        Reload::Afresh => (reload::Outcome::Afresh, ""),
+                        Reload::New(_) => (reload::Outcome::Ok, ""),
+                    };
+                    answer_reload(&cfg.state_dir, &path, outcome, why);
                     // READY=1 ends the reload; a re-executed process says it once its own
                     // SIGTERM handler is in place (before that a stop would kill it)
                     if !matches!(reloaded, Reload::Afresh) {
                         wd.notify.send("READY=1");
                     }
                     match reloaded {
-                        Reload::Keep => {
+                        Reload::Keep(_) => {
                             // the rest of the wait
                             wait = monky_deployd::testhook::interval(service::next_wait(
                                 service::now_ms(),
@@ -303,9 +314,20 @@ pub(super) async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCo
     }
 }
 
+/// The answer goes where the command looks (the state dir of the file as it reads now) and
+/// where the running service keeps its state.
+fn answer_reload(state_dir: &Path, path: &Path, outcome: reload::Outcome, why: &str) {
+    let now = Config::load(path).ok().map(|c| c.state_dir);
+    let mut dirs = vec![state_dir];
+    if let Some(d) = now.as_deref().filter(|d| *d != state_dir) {
+        dirs.push(d);
+    }
+    reload::answer(&dirs, outcome, why);
+}
+
 enum Reload {
-    /// The new configuration is bad: the running one stays.
-    Keep,
+    /// The new configuration is bad (why): the running one stays.
+    Keep(String),
     /// Good, but only a new process takes it up.
     Afresh,
     New(Box<(Config, Agent)>),
@@ -318,7 +340,7 @@ fn reload(path: &Path, cfg: &Config, prune: bool) -> Reload {
             error!(
                 "CONFIG_RELOAD_FAILED: {e} (a fresh start would exit 1); keeping the running configuration"
             );
-            return Reload::Keep;
+            return Reload::Keep(e.to_string());
         }
     };
     if needs_new_process(cfg, &new) {
@@ -327,12 +349,12 @@ fn reload(path: &Path, cfg: &Config, prune: bool) -> Reload {
     match Agent::new(new.clone(), prune) {
         Ok(a) => Reload::New(Box::new((new, a))),
         Err(f) => {
+            let why = redact::redact(f.message());
             error!(
-                "CONFIG_RELOAD_FAILED: {} (exit {}); keeping the running configuration",
-                redact::redact(f.message()),
+                "CONFIG_RELOAD_FAILED: {why} (exit {}); keeping the running configuration",
                 f.exit() as u8
             );
-            Reload::Keep
+            Reload::Keep(why)
         }
     }
 }

@@ -27,8 +27,8 @@ pub struct Opts {
     pub dpkg: String,
     pub dpkg_query: String,
     pub systemctl: String,
-    /// The agent's unit, restarted after an install or a revert.
-    pub unit: String,
+    /// The agent's units, try-restarted (those running) after an install or a revert.
+    pub units: Vec<String>,
     pub poll: Duration,
     /// How long to wait for a running tick to let go of the lock.
     pub lock_wait: Duration,
@@ -41,7 +41,7 @@ impl Default for Opts {
             dpkg: "dpkg".into(),
             dpkg_query: "dpkg-query".into(),
             systemctl: "systemctl".into(),
-            unit: "monky-deployd.service".into(),
+            units: AGENT_UNITS.iter().map(|u| u.to_string()).collect(),
             poll: Duration::from_secs(5),
             lock_wait: Duration::from_secs(1200),
         }
@@ -58,6 +58,20 @@ pub struct Probation {
 }
 
 const PKG: &str = "monky-deployd";
+
+/// The units that run the agent's binary: the timer's oneshot, the service, the laptop loop.
+/// The package's postinst leaves them to the installer (see [`UNDER_INSTALLER`]).
+pub const AGENT_UNITS: [&str; 3] = [
+    "monky-deployd.service",
+    "monky-deployd-run.service",
+    "monky-deployd-laptop.service",
+];
+
+/// Set for dpkg (which passes it to the maintainer scripts): the postinst then does not
+/// restart the agent's units. It runs while the installer holds the tick lock, and a service
+/// restarted then would skip its first tick (lock busy) and tick a minute later, eating into
+/// the probation.
+pub const UNDER_INSTALLER: &str = "MONKY_DEPLOYD_UPDATE_INSTALL";
 
 /// One run: finish a probation left open, else install what is staged. The line for the
 /// journal, or why nothing was installed (exit 1).
@@ -142,7 +156,8 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
         }
     }
     let lock = wait_lock(cfg, o)?;
-    let p = Probation {
+    // recorded before dpkg, so a killed run finds it; restarted below
+    let mut p = Probation {
         started_at: state::now(),
         new: s.version.clone(),
         old: running.clone(),
@@ -162,6 +177,13 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
         });
     }
     drop(lock);
+    // the new agent can tick from here on: probation counts from now, not from before dpkg
+    // (a slow dpkg would otherwise eat a short probation). If this write fails the earlier
+    // start stands, which only shortens the probation.
+    p.started_at = state::now();
+    if let Err(e) = write_root(&o.keep_dir.join("probation.json"), &p) {
+        tracing::warn!("probation.json: {e}; probation counts from before dpkg");
+    }
     restart(o);
     Ok(Some(p))
 }
@@ -263,6 +285,7 @@ fn dpkg_install(o: &Opts, deb: &Path) -> Result<(), String> {
         .arg("-i")
         .arg(deb)
         .env("DEBIAN_FRONTEND", "noninteractive")
+        .env(UNDER_INSTALLER, "1")
         .output()
         .map_err(|e| format!("{}: {e}", o.dpkg))?;
     if out.status.success() {
@@ -276,14 +299,17 @@ fn dpkg_install(o: &Opts, deb: &Path) -> Result<(), String> {
     ))
 }
 
-/// Restart the agent's unit if it runs (a timer-driven oneshot is simply picked up next tick).
+/// Restart the agent's units that run (a timer-driven oneshot is simply picked up next tick).
+/// Called without the tick lock: the restarted service's first tick must be able to take it.
+/// systemctl waits for the service's READY=1, which comes after that first tick.
 fn restart(o: &Opts) {
     match Command::new(&o.systemctl)
-        .args(["try-restart", &o.unit])
+        .arg("try-restart")
+        .args(&o.units)
         .status()
     {
         Ok(s) if s.success() => {}
-        Ok(s) => tracing::warn!("systemctl try-restart {}: {s}", o.unit),
+        Ok(s) => tracing::warn!("systemctl try-restart {}: {s}", o.units.join(" ")),
         Err(e) => tracing::warn!("systemctl: {e}"),
     }
 }
@@ -395,5 +421,133 @@ fn clean_staged(cfg: &Config, s: Option<&Staged>) {
         if n.ends_with(".deb") && s.is_none_or(|s| s.package == n) {
             let _ = std::fs::remove_file(e.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+    use ed25519_dalek::{Signer, SigningKey};
+
+    fn script(p: &Path, body: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// The box as `install` sees it: 0.3.0 installed and kept, 0.3.1 staged and signed. The
+    /// stand-in dpkg takes over a second (as a real one does) and records what the postinst
+    /// would see; the stand-in systemctl records whether the tick lock was free and the
+    /// probation record at the moment of the restart.
+    #[test]
+    fn the_restart_comes_after_the_lock_and_probation_counts_from_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = |n: &str| d.path().join(n);
+        let k = SigningKey::from_bytes(&[9; 32]);
+        let pubk = base64::engine::general_purpose::STANDARD.encode(k.verifying_key().as_bytes());
+        let cfg = Config::parse(
+            &format!(
+                "env_id: env-up\nsite: test\ntransport: system\nstate_dir: {}\n\
+                 bao:\n  scheme: http\n  ca_file: \"\"\n\
+                 agent_signing_keys:\n  agent-2026: \"{pubk}\"\nagent_update_probation_s: 10\n",
+                p("state").display()
+            ),
+            &p("config.yaml"),
+        )
+        .unwrap();
+        let keys = Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys).unwrap();
+        let lock = cfg.lock_path();
+        let o = Opts {
+            keep_dir: p("keep"),
+            dpkg: p("dpkg").display().to_string(),
+            dpkg_query: p("dpkg-query").display().to_string(),
+            systemctl: p("systemctl").display().to_string(),
+            poll: Duration::from_millis(100),
+            ..Default::default()
+        };
+        script(&p("dpkg-query"), "echo 0.3.0");
+        script(
+            &p("dpkg"),
+            &format!(
+                "{{ echo \"postinst sees {UNDER_INSTALLER}=${{{UNDER_INSTALLER}:-}}\"
+                   flock -n {lock} true && echo lock free || echo lock held; }} >> {log}
+                 sleep 1.2
+                 date +%s > {done}",
+                lock = lock.display(),
+                log = p("dpkg.log").display(),
+                done = p("dpkg.done").display(),
+            ),
+        );
+        script(
+            &p("systemctl"),
+            &format!(
+                "{{ echo \"$*\"; flock -n {lock} true && echo lock free || echo lock held; }} >> {log}
+                 cp {keep}/probation.json {seen}",
+                lock = lock.display(),
+                log = p("systemctl.log").display(),
+                keep = o.keep_dir.display(),
+                seen = p("probation.at-restart").display(),
+            ),
+        );
+        std::fs::create_dir_all(o.keep_dir.join("packages")).unwrap();
+        std::fs::write(
+            o.keep_dir
+                .join("packages")
+                .join(su::package_name("0.3.0", su::arch())),
+            b"old",
+        )
+        .unwrap();
+        let upd = cfg.update_dir();
+        std::fs::create_dir_all(&upd).unwrap();
+        let package = su::package_name("0.3.1", su::arch());
+        std::fs::write(upd.join(&package), b"new package").unwrap();
+        let sha = su::file_sha256(&upd.join(&package)).unwrap();
+        let staged = Staged {
+            version: "0.3.1".into(),
+            sha256: sha.clone(),
+            from_version: "0.3.0".into(),
+            arch: su::arch().into(),
+            package,
+            staged_at: 1,
+            signatures: vec![crate::tenancy::SignatureWire {
+                key_id: "agent-2026".into(),
+                alg: "ed25519".into(),
+                sig: base64::engine::general_purpose::STANDARD
+                    .encode(k.sign(sha.as_bytes()).to_bytes()),
+            }],
+        };
+
+        let got = install(&cfg, &o, &keys, &staged)
+            .unwrap()
+            .expect("installed");
+
+        let dpkg_log = std::fs::read_to_string(p("dpkg.log")).unwrap();
+        assert_eq!(
+            dpkg_log,
+            format!("postinst sees {UNDER_INSTALLER}=1\nlock held\n"),
+            "dpkg runs under the lock, and tells the postinst to leave the restart to us"
+        );
+        let sctl = std::fs::read_to_string(p("systemctl.log")).unwrap();
+        assert_eq!(
+            sctl,
+            "try-restart monky-deployd.service monky-deployd-run.service \
+             monky-deployd-laptop.service\nlock free\n",
+            "one restart of every agent unit, with the tick lock free for the first tick"
+        );
+        let dpkg_done: u64 = std::fs::read_to_string(p("dpkg.done"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let seen: Probation =
+            serde_json::from_slice(&std::fs::read(p("probation.at-restart")).unwrap()).unwrap();
+        assert!(
+            seen.started_at >= dpkg_done,
+            "probation on disk at the restart counts from {}, before dpkg finished at {dpkg_done}",
+            seen.started_at
+        );
+        assert_eq!(got.started_at, seen.started_at);
+        assert_eq!((got.new.as_str(), got.old.as_str()), ("0.3.1", "0.3.0"));
     }
 }
