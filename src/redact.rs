@@ -148,6 +148,9 @@ impl Registry {
     /// One left-to-right pass, the longest form at each position → [`MASK`]. A form is valid
     /// UTF-8, so a match starts and ends on character boundaries.
     fn mask_once(&self, text: &str) -> Option<String> {
+        if self.forms.is_empty() {
+            return None;
+        }
         let b = text.as_bytes();
         let (mut out, mut last, mut i) = (None::<String>, 0, 0);
         while i + 1 < b.len() {
@@ -648,7 +651,9 @@ mod tests {
     #[ignore]
     fn timing() {
         let mut r = Registry::default();
-        let values: Vec<String> = (0..20).map(|i| format!("s3cr3t-value-{i:02}-{}", "x".repeat(i))).collect();
+        let values: Vec<String> = (0..20)
+            .map(|i| format!("s3cr3t-value-{i:02}-{}", "x".repeat(i)))
+            .collect();
         values.iter().for_each(|v| r.add(v));
         let old: Vec<&str> = r.forms.iter().map(|f| f.as_str()).collect();
         let line = "2026-01-01T00:00:00Z INFO checkin: action=none desired=a48dfc43fd2b applied=a48dfc43fd2b tenancy 12 ms\n";
@@ -671,7 +676,10 @@ mod tests {
                 std::hint::black_box(out);
             }
             let was = t.elapsed() / n;
-            println!("{name}: {} forms, index {new:?} per line, contains+replace {was:?}", old.len());
+            println!(
+                "{name}: {} forms, index {new:?} per line, contains+replace {was:?}",
+                old.len()
+            );
         }
     }
 }
