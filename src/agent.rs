@@ -53,9 +53,9 @@ mod token_policy;
 mod update;
 
 use ports::{EngineApi, TenancyApi, Vault};
-use release::{register_env_values, Settled};
+use release::{register_docker_config, register_env_values, Settled};
 pub use report::short;
-use report::{pull_diagnosis, truncate_head, unhealthy_detail};
+use report::{pull_diagnosis, unhealthy_detail};
 use runtime::unwell;
 
 pub use crate::error::{Exit, Failure, Kind};

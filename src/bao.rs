@@ -158,17 +158,13 @@ impl Bao {
 // ---- the answers, parsed (pure: property-tested over arbitrary bodies) ------------------------
 
 /// Any OpenBao answer: a 2xx body as JSON (empty = `null`), or the error its status means, with
-/// OpenBao's `errors` (or the raw body) redacted, then cut to 200 characters.
+/// OpenBao's `errors` (or the raw body) redacted, then cut to 200 bytes.
 pub fn answer(what: &str, status: StatusCode, body: &[u8]) -> Result<serde_json::Value, BaoError> {
     let msg = || {
         let m = serde_json::from_slice::<Errors>(body)
             .map(|e| e.errors.join("; "))
             .unwrap_or_else(|_| String::from_utf8_lossy(body).into_owned());
-        // redacted whole, then cut: a cut secret no longer matches
-        crate::redact::redact(m.trim())
-            .chars()
-            .take(200)
-            .collect::<String>()
+        crate::redact::redact_cut(m.trim(), 200, crate::redact::Keep::Head)
     };
     match status {
         s if s.is_success() => {

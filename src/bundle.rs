@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::tenancy::BundleWire;
 
 mod env;
-pub use env::{dotenv_encode, render_env, valid_var};
+pub use env::{dotenv_decode, dotenv_encode, render_env, valid_var, values_from_rendered};
 
 pub const MAX_FILES: usize = 512;
 pub const MAX_PATH: usize = 255;

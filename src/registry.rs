@@ -82,7 +82,7 @@ pub fn write_docker_config(dir: &Path, a: &RegistryAuth) -> Result<(), StateErro
     ensure_dir(dir, 0o700)?;
     let raw = Zeroizing::new(format!("{}:{}", a.username, a.password.as_str()));
     let token = Zeroizing::new(base64::engine::general_purpose::STANDARD.encode(raw.as_bytes()));
-    crate::redact::register(&token);
+    crate::redact::register_basic(&a.username, &a.password);
     let body = Zeroizing::new(
         serde_json::to_vec_pretty(
             &serde_json::json!({"auths": {a.registry.as_str(): {"auth": token.as_str()}}}),

@@ -448,8 +448,7 @@ pub fn rejection(
         Ok(b) => (b.error.code, b.error.message),
         Err(_) => (String::new(), String::from_utf8_lossy(body).into_owned()),
     };
-    // redacted whole, then cut: a cut secret no longer matches
-    let cut = |t: &str, n: usize| -> String { crate::redact::redact(t).chars().take(n).collect() };
+    let cut = |t: &str, n| crate::redact::redact_cut(t, n, crate::redact::Keep::Head);
     let (code, message) = (cut(&code, 64), cut(&message, 200));
     match status {
         StatusCode::UNAUTHORIZED => TenancyError::Unauthenticated { code, message },

@@ -176,7 +176,6 @@ cp -a /usr/lib/systemd/system/. "$VR/usr/lib/systemd/system/"
 cp "$REPO"/packaging/systemd/* "$VR/usr/lib/systemd/system/"
 install -m 0755 "$BIN" "$VR/usr/bin/monky-deployd"
 printf '#!/bin/sh\n' >"$VR/usr/bin/ziti"; chmod 0755 "$VR/usr/bin/ziti"
-mkdir -p "$VR/bin"; cp /bin/sh "$VR/bin/sh" # the run service's ExecReload
 verify_clean() { # ROOT UNIT: clean = exit 0 and not one line of output
   local out rc=0
   out=$(systemd-analyze verify --root="$1" "$2" 2>&1) || rc=$?
@@ -240,7 +239,7 @@ check "laptop unit: runs the loop, restarts on failure, never on 78" \
 check "run service: Type=notify, watchdog above the tick budget, restarts on failure, never on 78, no swap" \
   unit_has monky-deployd-run.service 'Type=notify' 'NotifyAccess=main' 'ExecStart=/usr/bin/monky-deployd run' \
   'WatchdogSec=20min' 'TimeoutStartSec=20min' 'Restart=on-failure' 'RestartPreventExitStatus=78' \
-  "ExecReload=/bin/sh -c 'kill -HUP \"\$MAINPID\"'" 'MemorySwapMax=0' 'MemoryMax=256M' 'TasksMax=64' \
+  'ExecReload=/usr/bin/monky-deployd reload --pid $MAINPID' 'MemorySwapMax=0' 'MemoryMax=256M' 'TasksMax=64' \
   'Conflicts=monky-deployd.timer monky-deployd.service monky-deployd-laptop.service' 'WantedBy=multi-user.target'
 watchdog_above_budget() {
   local wd budget

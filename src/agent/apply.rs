@@ -131,7 +131,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 if e.is_registry_auth() {
                     match registry::parse(&v, &self.cfg.registry_host) {
                         Ok(a) => {
-                            redact::register(&a.password);
+                            redact::register_basic(&a.username, &a.password);
                             // written once the bundle has passed every check, before the pull
                             registry_auth = Some(a);
                         }

@@ -18,7 +18,7 @@ pub const BUNDLE_MAX: usize = 1 << 20;
 const ENVELOPE: usize = 4096;
 /// Log lines per container, before any shrinking.
 const LOG_LINES: u32 = 200;
-/// Characters of one health probe's output.
+/// Bytes of one health probe's output.
 const PROBE_OUTPUT_MAX: usize = 2000;
 
 /// What the caller measured of the links (the tick: its check-in and an OpenBao call; the
@@ -41,6 +41,7 @@ pub async fn gather<E: EngineApi>(
 ) -> Value {
     // the running release's secret values are masked wherever they show up (logs, probes)
     register_env_values(&running_release(cfg, st));
+    register_docker_config(&cfg.docker_config_dir());
     let containers = engine.containers(&cfg.compose_project).await;
     let mut services = Vec::new();
     for c in containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]) {
@@ -205,23 +206,7 @@ fn running_release(cfg: &Config, st: &State) -> PathBuf {
 async fn service_entry<E: EngineApi>(engine: &E, c: &Container) -> Value {
     let insp = engine.inspect(c).await.unwrap_or(Value::Null);
     let s = &insp["State"];
-    let probes: Vec<Value> = s["Health"]["Log"]
-        .as_array()
-        .map(|l| {
-            l.iter()
-                .rev()
-                .take(3)
-                .rev()
-                .map(|p| {
-                    json!({
-                        "exit_code": p["ExitCode"],
-                        "at": p["End"],
-                        "output": p["Output"].as_str().unwrap_or("").chars().take(PROBE_OUTPUT_MAX).collect::<String>(),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let probes = probe_entries(&insp);
     let logs = match engine.logs(c, LOG_LINES).await {
         Ok(l) => l,
         Err(e) => format!("(no logs: {e})"),
@@ -241,6 +226,26 @@ async fn service_entry<E: EngineApi>(engine: &E, c: &Container) -> Value {
         "health_probes": probes,
         "log_tail": logs,
     })
+}
+
+/// The last three health probes of an inspect document, each output redacted before it is cut.
+fn probe_entries(insp: &Value) -> Vec<Value> {
+    let log = insp["State"]["Health"]["Log"].as_array();
+    let last3 = log
+        .map(|l| &l[l.len().saturating_sub(3)..])
+        .unwrap_or_default();
+    last3
+        .iter()
+        .map(|p| {
+            // the edges are masked too: Docker has cut the output already (4 KiB)
+            let out = p["Output"].as_str().unwrap_or("");
+            json!({
+                "exit_code": p["ExitCode"],
+                "at": p["End"],
+                "output": redact::redact_cut(out, PROBE_OUTPUT_MAX, redact::Keep::Head),
+            })
+        })
+        .collect()
 }
 
 /// Every string (not the keys, which are the bundle's own names) through the redactor.
@@ -275,12 +280,8 @@ fn fit(v: &mut Value, max: usize) {
         }
         for s in v["services"].as_array_mut().into_iter().flatten() {
             if let Some(t) = s["log_tail"].as_str() {
-                let keep = t.len() / 2;
-                let mut cut = t.len() - keep;
-                while !t.is_char_boundary(cut) {
-                    cut += 1;
-                }
-                s["log_tail"] = Value::String(t[cut..].to_string());
+                let half = redact::redact_cut(t, t.len() / 2, redact::Keep::Tail);
+                s["log_tail"] = Value::String(half);
             }
         }
     }
@@ -369,6 +370,7 @@ mod tests {
 
     #[test]
     fn every_string_is_redacted_and_names_stay() {
+        redact::isolate();
         redact::register("hunter2-diag-secret");
         let mut v = json!({
             "services": [{"service": "web", "log_tail": "pw=hunter2-diag-secret ok",
@@ -382,6 +384,25 @@ mod tests {
         assert_eq!(v["services"][0]["service"], "web");
         assert_eq!(v["n"], 3);
         redact::forget_all();
+    }
+
+    #[test]
+    fn probe_output_is_redacted_before_its_cut_and_at_docker_s_cut() {
+        redact::isolate();
+        let secret = "Zq9-probe-secret-v4lue";
+        redact::register(secret);
+        // straddling the cut: cut first (0.4.0), its head survived unmasked
+        let straddle = format!("{}{secret} tail", "x".repeat(PROBE_OUTPUT_MAX - 8));
+        // Docker's own cap ended the output inside the secret
+        let docker_cut = format!("{}{}", "y".repeat(100), &secret[..9]);
+        let insp = json!({"State": {"Health": {"Log": [
+            {"ExitCode": 1, "Output": straddle}, {"ExitCode": 1, "Output": docker_cut}]}}});
+        let got = Value::Array(probe_entries(&insp)).to_string();
+        assert!(
+            !got.contains(&secret[..8]) && !got.contains(&secret[..4]),
+            "{got}"
+        );
+        assert!(got.contains("xxx***") && got.contains("yyy***"), "{got}");
     }
 
     #[test]

@@ -259,23 +259,83 @@ pub(super) fn release_root(release: &Path) -> PathBuf {
     }
 }
 
-/// Registers every value of a rendered `.env` with the redactor (names stay readable).
+/// Registers the values a release's `.env` holds, read back against its `env.template` (the
+/// placeholders' values, not the rendered lines: POLICY "Redaction").
 pub(super) fn register_env_values(release: &Path) {
-    let Some(text) = read_release_file(release, ".env")
+    let Some(env) = read_release_file(release, ".env")
         .map(|b| Zeroizing::new(String::from_utf8_lossy(&b).into_owned()))
     else {
         return;
     };
-    for line in text.lines() {
-        let Some((_, v)) = line.split_once('=') else {
+    let tmpl = read_release_file(release, "env.template")
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    for v in bundle::values_from_rendered(tmpl.as_deref(), &env) {
+        redact::register(&v);
+    }
+}
+
+/// Registers the registry credential the agent wrote to `DOCKER_CONFIG/config.json` (a tick
+/// that pulls nothing still masks it in what compose and the engine print).
+pub(super) fn register_docker_config(dir: &Path) {
+    use base64::Engine;
+    let Ok(body) = std::fs::read(dir.join("config.json")).map(Zeroizing::new) else {
+        return;
+    };
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return;
+    };
+    for a in v["auths"].as_object().into_iter().flat_map(|m| m.values()) {
+        let Some(blob) = a["auth"].as_str() else {
             continue;
         };
-        let v = v.trim();
-        redact::register(v);
-        for q in ['\'', '"'] {
-            if let Some(inner) = v.strip_prefix(q).and_then(|x| x.strip_suffix(q)) {
-                redact::register(inner);
-            }
+        redact::register(blob);
+        let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(blob) else {
+            continue;
+        };
+        let raw = Zeroizing::new(String::from_utf8_lossy(&raw).into_owned());
+        if let Some((user, pw)) = raw.split_once(':') {
+            redact::register_basic(user, pw);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 0.4.0 registered a heartbeat's `.env` lines: a value inside a composite, or written in
+    /// double quotes, was masked only in that exact rendered form.
+    #[test]
+    fn a_tick_that_applies_nothing_masks_the_running_release_s_values() {
+        redact::isolate();
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("env.template"),
+            "DB=postgres://app:${PW}@db/app\nQ=${Q}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join(".env"),
+            "DB=postgres://app:s3cret-pw-42@db/app\nQ=\"say \\\"hi\\\" now\"\n",
+        )
+        .unwrap();
+        register_env_values(d.path());
+        let out = redact::redact("connect pw=s3cret-pw-42 failed; echo say \"hi\" now");
+        assert_eq!(out, "connect pw=*** failed; echo ***", "{out}");
+    }
+
+    #[test]
+    fn the_written_registry_credential_is_masked_in_later_ticks() {
+        use base64::Engine;
+        redact::isolate();
+        let d = tempfile::tempdir().unwrap();
+        let blob = base64::engine::general_purpose::STANDARD.encode("robot:reg-pa55-word");
+        std::fs::write(
+            d.path().join("config.json"),
+            format!("{{\"auths\": {{\"r:5000\": {{\"auth\": \"{blob}\"}}}}}}"),
+        )
+        .unwrap();
+        register_docker_config(d.path());
+        assert_eq!(redact::redact("denied for reg-pa55-word"), "denied for ***");
     }
 }

@@ -2,6 +2,7 @@
 //! they use.
 
 use super::*;
+use crate::redact::Keep;
 use crate::tenancy::ReportResult;
 
 /// One report for tenancy, as an action decided it.
@@ -74,9 +75,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Some(cs) => cs,
             None => self.containers().await,
         };
-        // redaction first, then the cut (as everywhere)
-        let detail = truncate_head(&redact::redact(&s.detail), DETAIL_MAX);
-        let log_tail = truncate_tail(&redact::redact(&s.log_tail), LOG_TAIL_MAX);
+        // redaction first, then the cut, then the cut's edges (as everywhere)
+        let detail = redact::redact_cut(&s.detail, DETAIL_MAX, Keep::Head);
+        let log_tail = redact::redact_cut(&s.log_tail, LOG_TAIL_MAX, Keep::Tail);
         let token = self.tokens.bearer();
         crate::testhook::pause("before-report");
         let result = s.result;
@@ -107,28 +108,6 @@ pub(super) fn refused(r: Refusal, log_tail: &str) -> Failure {
     Failure::from(r).with_log_tail(log_tail)
 }
 
-pub(super) fn truncate_tail(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut start = s.len() - max;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    s[start..].to_string()
-}
-
-pub(super) fn truncate_head(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
-}
-
 /// The registry's own words from a failed pull, on one line (0.1.7). Redacted whole before it
 /// is cut: a secret cut in half would no longer match.
 pub(super) fn pull_diagnosis(output: &str) -> String {
@@ -154,7 +133,7 @@ pub(super) fn pull_diagnosis(output: &str) -> String {
     } else {
         lines.join(" | ")
     };
-    truncate_tail(&joined, 600)
+    redact::redact_cut(&joined, 600, Keep::Tail)
 }
 
 /// The `UNHEALTHY` detail naming each bad service (or that services are missing).
@@ -202,9 +181,10 @@ mod tests {
 
     #[test]
     fn cuts_never_split_a_character() {
-        assert_eq!(truncate_head("ééé", 3), "é");
-        assert_eq!(truncate_tail("ééé", 3), "é");
-        assert_eq!(truncate_head("abc", 9), "abc");
+        redact::isolate();
+        assert_eq!(redact::redact_cut("ééé", 3, Keep::Head), "é");
+        assert_eq!(redact::redact_cut("ééé", 3, Keep::Tail), "é");
+        assert_eq!(redact::redact_cut("abc", 9, Keep::Head), "abc");
         assert_eq!(
             unhealthy_detail(20, &[]),
             "UNHEALTHY: not healthy within 20s: services missing"

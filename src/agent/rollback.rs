@@ -184,9 +184,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         };
         let detail = format!(
             "{}{suffix}",
-            truncate_head(
-                &redact::redact(f.message()),
-                DETAIL_MAX.saturating_sub(suffix.len())
+            redact::redact_cut(
+                f.message(),
+                DETAIL_MAX.saturating_sub(suffix.len()),
+                redact::Keep::Head
             )
         );
         let tail = Zeroizing::new(f.log_tail().to_string());

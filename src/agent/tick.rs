@@ -19,6 +19,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if self.state.env_id.is_empty() {
             self.state.env_id = self.cfg.env_id.clone();
         }
+        // whatever this tick does, what the running release holds is masked in all it prints
+        register_env_values(&self.running_release());
+        register_docker_config(&self.cfg.docker_config_dir());
         let started = std::time::Instant::now();
         self.now = TickCtx::start(self.cfg.tick_budget_s);
         let applied_before = self.state.applied_sha.clone();

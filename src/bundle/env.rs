@@ -223,5 +223,111 @@ pub fn dotenv_encode(v: &str) -> Option<Zeroizing<String>> {
     Some(o)
 }
 
+/// The inverse of [`dotenv_encode`]: a value as written in `.env` (bare, `'…'`, or `"…"` with
+/// `\\` and `\"`) → the value.
+pub fn dotenv_decode(v: &str) -> Zeroizing<String> {
+    let t = v.trim();
+    if t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'') {
+        return Zeroizing::new(t[1..t.len() - 1].to_string());
+    }
+    if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
+        let mut o = Zeroizing::new(String::with_capacity(t.len()));
+        let mut esc = false;
+        for c in t[1..t.len() - 1].chars() {
+            if esc || c != '\\' {
+                o.push(c);
+                esc = false;
+            } else {
+                esc = true;
+            }
+        }
+        return o;
+    }
+    Zeroizing::new(t.to_string())
+}
+
+/// The values a rendered `.env` holds, read back against its `env.template` (for the redactor:
+/// a tick that reads nothing still masks the running release's values, not only its lines).
+/// Each line with placeholders is matched against the rendered line; a placeholder's value is
+/// taken by a shortest and a longest match (they differ only when a value contains the literal
+/// text after its placeholder, and then both are kept), and the whole rendered value too. Lines
+/// that do not line up, or a `.env` without a template: every value whole.
+pub fn values_from_rendered(template: Option<&str>, rendered: &str) -> Vec<Zeroizing<String>> {
+    let mut out = Vec::new();
+    let whole = |out: &mut Vec<Zeroizing<String>>, line: &str| {
+        if let Some(at) = assignment_value(line) {
+            out.push(dotenv_decode(&line[at..]));
+        }
+    };
+    let t_lines: Vec<&str> = template
+        .map(|t| t.split('\n').collect())
+        .unwrap_or_default();
+    let r_lines: Vec<&str> = rendered.split('\n').collect();
+    if t_lines.len() != r_lines.len() {
+        r_lines.iter().for_each(|l| whole(&mut out, l));
+        return out;
+    }
+    for (t, r) in t_lines.iter().zip(&r_lines) {
+        if !t.contains("${") {
+            continue;
+        }
+        let (tmpl, val) = match assignment_value(t) {
+            Some(at) if t[at..].contains("${") => {
+                if !r.starts_with(&t[..at]) {
+                    whole(&mut out, r);
+                    continue;
+                }
+                (template_value(&t[at..]), dotenv_decode(&r[at..]))
+            }
+            _ => (*t, Zeroizing::new(r.to_string())),
+        };
+        match placeholder_values(tmpl, &val) {
+            Some(vs) => out.extend(vs),
+            None => whole(&mut out, r),
+        }
+        out.push(val);
+    }
+    out
+}
+
+/// `${NAME}` placeholders of `tmpl` matched in `val`: each literal between them found first
+/// from the left (shortest values), then from the right (longest). No regex: this runs at the
+/// start of every tick.
+fn placeholder_values(tmpl: &str, val: &str) -> Option<Vec<Zeroizing<String>>> {
+    let mut lits = Vec::new();
+    let mut rest = tmpl;
+    while let Some(i) = rest.find("${") {
+        let after = &rest[i + 2..];
+        let j = after.find('}')?;
+        if !valid_var(&after[..j]) {
+            return None;
+        }
+        lits.push(&rest[..i]);
+        rest = &after[j + 1..];
+    }
+    lits.push(rest);
+    let (first, last) = (lits[0], lits[lits.len() - 1]);
+    if !val.starts_with(first) || !val.ends_with(last) || first.len() + last.len() > val.len() {
+        return None;
+    }
+    let (lo, hi) = (first.len(), val.len() - last.len());
+    let mut out = Vec::new();
+    let mut pos = lo;
+    for lit in &lits[1..lits.len() - 1] {
+        let k = val[pos..hi].find(lit)?;
+        out.push(Zeroizing::new(val[pos..pos + k].to_string()));
+        pos += k + lit.len();
+    }
+    out.push(Zeroizing::new(val[pos..hi].to_string()));
+    let mut end = hi;
+    for lit in lits[1..lits.len() - 1].iter().rev() {
+        let k = val[lo..end].rfind(lit)? + lo;
+        out.push(Zeroizing::new(val[k + lit.len()..end].to_string()));
+        end = k;
+    }
+    out.push(Zeroizing::new(val[lo..end].to_string()));
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests;

@@ -192,13 +192,12 @@ impl Engine {
                 .cloned()
                 .unwrap_or_default();
             for p in log.iter().rev().take(3).rev() {
-                let output: String = p["Output"]
-                    .as_str()
-                    .unwrap_or("")
-                    .trim()
-                    .chars()
-                    .take(400)
-                    .collect();
+                // redacted before the cut, edges masked: Docker has cut it already
+                let output = crate::redact::redact_cut(
+                    p["Output"].as_str().unwrap_or("").trim(),
+                    400,
+                    crate::redact::Keep::Head,
+                );
                 out.push_str(&format!(
                     "\n  probe exit {}: {}",
                     p["ExitCode"].as_i64().unwrap_or(-1),

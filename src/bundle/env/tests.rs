@@ -34,3 +34,51 @@ fn env_rendering() {
     assert_eq!(e.code, "ENV_VALUE_UNSAFE");
     assert!(!e.detail.contains("EVIL"));
 }
+
+#[test]
+fn a_rendered_env_reads_back_into_its_values() {
+    let mut v = BTreeMap::new();
+    v.insert(
+        "PW".to_string(),
+        Zeroizing::new("it's \\ \"q\"".to_string()),
+    );
+    v.insert("U".to_string(), Zeroizing::new("robot".to_string()));
+    let tmpl = "# ${U}\nDB=postgres://${U}:${PW}@h/db\nLEVEL=info\nexport Q = ${PW}  # note\n";
+    let out = render_env(tmpl, &v).unwrap();
+    let got: Vec<String> = values_from_rendered(Some(tmpl), &out)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for want in [
+        "robot",
+        "it's \\ \"q\"",
+        "postgres://robot:it's \\ \"q\"@h/db",
+    ] {
+        assert!(got.iter().any(|g| g == want), "{want:?} not in {got:?}");
+    }
+    // a literal line is no value; without a template every value is, whole and decoded
+    assert!(!got.iter().any(|g| g == "info"), "{got:?}");
+    let bare: Vec<String> = values_from_rendered(None, &out)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert!(
+        bare.iter().any(|g| g == "info") && bare.iter().any(|g| g == "it's \\ \"q\""),
+        "{bare:?}"
+    );
+}
+
+proptest::proptest! {
+    /// Whatever the value (that `.env` can carry), reading the rendered file back yields it.
+    #[test]
+    fn every_rendered_value_reads_back(pw in "[ -~é€]{1,40}", user in "[a-z]{1,8}") {
+        let mut v = BTreeMap::new();
+        v.insert("PW".to_string(), Zeroizing::new(pw.clone()));
+        v.insert("U".to_string(), Zeroizing::new(user));
+        let tmpl = "A=${PW}\nDB=postgres://${U}:${PW}@h/db\n";
+        if let Ok(out) = render_env(tmpl, &v) {
+            let got = values_from_rendered(Some(tmpl), &out);
+            proptest::prop_assert!(got.iter().any(|g| g.as_str() == pw), "{:?}", pw);
+        }
+    }
+}
