@@ -98,8 +98,9 @@ fi
 [[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+([~+.-][0-9A-Za-z.~+-]+)?$ ]] || die "--version '$VERSION' is not a version"
 [ -z "$DOCKER_DATA_ROOT" ] || [[ "$DOCKER_DATA_ROOT" == /* ]] || die "--docker-data-root must be absolute"
 if [ -n "$METRICS_TEXTFILE" ]; then
-  [[ "$METRICS_TEXTFILE" =~ ^/[A-Za-z0-9._/-]+\.prom$ ]] && [[ "$METRICS_TEXTFILE" != *..* ]] \
-    || die "--metrics-textfile must be an absolute path ending in .prom (letters, digits, . _ - /)"
+  if ! [[ "$METRICS_TEXTFILE" =~ ^/[A-Za-z0-9._/-]+\.prom$ ]] || [[ "$METRICS_TEXTFILE" == *..* ]]; then
+    die "--metrics-textfile must be an absolute path ending in .prom (letters, digits, . _ - /)"
+  fi
 fi
 for f in "$ENROL_JWT" "$BAO_CA_SRC" "$DEB_FILE"; do
   [ -z "$f" ] || [ -r "$f" ] || die "cannot read $f"

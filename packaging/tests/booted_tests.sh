@@ -21,12 +21,13 @@
 #   MONKY_BOOTED_PROFILE    release (default: the packaged binary) | debug (faster edit loop)
 #   MONKY_BOOTED_KEEP=1     keep the work dir and leave the container running (printed at the end)
 #   CARGO_DEB               the cargo-deb binary (default: $MONKY_CACHE/bin/cargo-deb, provisioned)
-# shellcheck disable=SC2317 # check functions are called through check()
+# shellcheck disable=SC2317,SC2016 # check functions are called through check(); ${…} of dpkg-query and env.template are literal
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "booted_tests.sh must run as root (debootstrap, systemd-nspawn)" >&2; exit 1; }
+CARGO_DEB_GIVEN="${CARGO_DEB:-}"
 # shellcheck source=packaging/tests/provision.sh
 . "$HERE/provision.sh"
 
@@ -126,7 +127,8 @@ wait_until() {
 unit_inactive() { [ "$(prop "$1" ActiveState)" != activating ] && [ "$(prop "$1" ActiveState)" != active ] && [ "$(prop "$1" ActiveState)" != deactivating ]; }
 # journal_json UNIT [INVOCATION]: that unit's journal as JSON lines (one invocation's, if given).
 journal_json() {
-  if [ -n "${2:-}" ]; then in_c journalctl --no-pager -o json -u "$1" _SYSTEMD_INVOCATION_ID="$2"
+  # -u adds a disjunction of matches: an invocation id next to it would not narrow them all
+  if [ -n "${2:-}" ]; then in_c journalctl --no-pager -o json _SYSTEMD_INVOCATION_ID="$2"
   else in_c journalctl --no-pager -o json -u "$1"; fi
 }
 # messages UNIT INVOCATION: "PRIORITY MESSAGE" per line of that invocation, the agent's own only.
@@ -230,9 +232,10 @@ mkdir -p "$CACHE"
 exec 8>"$CACHE/.booted-provision.lock"
 flock 8
 provision_booted || fatal "provisioning the booted root"
-if [ -z "${CARGO_DEB:-}" ]; then
+if [ -n "$CARGO_DEB_GIVEN" ]; then
+  CARGO_DEB=$CARGO_DEB_GIVEN
+else
   provision_cargo_deb || fatal "cargo-deb"
-  CARGO_DEB="$CACHE/bin/cargo-deb"
 fi
 exec 8>&-
 COMPOSE_BIN="$CACHE/bin/docker-compose-v2"
@@ -322,7 +325,7 @@ openssl genpkey -algorithm ed25519 -out "$WORK/agent.pem" 2>/dev/null || fatal "
 AGENT_PUB=$(openssl pkey -in "$WORK/agent.pem" -pubout -outform DER | tail -c 32 | base64 -w0)
 TPORT=$(sed -n 's/^MONKY_TENANCY_ADDR=.*:\([0-9]*\)$/\1/p' "$WORK/stack/stack.env")
 BPORT=$(sed -n 's/^MONKY_BAO_ADDR=.*:\([0-9]*\)$/\1/p' "$WORK/stack/stack.env")
-[ -n "$TPORT" ] && [ -n "$BPORT" ] || fatal "no tenancy/OpenBao address in stack.env"
+{ [ -n "$TPORT" ] && [ -n "$BPORT" ]; } || fatal "no tenancy/OpenBao address in stack.env"
 # base_config [TENANCY-PORT] [STATE-DIR]: the box's config.yaml
 base_config() {
   cat <<EOF
@@ -344,6 +347,9 @@ bootstrap_path: /etc/monky-deployd/bootstrap.jwt
 compose_cmd: plugin
 healthy_timeout_s: 120
 settle_s: 0
+# the least allowed: the run service raises its watchdog to tick_budget_s + 120 s, which the
+# wedge check below waits out
+tick_budget_s: 60
 agent_signing_keys:
   agent-test: "$AGENT_PUB"
 agent_update_probation_s: 20
@@ -385,18 +391,25 @@ heartbeat_follows() {
       { echo "the second run's journal shows no heartbeat:"; messages monky-deployd.service "$inv"; return 1; }; }
 }
 check "a heartbeat follows (the next run changes nothing and ends 0)" heartbeat_follows
-in_c systemctl disable --now monky-deployd.timer >/dev/null 2>&1
-rm -rf "$ROOT/etc/systemd/system/monky-deployd.timer.d"
+# The timer stays active (now firing never), so the service stays loaded between the runs
+# below: systemd unloads an inactive unit nothing references, and `systemctl show` of an
+# unloaded unit answers defaults (ExecMainStatus=0), which would hide the exit status checked.
+printf '[Timer]\nOnCalendar=\nOnCalendar=2099-01-01\n' >"$ROOT/etc/systemd/system/monky-deployd.timer.d/fast.conf"
 in_c systemctl daemon-reload
 INFO_INV=$FIRST_INV
+# exited (not unloaded, not killed) with STATUS: CLD_EXITED is ExecMainCode 1
+exited_with() {
+  expect_eq "ExecMainCode" "$(prop monky-deployd.service ExecMainCode)" 1 &&
+    expect_eq "ExecMainStatus" "$(prop monky-deployd.service ExecMainStatus)" "$1"
+}
 
 section "exit codes, the sandbox, the journal"
 base_config 1 | config_put # tenancy unreachable: a temporary failure
 exit75_success() {
   local inv
   inv=$(start_tick)
-  expect_eq "ExecMainStatus" "$(prop monky-deployd.service ExecMainStatus)" 75 &&
-    expect_eq "Result" "$(prop monky-deployd.service Result)" success &&
+  exited_with 75 || { messages monky-deployd.service "$inv"; return 1; }
+  expect_eq "Result" "$(prop monky-deployd.service Result)" success &&
     expect_eq "ActiveState" "$(prop monky-deployd.service ActiveState)" inactive &&
     { ! in_c systemctl is-failed -q monky-deployd.service || { echo "unit is failed"; return 1; }; }
 }
@@ -438,9 +451,9 @@ priorities() {
 check "journal priorities: the agent's ERROR lines are priority 3, WARN 4, INFO 6" priorities
 p_err_shows() {
   local out
-  out=$(in_c journalctl --no-pager -u monky-deployd.service -p err _SYSTEMD_INVOCATION_ID="$ERR_INV" -o cat)
+  out=$(in_c journalctl --no-pager -p err _SYSTEMD_INVOCATION_ID="$ERR_INV" -o cat)
   printf '%s\n' "$out" | grep -q 'Read-only file system' || { echo "journalctl -p err shows:"; printf '%s\n' "$out"; return 1; }
-  out=$(in_c journalctl --no-pager -u monky-deployd.service -p err _SYSTEMD_INVOCATION_ID="$INFO_INV" -o cat)
+  out=$(in_c journalctl --no-pager -p err _SYSTEMD_INVOCATION_ID="$INFO_INV" -o cat)
   ! printf '%s\n' "$out" | grep -q . || { echo "a good tick has lines at -p err:"; printf '%s\n' "$out"; return 1; }
 }
 check "journalctl -p err shows the sandbox refusal and nothing of a good tick" p_err_shows
@@ -480,8 +493,7 @@ metrics_missing_dir_ticks() {
   metrics_dropin "$REPO/ansible/roles/monky_deployd/templates/metrics.conf.j2"
   grep -q "ReadWritePaths=-$METRICS_DIR" "$ROOT/etc/systemd/system/monky-deployd.service.d/metrics.conf" || return 1
   start_tick >/dev/null
-  expect_eq "Result" "$(prop monky-deployd.service Result)" success &&
-    expect_eq "ExecMainStatus" "$(prop monky-deployd.service ExecMainStatus)" 0
+  expect_eq "Result" "$(prop monky-deployd.service Result)" success && exited_with 0
 }
 check "the role's drop-in: a missing textfile directory does not stop the tick" metrics_missing_dir_ticks
 metrics_written() {
@@ -489,7 +501,7 @@ metrics_written() {
   in_c install -d -m 0755 -o root -g root "$METRICS_DIR"
   in_c setfacl -m u:monky-deployd:rwx "$METRICS_DIR"
   start_tick >/dev/null
-  expect_eq "Result" "$(prop monky-deployd.service Result)" success &&
+  expect_eq "Result" "$(prop monky-deployd.service Result)" success && exited_with 0 &&
     expect_eq "textfile" "$(in_c stat -c '%a %U' "$METRICS_DIR/monky-deployd.prom" 2>&1)" "644 monky-deployd" &&
     grep -q '^monky_deployd_info' "$ROOT$METRICS_DIR/monky-deployd.prom"
 }
@@ -505,26 +517,29 @@ waiting_for_health() { docker ps -q --filter "label=com.docker.compose.project=$
 stop_mid_apply() {
   wait_until 60 waiting_for_health || { echo "the apply never reached its health wait"; docker ps -a; return 1; }
   expect_eq "ActiveState mid-apply" "$(prop monky-deployd.service ActiveState)" activating || return 1
-  in_c systemctl stop monky-deployd.service
+  in_c systemctl stop monky-deployd.service 2>/dev/null
+  exited_with 75 || { messages monky-deployd.service "$(prop monky-deployd.service InvocationID)"; return 1; }
   expect_eq "ExecMainStatus" "$(prop monky-deployd.service ExecMainStatus)" 75 &&
     expect_eq "Result" "$(prop monky-deployd.service Result)" success &&
-    { stack_reports | tail -n 1 | grep -q INTERRUPTED || { echo "last report is not INTERRUPTED:"; stack_reports | tail -n 1; return 1; }; }
+    { wait_until 10 sh -c "tail -n 1 '$WORK/stack/reports.jsonl' | grep -q INTERRUPTED" ||
+      { echo "last report is not INTERRUPTED:"; stack_reports | tail -n 1; return 1; }; }
 }
 check "stop during an apply: exit 75, Result=success, INTERRUPTED reported" stop_mid_apply
 good_compose 3 | publish 3 || fatal "publishing render 3"
 converges_after_stop() {
   start_tick >/dev/null
-  expect_eq "Result" "$(prop monky-deployd.service Result)" success &&
-    expect_eq "ExecMainStatus" "$(prop monky-deployd.service ExecMainStatus)" 0 &&
+  expect_eq "Result" "$(prop monky-deployd.service Result)" success && exited_with 0 &&
     curl -fsS --max-time 3 "http://127.0.0.1:$APP_PORT/" >/dev/null
 }
 check "the next tick after the stop converges to the next render" converges_after_stop
 
 # ---- the run service -------------------------------------------------------------------------------
+in_c systemctl disable --now monky-deployd.timer >/dev/null 2>&1
+rm -rf "$ROOT/etc/systemd/system/monky-deployd.timer.d"
 section "the run service (Type=notify): READY, watchdog, reload"
 # The shipped WatchdogSec (20 min) would make a wedge test wait 20 min: a drop-in shortens it.
 mkdir -p "$ROOT/etc/systemd/system/monky-deployd-run.service.d"
-printf '[Service]\nWatchdogSec=6s\nRestartSec=1s\n' >"$ROOT/etc/systemd/system/monky-deployd-run.service.d/fast.conf"
+printf '[Service]\nWatchdogSec=6s\n' >"$ROOT/etc/systemd/system/monky-deployd-run.service.d/fast.conf"
 in_c systemctl daemon-reload
 run_ready() {
   in_c systemctl start monky-deployd-run.service || { echo "systemctl start failed"; return 1; }
@@ -533,37 +548,27 @@ run_ready() {
     expect_eq "SubState" "$(prop monky-deployd-run.service SubState)" running
 }
 check "the run service reaches READY (start returns active/running)" run_ready
-watchdog_fed() {
-  local a b
-  a=$(prop monky-deployd-run.service WatchdogTimestampMonotonic)
-  sleep 8 # longer than WatchdogSec: without pings systemd would have killed it
-  b=$(prop monky-deployd-run.service WatchdogTimestampMonotonic)
-  [ "$a" != 0 ] && [ "$b" -gt "$a" ] || { echo "watchdog timestamps $a → $b"; return 1; }
-  expect_eq "NRestarts" "$(prop monky-deployd-run.service NRestarts)" 0 &&
-    expect_eq "ActiveState" "$(prop monky-deployd-run.service ActiveState)" active
+watchdog_armed() {
+  # 6 s in the drop-in is below tick_budget_s + 120: the agent raises it and says so
+  expect_eq "WatchdogUSec" "$(prop monky-deployd-run.service WatchdogUSec)" 3min &&
+    { [ "$(prop monky-deployd-run.service WatchdogTimestampMonotonic)" != 0 ] || { echo "never fed"; return 1; }; } &&
+    { in_c journalctl --no-pager -u monky-deployd-run.service -o cat | grep -q 'raised to 180 s' || { echo "no word of the raise"; return 1; }; }
 }
-check "its watchdog is fed (timestamps advance past WatchdogSec, no restart)" watchdog_fed
-wedged_restarted() {
-  local pid
-  pid=$(prop monky-deployd-run.service MainPID)
-  in_c kill -STOP "$pid"
-  wait_until 30 sh -c "[ \"\$(nsenter -t $LEADER -a systemctl show -P NRestarts monky-deployd-run.service)\" = 1 ]" ||
-    { echo "no restart within 30 s of SIGSTOP"; return 1; }
-  wait_until 30 sh -c "[ \"\$(nsenter -t $LEADER -a systemctl show -P ActiveState monky-deployd-run.service)\" = active ]" || return 1
-  [ "$(prop monky-deployd-run.service MainPID)" != "$pid" ] || { echo "same MainPID"; return 1; }
-  in_c journalctl --no-pager -u monky-deployd-run.service -o cat | grep -q 'Watchdog timeout' ||
-    { echo "the journal does not say the watchdog fired"; return 1; }
-}
-check "a wedged agent (SIGSTOP) is killed by the watchdog and restarted" wedged_restarted
+check "its watchdog is armed above the tick budget (6 s raised to 180 s) and fed" watchdog_armed
 reload_good() {
   local pid
   pid=$(prop monky-deployd-run.service MainPID)
   { base_config; echo "retry_backoff_max_s: 600"; } | config_put
+  local wd
+  wd=$(prop monky-deployd-run.service WatchdogTimestampMonotonic)
   in_c systemctl reload monky-deployd-run.service || { echo "systemctl reload failed on a good config"; return 1; }
+  # the reload ticks at once, and every tick feeds the watchdog
+  wait_until 30 sh -c "[ \"\$(nsenter -t $LEADER -a systemctl show -P WatchdogTimestampMonotonic monky-deployd-run.service)\" -gt $wd ]" ||
+    { echo "the watchdog was not fed after the reload's tick"; return 1; }
   expect_eq "MainPID" "$(prop monky-deployd-run.service MainPID)" "$pid" &&
     expect_eq "ActiveState" "$(prop monky-deployd-run.service ActiveState)" active
 }
-check "reload with a good config: systemctl reload exits 0, same process" reload_good
+check "reload with a good config: systemctl reload exits 0, same process, the watchdog fed by its tick" reload_good
 reload_bad() {
   local pid rc=0
   pid=$(prop monky-deployd-run.service MainPID)
@@ -620,5 +625,20 @@ update_reverts() {
 }
 check "a package whose agent never ticks is reverted (AGENT_REVERTED), the service runs again" update_reverts
 
+section "a wedged run service (waits out the 180 s watchdog)"
+wedged_restarted() {
+  local pid n
+  pid=$(prop monky-deployd-run.service MainPID)
+  n=$(prop monky-deployd-run.service NRestarts)
+  [ "$pid" -gt 1 ] || { echo "the run service has no main process (MainPID=$pid)"; return 1; }
+  in_c kill -STOP "$pid"
+  wait_until 200 sh -c "[ \"\$(nsenter -t $LEADER -a systemctl show -P NRestarts monky-deployd-run.service)\" -gt $n ]" ||
+    { echo "no restart within 200 s of SIGSTOP"; return 1; }
+  wait_until 30 sh -c "[ \"\$(nsenter -t $LEADER -a systemctl show -P ActiveState monky-deployd-run.service)\" = active ]" || return 1
+  [ "$(prop monky-deployd-run.service MainPID)" != "$pid" ] || { echo "same MainPID"; return 1; }
+  in_c journalctl --no-pager -u monky-deployd-run.service -o cat | grep -q 'Watchdog timeout' ||
+    { echo "the journal does not say the watchdog fired"; return 1; }
+}
+check "a wedged agent (SIGSTOP) is killed by its watchdog (180 s) and restarted" wedged_restarted
 in_c systemctl stop monky-deployd-run.service >/dev/null 2>&1 || true
 finish

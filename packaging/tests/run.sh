@@ -239,7 +239,7 @@ check "laptop unit: runs the loop, restarts on failure, never on 78" \
 check "run service: Type=notify, watchdog above the tick budget, restarts on failure, never on 78, no swap" \
   unit_has monky-deployd-run.service 'Type=notify' 'NotifyAccess=main' 'ExecStart=/usr/bin/monky-deployd run' \
   'WatchdogSec=20min' 'TimeoutStartSec=20min' 'Restart=on-failure' 'RestartPreventExitStatus=78' \
-  'ExecReload=/usr/bin/monky-deployd reload --pid $MAINPID' 'MemorySwapMax=0' 'MemoryMax=256M' 'TasksMax=64' \
+  'ExecReload=/usr/bin/monky-deployd reload --pid '"\$MAINPID" 'MemorySwapMax=0' 'MemoryMax=256M' 'TasksMax=64' \
   'Conflicts=monky-deployd.timer monky-deployd.service monky-deployd-laptop.service' 'WantedBy=multi-user.target'
 watchdog_above_budget() {
   local wd budget
