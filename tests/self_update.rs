@@ -517,7 +517,10 @@ fn the_keep_dir_stays_bounded_and_a_reverted_version_stays_out() {
         });
         b.tick_as(v);
         assert!(finish(c).status.success());
-        assert_eq!(b.outcome().unwrap().note, format!("AGENT_UPDATED: {prev} → {v}"));
+        assert_eq!(
+            b.outcome().unwrap().note,
+            format!("AGENT_UPDATED: {prev} → {v}")
+        );
         assert_eq!(kept(&b), names(&[prev, v]), "after {v}");
         prev = v;
     }

@@ -132,7 +132,7 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
         return Ok(None);
     }
     su::judge_version(&s.version, &running, cfg.permit_agent_downgrade)?;
-    if reverted_here(o).iter().any(|v| *v == s.version) {
+    if reverted_here(o).contains(&s.version) {
         return Err(format!("{} was reverted on this box", s.version));
     }
     if s.package != su::package_name(&s.version, &s.arch) || s.arch != su::arch() {
