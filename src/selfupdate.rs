@@ -59,13 +59,36 @@ pub struct Ticked {
 pub struct AgentUpdateState {
     /// The version tenancy last asked for (metrics, `status`).
     pub desired: Option<String>,
-    /// Reverted by the update unit: skipped while tenancy keeps offering it.
+    /// The last version the update unit reverted (`plan`, `status`).
     pub reverted: Option<String>,
+    /// Every package version reverted here (its own control Version; the newest
+    /// [`REVERTED_KEPT`]): refused whatever tenancy labels it, and whenever it is offered again.
+    pub reverted_versions: Vec<String>,
     /// An offer (version, sha256) this box refused: not downloaded again while tenancy keeps
     /// offering exactly it.
     pub refused: Option<(String, String)>,
     /// Notes not yet reported (no running sha to report them about yet).
     pub notes: Vec<String>,
+}
+
+/// How many reverted versions a box remembers (agent state and the unit's `reverted.json`).
+pub const REVERTED_KEPT: usize = 32;
+
+/// Adds `version` to a list of reverted versions, the oldest going beyond [`REVERTED_KEPT`].
+pub fn remember_reverted(list: &mut Vec<String>, version: &str) {
+    list.retain(|v| v != version);
+    list.push(version.to_string());
+    if list.len() > REVERTED_KEPT {
+        list.drain(..list.len() - REVERTED_KEPT);
+    }
+}
+
+impl AgentUpdateState {
+    /// Whether this package version was reverted on this box.
+    pub fn was_reverted(&self, version: &str) -> bool {
+        self.reverted.as_deref() == Some(version)
+            || self.reverted_versions.iter().any(|v| v == version)
+    }
 }
 
 pub fn staged_json(update_dir: &Path) -> PathBuf {
@@ -175,6 +198,78 @@ pub fn judge_version(offered: &str, running: &str, permit_downgrade: bool) -> Re
         ));
     }
     Ok(())
+}
+
+/// A package's own control fields, as dpkg reads them from the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Control {
+    pub package: String,
+    pub version: String,
+    pub arch: String,
+}
+
+/// The package name every agent package carries.
+pub const PACKAGE: &str = "monky-deployd";
+
+/// The control fields of `deb`, read by `dpkg-deb --field` — the same reader `dpkg -i` uses,
+/// so what is judged here is what would be installed (no second parser to disagree with it).
+pub fn read_control(dpkg_deb: &str, deb: &Path) -> Result<Control, String> {
+    let out = std::process::Command::new(dpkg_deb)
+        .arg("--field")
+        .arg(deb)
+        .args(["Package", "Version", "Architecture"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("{dpkg_deb}: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "not a readable package ({dpkg_deb} --field: {})",
+            err.trim().lines().last().unwrap_or("")
+        ));
+    }
+    parse_fields(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// `Package: …`, `Version: …`, `Architecture: …` lines (dpkg-deb's answer for several fields).
+fn parse_fields(text: &str) -> Result<Control, String> {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("the package's control file has no {name}"))
+    };
+    Ok(Control {
+        package: field("Package")?,
+        version: field("Version")?,
+        arch: field("Architecture")?,
+    })
+}
+
+/// The offer's label agrees with what the package is: its name, its version (exactly, as
+/// dpkg will record it) and this box's architecture. Otherwise what disagrees.
+pub fn judge_control(c: &Control, label: &str, arch: &str) -> Result<(), String> {
+    let mut wrong = Vec::new();
+    if c.package != PACKAGE {
+        wrong.push(format!("it is package {:?}, not {PACKAGE}", c.package));
+    }
+    if c.version != label {
+        wrong.push(format!("its own Version is {:?}", c.version));
+    }
+    if c.arch != arch {
+        wrong.push(format!(
+            "its Architecture is {:?}, this box is {arch}",
+            c.arch
+        ));
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the label disagrees with the package: {}",
+        wrong.join("; ")
+    ))
 }
 
 /// The package bytes are the ones offered and signed: `computed` (the sha256 hex of the file

@@ -466,6 +466,76 @@ fn disk_insufficient_reclaims_and_applies(f: Flavour) {
     );
 }
 
+/// A container of the test's own, removed at the end whatever happened.
+struct RmContainer(String);
+
+impl Drop for RmContainer {
+    fn drop(&mut self) {
+        let _ = Command::new("docker").args(["rm", "-f", &self.0]).output();
+    }
+}
+
+/// Reclaim never removes what another project on the box may still run, whoever pulled it
+/// (issue 31.5). Another compose project's stopped container was created from `a` when `a`
+/// was an older image; the registry's `a` moved on, and this project pulled (so its ledger
+/// holds) the new one. The engine would let the new one go (no container was created from
+/// it), but that container names `a`: recreating it runs the new image, so reclaim keeps it.
+/// Once that container is gone, the next reclaim takes the image.
+#[test]
+fn reclaim_keeps_an_image_another_project_may_run() {
+    require_docker();
+    let mut made = Images(Vec::new());
+    let u = unique("other");
+    let a = make_image(&format!("{u}-a"), 1024, true, &mut made);
+    let b = make_image(&format!("{u}-b"), 512, true, &mut made);
+    let c = make_image(&format!("{u}-c"), 512, true, &mut made);
+    // the other project's container, created from the `a` of then, and stopped
+    docker(&["pull", "-q", &a]);
+    let was = image_id(&a).unwrap();
+    made.0.push(was.clone());
+    let other = RmContainer(format!("{u}-other-web"));
+    docker(&[
+        "create",
+        "--name",
+        &other.0,
+        "--label",
+        &format!("com.docker.compose.project={u}-other"),
+        "--label",
+        "com.docker.compose.service=web",
+        &a,
+        "true",
+    ]);
+    // `a` moves on in the registry (new bytes); the box keeps the old one under the container
+    make_image(&format!("{u}-a"), 1024, true, &mut made);
+    assert!(image_id(&a).is_none());
+
+    let mut s = Stack::new("reclaim-other", Flavour::V2);
+    s.set_extra("keep_releases: 1\n");
+    s.give_bootstrap();
+    apply(&s, &release(1, &a, "1", 1 << 20));
+    let now = image_id(&a).expect("the agent pulled a");
+    assert_ne!(now, was);
+    assert!(ledger_ids(&s).contains(&now));
+    apply(&s, &release(2, &b, "2", 1 << 20));
+    apply(&s, &release(3, &c, "3", 1 << 20));
+    assert_eq!(releases(&s).len(), 2, "release 1 reclaimed");
+    assert_eq!(
+        image_id(&a).as_deref(),
+        Some(now.as_str()),
+        "the image another project's container names stays"
+    );
+    assert_eq!(image_id(&was).as_deref(), Some(was.as_str()));
+    assert!(
+        ledger_ids(&s).contains(&now),
+        "still this project's to reclaim later"
+    );
+
+    // that container gone, nothing on the box may run it: the next reclaim takes it
+    drop(other);
+    apply(&s, &release(4, &b, "4", 1 << 20));
+    assert_eq!(image_id(&a), None, "reclaimed once no container names it");
+}
+
 all_composes!(reclaim_keeps_what_runs_and_what_rollback_needs);
 all_composes!(disk_insufficient_reclaims_and_applies);
 

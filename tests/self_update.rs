@@ -458,3 +458,88 @@ fn an_installer_killed_during_probation_resumes_it() {
         format!("AGENT_UPDATED: {OLD} → {NEW}")
     );
 }
+
+fn kept(b: &BoxRoot) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(b.keep().join("packages"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn names(versions: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = versions
+        .iter()
+        .map(|v| su::package_name(v, su::arch()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The root unit reads the package's own control file from its copy: a signed old package
+/// staged under a newer label is never installed, and nothing is kept of it (issue 31.3).
+#[test]
+fn a_package_whose_label_disagrees_with_it_is_not_installed() {
+    let b = BoxRoot::new(60);
+    let old = b.build("0.2.0", "relabelled");
+    b.stage(NEW, &old, &KEY);
+    let out = finish(b.spawn());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(b.installed(), OLD);
+    let o = b.outcome().expect("result.json");
+    assert_eq!(
+        o.note,
+        format!(
+            "AGENT_UPDATE_FAILED: {NEW}: the label disagrees with the package: its own Version \
+             is \"0.2.0\""
+        )
+    );
+    assert_eq!(o.refused, Some((NEW.to_string(), sha256(&old))));
+    assert!(b.nothing_staged());
+    assert_eq!(kept(&b), names(&[OLD]), "nothing of it kept");
+    assert!(!std::path::Path::new(&b.path("systemctl.log")).exists());
+}
+
+/// Round after round the keep dir holds the running package and the one before it; a reverted
+/// version is refused by the unit itself when staged again (the agent's memory aside).
+#[test]
+fn the_keep_dir_stays_bounded_and_a_reverted_version_stays_out() {
+    let b = BoxRoot::new(10);
+    let mut prev = OLD;
+    for v in ["0.3.1", "0.3.2", "0.3.3"] {
+        let deb = b.build(v, "good");
+        b.stage(v, &deb, &KEY);
+        let c = b.spawn();
+        wait_until(&format!("{v} installed"), Duration::from_secs(30), || {
+            b.installed() == v || b.outcome().is_some_and(|o| o.note.contains("FAILED"))
+        });
+        b.tick_as(v);
+        assert!(finish(c).status.success());
+        assert_eq!(
+            b.outcome().unwrap().note,
+            format!("AGENT_UPDATED: {prev} → {v}")
+        );
+        assert_eq!(kept(&b), names(&[prev, v]), "after {v}");
+        prev = v;
+    }
+    // 0.3.4 never ticks: reverted, and its package not kept
+    let bad = b.build("0.3.4", "bad");
+    b.stage("0.3.4", &bad, &KEY);
+    let c = b.spawn();
+    assert!(finish(c).status.success());
+    assert_eq!(b.installed(), "0.3.3");
+    assert_eq!(b.outcome().unwrap().reverted.as_deref(), Some("0.3.4"));
+    assert_eq!(kept(&b), names(&["0.3.2", "0.3.3"]));
+    // staged again as if the agent had forgotten: the unit refuses it itself
+    b.stage("0.3.4", &bad, &KEY);
+    let out = finish(b.spawn());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(b.installed(), "0.3.3");
+    assert_eq!(
+        b.outcome().unwrap().note,
+        "AGENT_UPDATE_FAILED: 0.3.4 was reverted on this box"
+    );
+    assert_eq!(kept(&b), names(&["0.3.2", "0.3.3"]));
+}

@@ -29,6 +29,31 @@ fn debs(s: &Stack) -> usize {
         .unwrap_or(0)
 }
 
+/// A real agent package of `version` for this box (`dpkg-deb --build`).
+fn deb(s: &Stack, version: &str) -> Vec<u8> {
+    let tree = s.dir.path().join(format!("pkg-{version}"));
+    std::fs::create_dir_all(tree.join("DEBIAN")).unwrap();
+    std::fs::write(
+        tree.join("DEBIAN/control"),
+        format!(
+            "Package: monky-deployd\nVersion: {version}\nArchitecture: {}\n\
+             Maintainer: t <t@example.invalid>\nDescription: test package\n",
+            su::arch()
+        ),
+    )
+    .unwrap();
+    let out = tree.with_extension("deb");
+    let st = std::process::Command::new("dpkg-deb")
+        .args(["--root-owner-group", "--build"])
+        .arg(&tree)
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::read(out).unwrap()
+}
+
 fn package_fetches(s: &Stack) -> usize {
     s.tenancy
         .requests()
@@ -121,8 +146,22 @@ fn the_agent_stages_only_what_its_own_keys_signed() {
     let d = s.last_report()["detail"].as_str().unwrap().to_string();
     assert!(d.contains("older than the running"), "{d}");
 
+    // a signed old package under a newer label: judged by its own control file, not staged
+    let offer = s
+        .tenancy
+        .publish_agent("9.0.2", arch, deb(&s, "0.0.9"), &[("agent-2026", KEY)]);
+    s.tenancy.offer_agent(&s.env, Some(offer));
+    s.tick();
+    assert!(staged(&s).is_none());
+    assert_eq!(debs(&s), 0);
+    let d = s.last_report()["detail"].as_str().unwrap().to_string();
+    assert_eq!(
+        d,
+        "AGENT_UPDATE_FAILED: 9.0.2: the label disagrees with the package: its own Version is \"0.0.9\""
+    );
+
     // signed by the box's key: staged for the update unit, nothing installed by the agent
-    let body = b"!<arch>\npackage 9.1.0".to_vec();
+    let body = deb(&s, "9.1.0");
     let offer = s
         .tenancy
         .publish_agent("9.1.0", arch, body.clone(), &[("agent-2026", KEY)]);

@@ -97,6 +97,11 @@ pub trait EngineApi {
     async fn docker_root(&self) -> Result<PathBuf, RuntimeError>;
     /// Bytes reclaimed.
     async fn prune_images(&self) -> Result<u64, RuntimeError>;
+    /// Every container on the box, any project, running or not. The default fails, so an
+    /// engine that cannot list them makes reclaim remove no image.
+    async fn all_containers_raw(&self) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        Err(unsupported("all containers"))
+    }
     /// An image's id and size (`None`: no such image). Defaults say "unsupported" so a fake
     /// engine need not model images.
     async fn image(&self, reference: &str) -> Result<Option<(String, u64)>, RuntimeError> {
@@ -228,6 +233,9 @@ impl EngineApi for Engine {
     }
     async fn prune_images(&self) -> Result<u64, RuntimeError> {
         Engine::prune_images(self).await
+    }
+    async fn all_containers_raw(&self) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        Engine::all_containers_raw(self).await
     }
     async fn image(&self, reference: &str) -> Result<Option<(String, u64)>, RuntimeError> {
         Engine::image(self, reference).await

@@ -2,11 +2,12 @@
 //! data root has less free than the watermark (`disk_reclaim_below`, default the running
 //! bundle's `need_bytes` × 1.5 + 2 GiB), the agent removes the release directories beyond
 //! `keep_releases` and the images only they used. Never removed: the running release, the
-//! rollback target (the release that ran before it), the newest `keep_releases`, an image any
-//! container of the project was created from, an image a kept release names, and any image
-//! that is not in the guard's ledger of this project's own pulls (`<state_dir>/images.json`):
-//! another app's images are not this agent's business. Images go without `force`, so the
-//! engine itself keeps one that a container (of any project) uses or that has other names.
+//! rollback target (the release that ran before it), the newest `keep_releases`; an image any
+//! container on the box (any project, running or not) was created from or names, whoever
+//! pulled it; an image a kept release names; and any image that is not in the guard's ledger
+//! of this project's own pulls (`<state_dir>/images.json`): another app's images are not this
+//! agent's business. Images go without `force`, so the engine itself also keeps one that a
+//! container uses or that has other names.
 //!
 //! A `DISK_INSUFFICIENT` refusal reclaims first and runs the checks once more. What went is
 //! reported to tenancy as `RECLAIMED: <bytes> bytes (<n> releases, <m> images)` in an
@@ -178,24 +179,22 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         out
     }
 
-    /// The ledger's images that no container of the project and no kept release uses.
+    /// The ledger's images that no container on the box and no kept release uses.
     async fn reclaim_images(&self, kept: &BTreeSet<PathBuf>, out: &mut Reclaimed) {
         let path = self.cfg.state_dir.join(crate::guard::IMAGE_LEDGER);
         let Some(mut ledger) = crate::guard::Ledger::load(&path) else {
             debug!("reclaim: no image ledger yet; no image is this agent's to remove");
             return;
         };
-        let mut used: BTreeSet<String> = BTreeSet::new();
-        match self.engine.containers_raw(&self.cfg.compose_project).await {
-            Ok(cs) => used.extend(
-                cs.iter()
-                    .filter_map(|c| c["ImageID"].as_str().map(String::from)),
-            ),
+        // every container on the box, not only this project's: another project's stopped
+        // container (or its rollback) may run what this project also pulled
+        let (mut used, mut names) = match self.engine.all_containers_raw().await {
+            Ok(cs) => containers_images(&cs),
             Err(e) => {
-                warn!("reclaim: cannot list the project's containers ({e}); no image removed");
+                warn!("reclaim: cannot list the box's containers ({e}); no image removed");
                 return;
             }
-        }
+        };
         for rel in kept {
             let Some(refs) = release_images(rel) else {
                 warn!(
@@ -204,16 +203,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 );
                 return;
             };
-            for r in refs {
-                match self.engine.image(&r).await {
-                    Ok(Some((id, _))) => {
-                        used.insert(id);
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        warn!("reclaim: image {r}: {e}; no image removed");
-                        return;
-                    }
+            names.extend(refs);
+        }
+        // a name counts for the image it names now (what a recreate would run)
+        for r in names {
+            match self.engine.image(&r).await {
+                Ok(Some((id, _))) => {
+                    used.insert(id);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    warn!("reclaim: image {r}: {e}; no image removed");
+                    return;
                 }
             }
         }
@@ -266,6 +267,23 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         out.bytes = out.bytes.saturating_add(freed);
     }
+}
+
+/// What the containers `cs` (the engine's list) may run: the image ids they were created
+/// from, and the image names they were created by (resolved by the caller: a name may point
+/// at a newer image than the container's own, and a recreate would run that one).
+pub(super) fn containers_images(cs: &[serde_json::Value]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut ids = BTreeSet::new();
+    let mut names = BTreeSet::new();
+    for c in cs {
+        if let Some(id) = c["ImageID"].as_str().filter(|s| !s.is_empty()) {
+            ids.insert(id.to_string());
+        }
+        if let Some(n) = c["Image"].as_str().filter(|s| !s.is_empty()) {
+            names.insert(n.to_string());
+        }
+    }
+    (ids, names)
 }
 
 /// `disk_reclaim_below`, or the `need_bytes` of the release at `running` × 1.5 + 2 GiB (the
@@ -442,6 +460,54 @@ mod tests {
         .unwrap();
         assert_eq!(release_images(d.path()), None);
         assert_eq!(release_images(&d.path().join("missing")), None);
+    }
+
+    /// The keep-set of the box's containers: every project's, running or stopped, by the id
+    /// each was created from and by the name it was created by (issue 31.5).
+    #[test]
+    fn every_container_on_the_box_keeps_its_image_and_its_name() {
+        let cs = serde_json::json!([
+            {"Image": "r/web:1", "ImageID": "sha256:aa", "State": "running",
+             "Labels": {"com.docker.compose.project": "monky-test"}},
+            {"Image": "r/db:2", "ImageID": "sha256:bb", "State": "exited",
+             "Labels": {"com.docker.compose.project": "monky-other"}},
+            {"Image": "sha256:cc", "ImageID": "sha256:cc", "State": "created", "Labels": {}},
+            {"Image": "", "ImageID": ""},
+            {"Names": ["/odd"]}
+        ]);
+        let (ids, names) = containers_images(cs.as_array().unwrap());
+        let want_ids: BTreeSet<String> = ["sha256:aa", "sha256:bb", "sha256:cc"]
+            .map(String::from)
+            .into();
+        // an id where a name was is resolved like a name (to itself)
+        let want_names: BTreeSet<String> =
+            ["r/db:2", "r/web:1", "sha256:cc"].map(String::from).into();
+        assert_eq!(ids, want_ids);
+        assert_eq!(names, want_names);
+    }
+
+    /// An engine that cannot list every container on the box: no image goes.
+    #[test]
+    fn without_the_boxs_containers_no_image_goes() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, _) = agent_with_releases(d.path(), 1);
+        let mut ledger = crate::guard::Ledger::default();
+        ledger.images.insert(
+            "sha256:dd".into(),
+            serde_json::from_value(serde_json::json!({"reference": "r/x:1", "at": 1})).unwrap(),
+        );
+        let path = a.cfg.state_dir.join(crate::guard::IMAGE_LEDGER);
+        ledger.save(&path).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut out = Reclaimed::default();
+        rt.block_on(a.reclaim_images(&BTreeSet::new(), &mut out));
+        assert!(out.images.is_empty());
+        assert!(crate::guard::Ledger::load(&path)
+            .unwrap()
+            .images
+            .contains_key("sha256:dd"));
     }
 
     #[test]

@@ -37,7 +37,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             return Step::Keep;
         };
         let u = &self.state.agent_update;
-        if u.reverted.as_deref() == Some(o.version.as_str()) {
+        if u.was_reverted(&o.version) {
             return Step::Reverted(o.version.clone());
         }
         if u.refused.as_ref() == Some(&(o.version.clone(), o.sha256.to_ascii_lowercase())) {
@@ -136,8 +136,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         match serde_json::from_slice::<su::Outcome>(&b) {
             Ok(o) => {
                 info!("self-update: {}", o.note);
-                if o.reverted.is_some() {
-                    self.state.agent_update.reverted = o.reverted;
+                if let Some(v) = o.reverted {
+                    let u = &mut self.state.agent_update;
+                    su::remember_reverted(&mut u.reverted_versions, &v);
+                    u.reverted = Some(v);
                 }
                 if o.refused.is_some() {
                     self.state.agent_update.refused = o.refused;
@@ -177,6 +179,14 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             let key = su::judge_package(&self.agent_keys, &o.sha256, &sha, &o.signatures)
                 .map_err(|e| (e, true))?;
             debug!("self-update: {bytes} bytes, sha256 {sha}, signed by {key}");
+            // judged by what it is, not by its label (read only once the bytes are signed ones)
+            let c = su::read_control(DPKG_DEB, &incoming).map_err(|e| (e, true))?;
+            su::judge_control(&c, &o.version, arch).map_err(|e| (e, true))?;
+            su::judge_version(&c.version, VERSION, self.cfg.permit_agent_downgrade)
+                .map_err(|e| (e, true))?;
+            if self.state.agent_update.was_reverted(&c.version) {
+                return Err((format!("{} was reverted on this box", c.version), true));
+            }
             // one staged package at a time: older ones go
             for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
                 if e.file_name().to_string_lossy().ends_with(".deb") && e.path() != incoming {
@@ -234,6 +244,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 }
 
 use std::os::unix::fs::OpenOptionsExt;
+
+/// What reads a package's control fields (dpkg's own reader; see [`su::read_control`]).
+const DPKG_DEB: &str = "dpkg-deb";
 
 #[cfg(test)]
 mod tests;

@@ -234,6 +234,29 @@ impl Engine {
     }
 
     /// An image's id and size by reference or id; `None` when the engine has no such image.
+    /// Every container on the box, of any project or none, running or not (`all=1`), with
+    /// `Image` the name each was created by: the list shows an image id instead once that name
+    /// points at another image, so those are inspected (`Config.Image`).
+    pub async fn all_containers_raw(&self) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        let body = self
+            .call(hyper::Method::GET, "/containers/json?all=1")
+            .await?;
+        let mut cs: Vec<serde_json::Value> =
+            serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        for c in &mut cs {
+            let by_id = c["Image"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("sha256:"));
+            let Some(id) = c["Id"].as_str().filter(|_| by_id).map(String::from) else {
+                continue;
+            };
+            if let Some(name) = self.inspect(&id).await?["Config"]["Image"].as_str() {
+                c["Image"] = name.into();
+            }
+        }
+        Ok(cs)
+    }
+
     pub async fn image(&self, reference: &str) -> Result<Option<(String, u64)>, RuntimeError> {
         let path = format!("/images/{}/json", urlencode(reference));
         let (status, body) = self.call_status(hyper::Method::GET, &path).await?;

@@ -26,6 +26,8 @@ pub struct Opts {
     pub keep_dir: PathBuf,
     pub dpkg: String,
     pub dpkg_query: String,
+    /// Reads a package's own control fields.
+    pub dpkg_deb: String,
     pub systemctl: String,
     /// The agent's units, try-restarted (those running) after an install or a revert.
     pub units: Vec<String>,
@@ -40,6 +42,7 @@ impl Default for Opts {
             keep_dir: "/var/lib/monky-deployd-update".into(),
             dpkg: "dpkg".into(),
             dpkg_query: "dpkg-query".into(),
+            dpkg_deb: "dpkg-deb".into(),
             systemctl: "systemctl".into(),
             units: AGENT_UNITS.iter().map(|u| u.to_string()).collect(),
             poll: Duration::from_secs(5),
@@ -129,6 +132,9 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
         return Ok(None);
     }
     su::judge_version(&s.version, &running, cfg.permit_agent_downgrade)?;
+    if reverted_here(o).contains(&s.version) {
+        return Err(format!("{} was reverted on this box", s.version));
+    }
     if s.package != su::package_name(&s.version, &s.arch) || s.arch != su::arch() {
         return Err(format!(
             "staged package name {:?} is not this box's",
@@ -139,7 +145,9 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
     let new_pkg = pkgs.join(&s.package);
     copy_out(&cfg.update_dir().join(&s.package), &new_pkg)?;
     let sha = su::file_sha256(&new_pkg).map_err(|e| format!("{}: {e}", new_pkg.display()))?;
-    if let Err(e) = su::judge_package(keys, &s.sha256, &sha, &s.signatures) {
+    if let Err(e) = su::judge_package(keys, &s.sha256, &sha, &s.signatures)
+        .and_then(|_| judge_what_it_is(o, &new_pkg, s, &running, cfg.permit_agent_downgrade))
+    {
         let _ = std::fs::remove_file(&new_pkg);
         return Err(e);
     }
@@ -188,15 +196,83 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
     Ok(Some(p))
 }
 
-/// Wait for the new agent's first counted tick; revert when probation runs out.
+/// The package in root's keep dir judged by its own control fields (read from this copy, not
+/// the agent's): the label agrees with it, it is no downgrade, and it was never reverted here.
+fn judge_what_it_is(
+    o: &Opts,
+    pkg: &Path,
+    s: &Staged,
+    running: &str,
+    permit_downgrade: bool,
+) -> Result<(), String> {
+    let c = su::read_control(&o.dpkg_deb, pkg)?;
+    su::judge_control(&c, &s.version, su::arch()).map_err(|e| format!("{}: {e}", s.version))?;
+    su::judge_version(&c.version, running, permit_downgrade)?;
+    if reverted_here(o).contains(&c.version) {
+        return Err(format!("{} was reverted on this box", c.version));
+    }
+    Ok(())
+}
+
+/// `keep_dir/reverted.json`: the package versions this unit reverted (root's own memory; the
+/// agent's state may be wiped or lie).
+fn reverted_here(o: &Opts) -> Vec<String> {
+    read_nofollow(&o.keep_dir.join("reverted.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+fn remember_reverted(o: &Opts, version: &str) {
+    let mut list = reverted_here(o);
+    su::remember_reverted(&mut list, version);
+    if let Err(e) = write_root(&o.keep_dir.join("reverted.json"), &list) {
+        tracing::error!("reverted.json: {e}");
+    }
+}
+
+/// Kept packages beyond `keep` (versions) go: after an update the running one and the one
+/// before it stay, so `packages/` never holds more than three (two plus one being installed).
+fn prune_kept(o: &Opts, arch: &str, keep: &[&str]) {
+    let names: Vec<String> = keep.iter().map(|v| su::package_name(v, arch)).collect();
+    let dir = o.keep_dir.join("packages");
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.ends_with(".deb") && !names.contains(&n) {
+            match std::fs::remove_file(e.path()) {
+                Ok(()) => tracing::info!("kept package {n} removed"),
+                Err(e) => tracing::warn!("{}: {e}", dir.join(&n).display()),
+            }
+        }
+    }
+}
+
+/// Unix seconds at which the box booted (`None` if unknown).
+fn booted_at() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given
+    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) } != 0 {
+        return None;
+    }
+    Some(state::now().saturating_sub(u64::try_from(ts.tv_sec).ok()?))
+}
+
+/// Wait for the new agent's first counted tick; revert when probation runs out. Probation
+/// counts from the install or from the last boot, whichever is later: a box rebooted inside
+/// probation gives the new agent its full time to tick again after the boot.
 fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
-    let deadline = p.started_at.saturating_add(cfg.agent_update_probation_s);
+    let from = p.started_at.max(booted_at().unwrap_or(0));
+    let deadline = from.saturating_add(cfg.agent_update_probation_s);
     let ticked = su::ticked_json(&cfg.update_dir());
     loop {
         let t = read_nofollow(&ticked)
             .ok()
             .and_then(|b| serde_json::from_slice::<su::Ticked>(&b).ok());
         if t.is_some_and(|t| su::upstream(&p.new) == t.version && t.at >= p.started_at) {
+            prune_kept(o, &p.arch, &[&p.new, &p.old]);
             return Ok(concluded(
                 cfg,
                 o,
@@ -224,6 +300,8 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
         return Err(format!("reverting {} → {}: dpkg -i: {e}", p.new, p.old));
     }
     restart(o);
+    remember_reverted(o, &p.new);
+    drop_kept(o, &p.new, &p.arch);
     let note = format!("AGENT_REVERTED: {} → {} ({why})", p.new, p.old);
     Ok(concluded(cfg, o, note, Some(p.new.clone())))
 }
@@ -241,6 +319,8 @@ fn interrupted(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> 
     drop(lock);
     r.map_err(|e| format!("putting {} back after an interrupted install: {e}", p.old))?;
     restart(o);
+    // the agent stages it afresh (and it is copied in again)
+    drop_kept(o, &p.new, &p.arch);
     let note = format!(
         "AGENT_UPDATE_FAILED: the install of {} was interrupted; {} is back",
         p.new, p.old
@@ -263,6 +343,15 @@ fn concluded(cfg: &Config, o: &Opts, note: String, reverted: Option<String>) -> 
     let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
     clean_staged(cfg, None);
     note
+}
+
+/// The kept package of `version` goes (it is not the running one).
+fn drop_kept(o: &Opts, version: &str, arch: &str) {
+    let _ = std::fs::remove_file(
+        o.keep_dir
+            .join("packages")
+            .join(su::package_name(version, arch)),
+    );
 }
 
 fn installed_version(o: &Opts) -> Result<String, String> {
@@ -463,10 +552,18 @@ mod tests {
             dpkg: p("dpkg").display().to_string(),
             dpkg_query: p("dpkg-query").display().to_string(),
             systemctl: p("systemctl").display().to_string(),
+            dpkg_deb: p("dpkg-deb").display().to_string(),
             poll: Duration::from_millis(100),
             ..Default::default()
         };
         script(&p("dpkg-query"), "echo 0.3.0");
+        script(
+            &p("dpkg-deb"),
+            &format!(
+                "printf 'Package: monky-deployd\\nVersion: 0.3.1\\nArchitecture: {}\\n'",
+                su::arch()
+            ),
+        );
         script(
             &p("dpkg"),
             &format!(

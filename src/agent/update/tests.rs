@@ -110,6 +110,38 @@ impl UpBox {
         self.agent.cfg.update_dir()
     }
 
+    /// A real package (`dpkg-deb --build`) whose control file says `package` `version` `arch`.
+    fn deb(&self, package: &str, version: &str, arch: &str) -> Vec<u8> {
+        let tree = self
+            ._dir
+            .path()
+            .join(format!("build-{package}-{version}-{arch}"));
+        std::fs::create_dir_all(tree.join("DEBIAN")).unwrap();
+        std::fs::write(
+            tree.join("DEBIAN/control"),
+            format!(
+                "Package: {package}\nVersion: {version}\nArchitecture: {arch}\n\
+                 Maintainer: t <t@example.invalid>\nDescription: test package\n"
+            ),
+        )
+        .unwrap();
+        let out = tree.with_extension("deb");
+        let st = std::process::Command::new("dpkg-deb")
+            .args(["--root-owner-group", "--build"])
+            .arg(&tree)
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("dpkg-deb");
+        assert!(st.success());
+        std::fs::read(out).unwrap()
+    }
+
+    /// The agent package of `version` for this box.
+    fn pkg(&self, version: &str) -> Vec<u8> {
+        self.deb(su::PACKAGE, version, su::arch())
+    }
+
     fn staged(&self) -> Option<Staged> {
         self.agent.staged()
     }
@@ -152,7 +184,7 @@ impl UpBox {
 #[test]
 fn a_signed_package_is_staged_for_the_unit_and_never_installed() {
     let mut b = UpBox::new();
-    let body = b"!<arch>\nnot really a deb, but bytes with a sha".to_vec();
+    let body = b.pkg(NEW);
     let sha = b.signed_offer(NEW, &body);
     assert_eq!(b.tick(), Exit::Ok);
     let s = b.staged().expect("staged.json");
@@ -284,7 +316,8 @@ fn a_reverted_version_waits_for_another_and_the_units_words_are_reported() {
     b.tick();
     assert_eq!(b.downloads(), 0, "still the reverted one");
     // tenancy names another version: that one goes ahead
-    b.signed_offer("9.9.10", b"fixed agent");
+    let fixed = b.pkg("9.9.10");
+    b.signed_offer("9.9.10", &fixed);
     b.tick();
     assert_eq!(b.staged().map(|s| s.version).as_deref(), Some("9.9.10"));
 }
@@ -304,10 +337,10 @@ fn a_closed_window_holds_the_update_unless_urgent() {
         c.apply_windows = vec![w.clone()];
         c.apply_windows_tz = "UTC".into();
     });
-    b.signed_offer(NEW, b"pkg");
+    let body = &b.pkg(NEW);
+    b.signed_offer(NEW, body);
     b.tick();
     assert_eq!(b.downloads(), 0, "outside {w}");
-    let body = b"pkg";
     let sha = sha256(body);
     let sigs =
         serde_json::json!([{"key_id": "agent-2026", "alg": "ed25519", "sig": sign(&KEY, &sha)}]);
@@ -324,4 +357,122 @@ fn without_agent_signing_keys_an_offer_is_ignored() {
     assert_eq!(b.downloads(), 0);
     assert!(!b.dir().exists(), "nothing written for self-update");
     assert!(b.details().iter().all(|d| !d.contains("AGENT_")));
+}
+
+/// The red team's round (issue 31.3): a signed old package offered under a higher label. It is
+/// judged by its own control file and never staged; so is a package for another architecture
+/// or of another name.
+#[test]
+fn a_package_whose_label_disagrees_with_it_is_never_staged() {
+    let cases = [
+        (
+            su::PACKAGE,
+            "0.0.1",
+            su::arch(),
+            "its own Version is \"0.0.1\"",
+        ),
+        (
+            su::PACKAGE,
+            "9.9.8",
+            su::arch(),
+            "its own Version is \"9.9.8\"",
+        ),
+        (su::PACKAGE, NEW, "s390x", "its Architecture is \"s390x\""),
+        (
+            "monky-other",
+            NEW,
+            su::arch(),
+            "it is package \"monky-other\"",
+        ),
+    ];
+    for (package, version, arch, want) in cases {
+        let mut b = UpBox::new();
+        let body = b.deb(package, version, arch);
+        b.signed_offer(NEW, &body);
+        assert_eq!(b.tick(), Exit::Ok);
+        assert!(b.staged().is_none(), "{want}: staged");
+        assert!(b.debs().is_empty(), "{want}: {:?}", b.debs());
+        let d = b.details();
+        let failed: Vec<&String> = d
+            .iter()
+            .filter(|d| {
+                d.starts_with(&format!(
+                    "applied AGENT_UPDATE_FAILED: {NEW}: the label disagrees with the package: "
+                ))
+            })
+            .collect();
+        assert_eq!(failed.len(), 1, "{want}: {d:?}");
+        assert!(failed[0].contains(want), "{want}: {d:?}");
+        // not fetched again while tenancy offers exactly it
+        b.signed_offer(NEW, &body);
+        b.tick();
+        assert_eq!(b.downloads(), 1, "{want}");
+    }
+}
+
+/// Bytes that are no package at all are refused the same way (dpkg-deb cannot read them).
+#[test]
+fn signed_bytes_that_are_no_package_are_not_staged() {
+    let mut b = UpBox::new();
+    b.signed_offer(NEW, b"!<arch>\nsigned, but no package");
+    b.tick();
+    assert!(b.staged().is_none());
+    let d = b.details();
+    assert!(
+        d.iter()
+            .any(|d| d.contains("AGENT_UPDATE_FAILED") && d.contains("not a readable package")),
+        "{d:?}"
+    );
+}
+
+/// A reverted version stays refused: offered again after tenancy named another, or under a
+/// new label (the old code forgot it as soon as another version was offered).
+#[test]
+fn a_reverted_version_stays_refused_whatever_its_label() {
+    let mut b = UpBox::new();
+    std::fs::create_dir_all(b.dir()).unwrap();
+    let out = su::Outcome {
+        note: format!("AGENT_REVERTED: {NEW} → {VERSION} (no tick within 600s)"),
+        reverted: Some(NEW.into()),
+        refused: None,
+        at: 1,
+    };
+    std::fs::write(
+        su::outcome_json(&b.dir()),
+        serde_json::to_vec(&out).unwrap(),
+    )
+    .unwrap();
+    let bad = b.pkg(NEW);
+    b.signed_offer(NEW, &bad);
+    b.tick();
+    assert_eq!(b.downloads(), 0);
+    // the same package under the next label: its own version decides
+    b.signed_offer("9.9.11", &bad);
+    b.tick();
+    assert!(b.staged().is_none());
+    assert!(
+        b.details()
+            .iter()
+            .any(|d| d.contains("AGENT_UPDATE_FAILED: 9.9.11: the label disagrees")),
+        "{:?}",
+        b.details()
+    );
+    // another version goes ahead and is taken by the unit ...
+    let fixed = b.pkg("9.9.10");
+    b.signed_offer("9.9.10", &fixed);
+    b.tick();
+    assert_eq!(b.staged().map(|s| s.version).as_deref(), Some("9.9.10"));
+    std::fs::remove_file(su::staged_json(&b.dir())).unwrap();
+    // ... and the reverted one, labelled truly once more, is still not fetched
+    let before = b.downloads();
+    b.signed_offer(NEW, &bad);
+    b.tick();
+    assert_eq!(
+        b.downloads(),
+        before,
+        "the reverted version was fetched again"
+    );
+    assert!(b.staged().is_none());
+    let saved = State::load(&b.agent.cfg.state_path()).unwrap();
+    assert_eq!(saved.agent_update.reverted_versions, vec![NEW.to_string()]);
 }
