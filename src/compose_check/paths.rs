@@ -49,9 +49,7 @@ fn host_path_forbidden(src: &str, read_only: bool, in_root: bool) -> bool {
         return true;
     }
     // a box's bind_roots entry is the operator's word for writable data, as in the guard
-    !read_only
-        && !in_root
-        && READ_ONLY_DEEP.iter().any(|d| under(&n, d) || under(d, &n))
+    !read_only && !in_root && READ_ONLY_DEEP.iter().any(|d| under(&n, d) || under(d, &n))
 }
 
 /// A host path bound into a container (`who` names it in the refusal).
