@@ -635,7 +635,8 @@ fn run_cell(c: &Cell) {
         assert!(log.contains("checkin: action=none"), "{log}");
         assert!(!log.contains("checkin: action=apply"), "{log}");
         assert!(
-            next.iter().all(|r| r["sha"] == target.as_str() && r["result"] == "applied"),
+            next.iter()
+                .all(|r| r["sha"] == target.as_str() && r["result"] == "applied"),
             "{next:?}"
         );
     } else {
