@@ -24,9 +24,11 @@ use crate::tenancy::Container;
 
 mod compose;
 mod engine;
+mod logtail;
 
 pub use compose::*;
 pub use engine::*;
+pub use logtail::{LogTail, TailBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {

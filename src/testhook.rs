@@ -6,7 +6,9 @@
 //!
 //! Steps: `after-bootstrap`, `after-bundle`, `after-lease`, `after-login`, `mid-write:<file
 //! name>` (a private file's temporary copy is written and synced, not yet renamed),
-//! `after-promote`, `wait-healthy`, `before-report`, `before-save`.
+//! `after-promote`, `wait-healthy`, `before-report`, `before-save` (the action's outcome, before
+//! any extra), then the extras after that save: `extra:update`, `extra:reclaim`,
+//! `extra:collect` (a bundle gathered, not yet sent), `extra:metrics`.
 
 /// Stops here when the test asked for `step` (debug builds); a no-op otherwise.
 #[inline]

@@ -56,6 +56,9 @@ enum F {
     TenancyHang(&'static str),
     /// the state filesystem is full.
     DiskFull,
+    /// SIGKILL at an extra after the tick's save (issue 31): tenancy also asks for a
+    /// diagnostics bundle and a metrics file is configured, so every extra runs.
+    KillExtra(&'static str),
 }
 
 struct Cell {
@@ -451,6 +454,16 @@ fn run_cell(c: &Cell) {
         persistent_bao(c.f),
         matches!(c.f, F::DiskFull),
     );
+    let extra = matches!(c.f, F::KillExtra(_));
+    if extra {
+        let prom = fx.ctl("agent.prom");
+        let text = std::fs::read_to_string(fx.s.config_path()).unwrap();
+        std::fs::write(
+            fx.s.config_path(),
+            format!("{text}metrics_textfile: {}\n", prom.display()),
+        )
+        .unwrap();
+    }
     fx.s.give_bootstrap();
     let sha1 = fx.s.tenancy.set_bundle(&fx.s.env, v1().files());
     let value = format!("fault-secret-{}-{}", c.n, std::process::id());
@@ -469,11 +482,14 @@ fn run_cell(c: &Cell) {
         value.clone()
     };
     let before = fx.s.tenancy.reports().len();
+    if extra {
+        fx.s.tenancy.request_diagnostics(&fx.s.env, "req-fault");
+    }
 
     // ---- the fault ----
     let mut bao_up = true;
     let exit = match c.f {
-        F::Kill(step) => {
+        F::Kill(step) | F::KillExtra(step) => {
             let mut ch = fx.spawn(Some(step));
             fx.wait_file("paused", &mut ch);
             kill_group(&mut ch);
@@ -574,6 +590,14 @@ fn run_cell(c: &Cell) {
             "v2 never reached `up`: v1 still runs\n{fault_log}"
         );
     }
+    if extra {
+        // the action's outcome was saved before the extra the kill hit
+        assert_eq!(
+            applied.as_deref(),
+            Some(sha2.as_str()),
+            "state.json names v2\n{fault_log}"
+        );
+    }
     let mut after = vec![format!(
         "{} runs; state: {}; current → {}",
         match running.as_deref() {
@@ -606,11 +630,22 @@ fn run_cell(c: &Cell) {
         "the next tick converges\n--- fault tick\n{fault_log}\n--- next tick\n{log}"
     );
     let next: Vec<Value> = fx.s.tenancy.reports()[before..].to_vec();
-    let last = next
-        .last()
-        .unwrap_or_else(|| panic!("the next tick reports\n{log}"));
-    assert_eq!(last["result"], "applied", "{last}\n{log}");
-    assert_eq!(last["sha"], target.as_str(), "{last}");
+    if extra {
+        // a heartbeat: tenancy saw v2 applied, nothing is applied again
+        assert!(log.contains("checkin: action=none"), "{log}");
+        assert!(!log.contains("checkin: action=apply"), "{log}");
+        assert!(
+            next.iter()
+                .all(|r| r["sha"] == target.as_str() && r["result"] == "applied"),
+            "{next:?}"
+        );
+    } else {
+        let last = next
+            .last()
+            .unwrap_or_else(|| panic!("the next tick reports\n{log}"));
+        assert_eq!(last["result"], "applied", "{last}\n{log}");
+        assert_eq!(last["sha"], target.as_str(), "{last}");
+    }
     assert_eq!(
         fx.s.state()["applied_sha"].as_str(),
         Some(target.as_str()),
@@ -629,6 +664,14 @@ fn run_cell(c: &Cell) {
     check_box(&fx, &secret, true, true);
 
     // ---- the row ----
+    let next_words = if extra {
+        match report_words(&next).as_str() {
+            "—" => "heartbeat, no re-apply".to_string(),
+            w => format!("heartbeat, no re-apply ({w})"),
+        }
+    } else {
+        report_words(&next)
+    };
     let row = format!(
         "| {} | {} | {} | {} | {} | {} | {} {} |",
         c.n,
@@ -638,7 +681,7 @@ fn run_cell(c: &Cell) {
         report_words(&reports),
         after.join("; "),
         code,
-        report_words(&next),
+        next_words,
     );
     eprintln!(
         "cell {} ({:?}) in {:?}\n--- fault tick\n{fault_log}\n--- next tick\n{log}",
@@ -702,4 +745,8 @@ cells! {
     tenancy_reset_on_bundle: 22, "bundle download", "tenancy resets the connection", F::Tenancy("/v1/agent/bundle/", 0), first=false, before_up=true;
     tenancy_reset_on_report: 23, "report (v2 healthy)", "tenancy resets the connection", F::Tenancy("/v1/agent/report", 0), first=false, before_up=false;
     state_disk_full: 24, "the whole apply", "state filesystem full (tmpfs)", F::DiskFull, first=false, before_up=true;
+    kill_at_update_staging: 25, "saved, self-update staging next", "SIGKILL", F::KillExtra("extra:update"), first=false, before_up=false;
+    kill_at_reclaim: 26, "saved, reclaim next", "SIGKILL", F::KillExtra("extra:reclaim"), first=false, before_up=false;
+    kill_mid_collect: 27, "saved, diagnostics gathered, not sent", "SIGKILL", F::KillExtra("extra:collect"), first=false, before_up=false;
+    kill_at_metrics: 28, "saved, metrics file next", "SIGKILL", F::KillExtra("extra:metrics"), first=false, before_up=false;
 }

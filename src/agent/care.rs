@@ -20,6 +20,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     /// After the action, whatever its outcome: reclaim if due, then the diagnostics bundle.
     pub(super) async fn after_action(&mut self, collect: Option<&str>) {
+        crate::testhook::pause("extra:reclaim");
         self.reclaim_after_action().await;
         self.collect_if_asked(collect).await;
     }

@@ -4,8 +4,11 @@
 //! restart count, last exit, last health probe outputs and a log tail, disk figures, clock
 //! skew, the transport and round-trip times, agent and compose versions. Every string in it
 //! goes through the redactor (with the running release's `.env` values registered), and the
-//! whole stays under 1 MiB: log tails shrink first. At most one bundle per
-//! `diagnostics_min_interval_s`; `monky-deployd diagnose` prints the same without sending it.
+//! whole stays under 1 MiB. Each log tail is capped while it is read (issue 31: the Engine
+//! API's response streams through a ring of `log_cap` bytes, never held whole), and the caps
+//! share one budget, so memory stays bounded however busy the box; what was cut is said in the
+//! bundle. At most one bundle per `diagnostics_min_interval_s`; `monky-deployd diagnose`
+//! prints the same without sending it.
 
 use serde_json::{json, Value};
 
@@ -16,8 +19,24 @@ use crate::tenancy::Diagnostics;
 pub const BUNDLE_MAX: usize = 1 << 20;
 /// Room left for the envelope (`env_id`, `request_id`, …) around the bundle.
 const ENVELOPE: usize = 4096;
-/// Log lines per container, before any shrinking.
+/// Log lines per container asked of the engine.
 const LOG_LINES: u32 = 200;
+/// Bytes of one container's log tail at most (the per-source cap).
+pub const LOG_SOURCE_MAX: usize = 64 << 10;
+/// Bytes of all log tails together: the rest of the 1 MiB is for the figures and probes.
+pub const LOG_BUDGET: usize = 640 << 10;
+/// Below this share per container, log tails are left out (they would say nothing).
+const LOG_SOURCE_MIN: usize = 256;
+
+/// The log cap of each of `n` containers: the per-source cap, or an even share of the budget.
+pub fn log_cap(n: usize) -> usize {
+    let share = LOG_BUDGET / n.max(1);
+    if share < LOG_SOURCE_MIN {
+        0
+    } else {
+        share.min(LOG_SOURCE_MAX)
+    }
+}
 /// Bytes of one health probe's output.
 const PROBE_OUTPUT_MAX: usize = 2000;
 
@@ -43,9 +62,14 @@ pub async fn gather<E: EngineApi>(
     register_env_values(&running_release(cfg, st));
     register_docker_config(&cfg.docker_config_dir());
     let containers = engine.containers(&cfg.compose_project).await;
+    let listed = containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]);
+    let cap = log_cap(listed.len());
     let mut services = Vec::new();
-    for c in containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]) {
-        services.push(service_entry(engine, c).await);
+    let mut logs_cut = 0;
+    for c in listed {
+        let (entry, cut) = service_entry(engine, c, cap).await;
+        logs_cut += usize::from(cut);
+        services.push(entry);
     }
     let endpoints = [
         ("tenancy", links.tenancy_state.clone()),
@@ -107,7 +131,12 @@ pub async fn gather<E: EngineApi>(
         // a plan needs the desired bundle (up to 16 MiB) and compose's `config`: not cheap
         // enough for a support bundle; `monky-deployd plan --json` on the box does it
         "plan": null,
-        "truncated": false,
+        "limits": {
+            "log_lines": LOG_LINES,
+            "log_bytes_per_container": cap,
+            "logs_cut": logs_cut,
+        },
+        "truncated": logs_cut > 0,
     });
     redact_strings(&mut v);
     fit(&mut v, BUNDLE_MAX - ENVELOPE);
@@ -188,6 +217,9 @@ pub fn text(v: &Value) -> String {
         }
     }
     if v["truncated"] == true {
+        if let Some(cap) = v["limits"]["log_bytes_per_container"].as_u64() {
+            let _ = writeln!(o, "\n(log tails read capped at {cap} bytes each)");
+        }
         let _ = writeln!(o, "\n(cut to fit 1 MiB: log tails shortened)");
     }
     o
@@ -202,16 +234,37 @@ fn running_release(cfg: &Config, st: &State) -> PathBuf {
 }
 
 /// One container as the bundle shows it: the engine's state, restarts, last exit, the last
-/// health probes and a log tail. Never its environment or its labels (values live there).
-async fn service_entry<E: EngineApi>(engine: &E, c: &Container) -> Value {
+/// health probes and a log tail of at most `cap` bytes (read capped, then redacted and cut
+/// with its edges masked). Never its environment or its labels (values live there). Also
+/// whether the log tail was cut.
+async fn service_entry<E: EngineApi>(engine: &E, c: &Container, cap: usize) -> (Value, bool) {
     let insp = engine.inspect(c).await.unwrap_or(Value::Null);
     let s = &insp["State"];
     let probes = probe_entries(&insp);
-    let logs = match engine.logs(c, LOG_LINES).await {
-        Ok(l) => l,
-        Err(e) => format!("(no logs: {e})"),
+    let (logs, cut_bytes, cut) = if cap == 0 {
+        (
+            "(left out: too many containers for the bundle's log budget)".to_string(),
+            Value::Null,
+            true,
+        )
+    } else {
+        match engine.log_tail(c, LOG_LINES, cap).await {
+            Ok(r) => {
+                let text = redact::redact_cut(&r.text, cap, redact::Keep::Tail);
+                let mut text = if r.dropped > 0 && !text.is_empty() {
+                    format!("(… {} earlier bytes cut)\n{text}", r.dropped)
+                } else {
+                    text
+                };
+                if r.timed_out {
+                    text.push_str("\n(log read timed out: the tail of what arrived)");
+                }
+                (text, json!(r.dropped), r.dropped > 0 || r.timed_out)
+            }
+            Err(e) => (format!("(no logs: {e})"), Value::Null, false),
+        }
     };
-    json!({
+    let v = json!({
         "service": c.service,
         "container": c.id.chars().take(12).collect::<String>(),
         "image": insp["Config"]["Image"],
@@ -225,7 +278,9 @@ async fn service_entry<E: EngineApi>(engine: &E, c: &Container) -> Value {
         "error": s["Error"],
         "health_probes": probes,
         "log_tail": logs,
-    })
+        "log_cut_bytes": cut_bytes,
+    });
+    (v, cut)
 }
 
 /// The last three health probes of an inspect document, each output redacted before it is cut.
@@ -340,6 +395,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Err(e) => format!("unknown ({e})"),
         };
         let bundle = gather(&self.cfg, &self.state, &self.engine, &links, &compose).await;
+        crate::testhook::pause("extra:collect");
         let d = Diagnostics {
             env_id: &self.cfg.env_id,
             request_id: id,
@@ -367,6 +423,152 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An engine whose containers each log `bytes` of long lines, streamed to the reader in
+    /// 64 KiB chunks as the real one is; it records the largest tail it was asked to keep.
+    struct Busy {
+        n: usize,
+        bytes: usize,
+        secret: String,
+        max_cap: std::cell::Cell<usize>,
+    }
+
+    impl EngineApi for Busy {
+        async fn containers(&self, _p: &str) -> Result<Vec<Container>, RuntimeError> {
+            Ok((0..self.n)
+                .map(|i| Container {
+                    service: format!("svc{i}"),
+                    id: format!("{i:064}"),
+                    state: "running".into(),
+                    ..Default::default()
+                })
+                .collect())
+        }
+        async fn containers_raw(&self, _p: &str) -> Result<Vec<Value>, RuntimeError> {
+            Ok(Vec::new())
+        }
+        async fn diagnose(&self, _c: &Container) -> String {
+            String::new()
+        }
+        async fn restarts(&self, _c: &Container) -> Option<u64> {
+            None
+        }
+        async fn last_exit(&self, _c: &Container, _s: u64) -> Option<i64> {
+            None
+        }
+        async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
+            Ok("/nonexistent".into())
+        }
+        async fn prune_images(&self) -> Result<u64, RuntimeError> {
+            Ok(0)
+        }
+        async fn log_tail(
+            &self,
+            c: &Container,
+            _lines: u32,
+            cap: usize,
+        ) -> Result<runtime::LogRead, RuntimeError> {
+            self.max_cap.set(self.max_cap.get().max(cap));
+            let mut t = runtime::LogTail::new(cap);
+            // one long line per 256 KiB frame, the secret at each line's end (so at the cut)
+            let line = format!("{}{} {}\n", "y".repeat(256 << 10), self.secret, c.service);
+            let mut frame = vec![1u8, 0, 0, 0];
+            frame.extend_from_slice(&(line.len() as u32).to_be_bytes());
+            frame.extend_from_slice(line.as_bytes());
+            let mut sent = 0;
+            while sent < self.bytes {
+                for chunk in frame.chunks(64 << 10) {
+                    t.feed(chunk);
+                }
+                sent += frame.len();
+            }
+            let (text, dropped) = t.finish();
+            Ok(runtime::LogRead {
+                text,
+                dropped,
+                timed_out: false,
+            })
+        }
+    }
+
+    fn gather_busy(n: usize, bytes: usize) -> (Value, usize) {
+        redact::isolate();
+        let secret = "Kp4-busy-secret-value9";
+        redact::register(secret);
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Config {
+            state_dir: dir.path().join("state"),
+            ..Config::default()
+        };
+        let e = Busy {
+            n,
+            bytes,
+            secret: secret.into(),
+            max_cap: Default::default(),
+        };
+        let links = Links {
+            tenancy_rtt_ms: None,
+            tenancy_state: String::new(),
+            bao_rtt_ms: None,
+            bao_state: String::new(),
+            token_ttl_s: None,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let v = rt.block_on(gather(&cfg, &State::default(), &e, &links, "test"));
+        let t = v.to_string();
+        assert!(
+            !t.contains(&secret[..10]),
+            "the secret, whole or cut, stays masked"
+        );
+        redact::forget_all();
+        (v, e.max_cap.get())
+    }
+
+    #[test]
+    fn a_busy_box_s_logs_are_capped_per_container_and_in_total() {
+        // 30 containers × 8 MiB of 256 KiB lines: 240 MiB offered, the bundle under 1 MiB
+        let (v, cap) = gather_busy(30, 8 << 20);
+        assert_eq!(cap, LOG_BUDGET / 30);
+        assert!(size(&v) <= BUNDLE_MAX - ENVELOPE, "{}", size(&v));
+        let services = v["services"].as_array().unwrap();
+        assert_eq!(services.len(), 30, "every container is in, its tail cut");
+        for s in services {
+            let t = s["log_tail"].as_str().unwrap();
+            assert!(
+                t.starts_with("(… ") && t.contains("earlier bytes cut)"),
+                "{}",
+                &t[..40]
+            );
+            assert!(t.len() <= cap + 40, "{}", t.len());
+            assert!(t.ends_with(&format!("{}\n", s["service"].as_str().unwrap())));
+            assert!(s["log_cut_bytes"].as_u64().unwrap() > 7 << 20);
+        }
+        assert_eq!(v["truncated"], true);
+        assert_eq!(v["limits"]["logs_cut"], 30);
+
+        // a few containers: each gets the per-source cap, not more
+        let (v, cap) = gather_busy(2, 1 << 20);
+        assert_eq!(cap, LOG_SOURCE_MAX);
+        assert!(size(&v) <= BUNDLE_MAX - ENVELOPE);
+
+        // thousands: the share is too small to say anything, logs are left out and it says so
+        let (v, cap) = gather_busy(4000, 1 << 20);
+        assert_eq!(cap, 0);
+        assert!(size(&v) <= BUNDLE_MAX - ENVELOPE);
+        assert_eq!(v["truncated"], true);
+    }
+
+    #[test]
+    fn the_log_budget_fits_the_bundle_at_any_count() {
+        for n in [0, 1, 9, 10, 11, 100, 2560, 2561, 100_000] {
+            let cap = log_cap(n);
+            assert!(cap <= LOG_SOURCE_MAX);
+            assert!(cap * n.max(1) <= LOG_BUDGET, "{n}");
+        }
+        const { assert!(LOG_BUDGET + ENVELOPE < BUNDLE_MAX) };
+    }
 
     #[test]
     fn every_string_is_redacted_and_names_stay() {

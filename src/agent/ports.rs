@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use zeroize::Zeroizing;
 
 use crate::bao::{Bao, BaoError, Login};
-use crate::runtime::{Engine, RuntimeError};
+use crate::runtime::{self, Engine, RuntimeError};
 use crate::state::{self, BootClock};
 use crate::tenancy::{
     BundleWire, Checkin, CheckinResponse, Container, Diagnostics, Lease, Report, Seen, Tenancy,
@@ -115,9 +115,15 @@ pub trait EngineApi {
     async fn inspect(&self, c: &Container) -> Result<serde_json::Value, RuntimeError> {
         Err(unsupported(&c.id))
     }
-    /// A container's last `tail` log lines.
-    async fn logs(&self, c: &Container, tail: u32) -> Result<String, RuntimeError> {
-        let _ = tail;
+    /// A container's last `lines` log lines, of those the last `cap` bytes, capped while
+    /// reading (see [`Engine::log_tail`]).
+    async fn log_tail(
+        &self,
+        c: &Container,
+        lines: u32,
+        cap: usize,
+    ) -> Result<runtime::LogRead, RuntimeError> {
+        let _ = (lines, cap);
         Err(unsupported(&c.id))
     }
 }
@@ -246,8 +252,13 @@ impl EngineApi for Engine {
     async fn inspect(&self, c: &Container) -> Result<serde_json::Value, RuntimeError> {
         Engine::inspect(self, &c.id).await
     }
-    async fn logs(&self, c: &Container, tail: u32) -> Result<String, RuntimeError> {
-        Engine::logs(self, &c.id, tail).await
+    async fn log_tail(
+        &self,
+        c: &Container,
+        lines: u32,
+        cap: usize,
+    ) -> Result<runtime::LogRead, RuntimeError> {
+        Engine::log_tail(self, &c.id, lines, cap, std::time::Duration::from_secs(10)).await
     }
 }
 

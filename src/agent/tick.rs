@@ -1,5 +1,6 @@
-//! The tick: lock, state, check-in, dispatch to an action, token upkeep, metrics; the
-//! counters and the metrics file written after every tick.
+//! The tick: lock, state, check-in, dispatch to an action, its reports, token upkeep; then
+//! `state.json` saved; then the extras tenancy can ask for (self-update staging, diagnostics)
+//! and reclaim, and a save of what they changed; then the metrics file.
 
 use super::*;
 use crate::tenancy::Action;
@@ -26,7 +27,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         self.now = TickCtx::start(self.cfg.tick_budget_s);
         let applied_before = self.state.applied_sha.clone();
         let checkin_before = self.state.last_checkin;
-        let res = self.tick_locked().await;
+        let mut extras = None;
+        let res = self.tick_locked(&mut extras).await;
         let res = self.clock_noted(res);
         let res = match res {
             Err(f) if f.exit() == Exit::TempFail && self.cfg.laptop_mode => {
@@ -35,16 +37,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
             other => other,
         };
-        // finally: scrub, clean staging, save state. The failure message is masked while the
-        // values this tick read are still registered: it goes to the journal and state.json.
+        // The failure message is masked while the values this tick read are still registered:
+        // it goes to the journal and state.json.
         let res = res.map_err(|f| f.map_message(|m| redact::redact(&m)));
-        self.tokens.forget();
-        redact::forget_all();
-        if let Ok(rd) = std::fs::read_dir(self.cfg.staging_dir()) {
-            for e in rd.flatten() {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
         if let Err(f) = &res {
             self.state.last_error = Some(f.message().to_string());
         }
@@ -59,19 +54,63 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         self.count(&res, applied_before.as_deref());
         self.mark_ticked(&res, self.state.last_checkin != checkin_before);
+        // The action's outcome is saved before any extra runs (issue 31): a kill or an OOM in
+        // an extra cannot leave state.json naming the release that ran before.
         crate::testhook::pause("before-save");
         if let Err(e) = self.state.save_tick(&self.cfg.state_path()) {
+            self.scrub();
             // the tick's own failure stays what the journal and the exit code say
             return Err(match res {
                 Err(f) => f.map_message(|m| format!("{m}; and {e}")),
                 Ok(_) => Failure::from(e),
             });
         }
+        if let Some(x) = extras {
+            let saved = serde_json::to_vec(&self.state).ok();
+            self.extras(x).await;
+            // again only for what the extras changed
+            if serde_json::to_vec(&self.state).ok() != saved {
+                if let Err(e) = self.state.save_tick(&self.cfg.state_path()) {
+                    self.scrub();
+                    return Err(match res {
+                        Err(f) => f.map_message(|m| format!("{m}; and {e}")),
+                        Ok(_) => Failure::from(e),
+                    });
+                }
+            }
+        }
+        self.scrub();
         if !self.cfg.metrics_textfile.is_empty() {
+            crate::testhook::pause("extra:metrics");
             self.write_metrics(&res, started.elapsed().as_secs_f64())
                 .await;
         }
         res
+    }
+
+    /// The end of every tick: the token and the registered values forgotten, staging cleared.
+    fn scrub(&mut self) {
+        self.tokens.forget();
+        redact::forget_all();
+        if let Ok(rd) = std::fs::read_dir(self.cfg.staging_dir()) {
+            for e in rd.flatten() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+
+    /// What tenancy's answer asked for beyond the action, run after the tick's state is saved:
+    /// self-update staging, `--prune`, reclaim, diagnostics. Each is bounded on its own.
+    async fn extras(&mut self, x: Extras) {
+        crate::testhook::pause("extra:update");
+        let upd = self.agent_update(x.agent.as_ref(), x.urgent).await;
+        for said in upd.said {
+            self.send(said).await;
+        }
+        if self.prune && x.action_ok {
+            self.prune_releases().await;
+        }
+        self.after_action(x.collect.as_deref()).await;
     }
 
     /// The counters the metrics file reports, kept in state.json across ticks.
@@ -133,7 +172,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
     }
 
-    pub(super) async fn tick_locked(&mut self) -> Result<Exit, Failure> {
+    /// Check-in, the action, its reports and token upkeep; what the answer asked for beyond
+    /// the action goes into `extras` for after the save.
+    pub(super) async fn tick_locked(
+        &mut self,
+        extras: &mut Option<Extras>,
+    ) -> Result<Exit, Failure> {
         self.load_or_bootstrap_token(false).await?;
         self.tokens.check_pin(&self.state)?;
         let containers = self.containers().await;
@@ -203,19 +247,17 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         for said in out.said {
             self.send(said).await;
         }
-        // after the action, never inside it: stage an agent update, carry the unit's notes
-        let upd = self.agent_update(resp.agent.as_ref(), resp.urgent).await;
-        for said in upd.said {
-            self.send(said).await;
-        }
         let result = out.res;
         if let Err(f) = self.token_upkeep().await {
             warn!("token upkeep: {}", f.message());
         }
-        if self.prune && result.is_ok() {
-            self.prune_releases().await;
-        }
-        self.after_action(resp.collect.as_deref()).await;
+        // after the action and its save, never inside it
+        *extras = Some(Extras {
+            agent: resp.agent,
+            urgent: resp.urgent,
+            collect: resp.collect,
+            action_ok: result.is_ok(),
+        });
         result
     }
 
@@ -260,6 +302,14 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         }
     }
+}
+
+/// The parts of a check-in answer the tick acts on after its state is saved.
+pub(super) struct Extras {
+    agent: Option<crate::tenancy::AgentOffer>,
+    urgent: bool,
+    collect: Option<String>,
+    action_ok: bool,
 }
 
 /// `to - from` in seconds, negative when `to` is past; saturating (both come from state.json,

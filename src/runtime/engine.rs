@@ -295,15 +295,63 @@ impl Engine {
         serde_json::from_slice(&body).map_err(|e| self.err(e))
     }
 
-    /// The last `tail` lines of a container's stdout and stderr, interleaved as written.
-    pub async fn logs(&self, id: &str, tail: u32) -> Result<String, RuntimeError> {
-        let body = self
-            .call(
-                hyper::Method::GET,
-                &format!("/containers/{id}/logs?stdout=1&stderr=1&tail={tail}"),
-            )
-            .await?;
-        Ok(demux_logs(&body))
+    /// The last `lines` lines of a container's stdout and stderr, interleaved as written, and
+    /// of those only the last `cap` bytes: the response is demultiplexed as it streams in and
+    /// never held whole (issue 31). Also the bytes dropped, and whether `limit` ran out first
+    /// (then the tail is of what had arrived).
+    pub async fn log_tail(
+        &self,
+        id: &str,
+        lines: u32,
+        cap: usize,
+        limit: Duration,
+    ) -> Result<LogRead, RuntimeError> {
+        let path = format!("/containers/{id}/logs?stdout=1&stderr=1&tail={lines}");
+        let req = Request::builder()
+            .method(hyper::Method::GET)
+            .uri(format!("http://docker{path}"))
+            .header(hyper::header::HOST, "docker")
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| self.err(e))?;
+        let deadline = tokio::time::Instant::now() + limit;
+        let resp = tokio::time::timeout_at(deadline, self.client.request(req))
+            .await
+            .map_err(|_| self.err(format!("{path}: timed out")))?
+            .map_err(|e| self.err(Cause(&e)))?;
+        let status = resp.status();
+        let mut body = resp.into_body();
+        if !status.is_success() {
+            let mut t = LogTail::new(512);
+            while let Ok(Some(Ok(f))) = tokio::time::timeout_at(deadline, body.frame()).await {
+                if let Some(d) = f.data_ref() {
+                    t.feed(d);
+                }
+            }
+            return Err(self.err(format!("{path}: {status}: {}", t.finish().0.trim())));
+        }
+        let mut t = LogTail::new(cap);
+        let mut timed_out = false;
+        loop {
+            match tokio::time::timeout_at(deadline, body.frame()).await {
+                Err(_) => {
+                    timed_out = true;
+                    break;
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => return Err(self.err(format!("{path}: {e}"))),
+                Ok(Some(Ok(f))) => {
+                    if let Some(d) = f.data_ref() {
+                        t.feed(d);
+                    }
+                }
+            }
+        }
+        let (text, dropped) = t.finish();
+        Ok(LogRead {
+            text,
+            dropped,
+            timed_out,
+        })
     }
 
     /// Remove dangling images; returns bytes reclaimed.
@@ -325,19 +373,18 @@ impl Engine {
 /// The Engine API's log stream: without a TTY each frame is an 8-byte header (stream, 3
 /// zero bytes, big-endian length) and its payload; with a TTY it is the raw text.
 pub fn demux_logs(b: &[u8]) -> String {
-    let framed = b.len() >= 8 && matches!(b[0], 0..=2) && b[1..4] == [0, 0, 0];
-    if !framed {
-        return String::from_utf8_lossy(b).into_owned();
-    }
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i + 8 <= b.len() {
-        let n = u32::from_be_bytes([b[i + 4], b[i + 5], b[i + 6], b[i + 7]]) as usize;
-        let end = (i + 8 + n).min(b.len());
-        out.extend_from_slice(&b[i + 8..end]);
-        i = end;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    let mut t = LogTail::new(b.len());
+    t.feed(b);
+    t.finish().0
+}
+
+/// What [`Engine::log_tail`] read: the kept text (not yet redacted), the bytes dropped before
+/// it, and whether its time ran out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogRead {
+    pub text: String,
+    pub dropped: u64,
+    pub timed_out: bool,
 }
 
 /// The compose label that marks a service as a one-shot job (PROTOCOL 0.4): its container is

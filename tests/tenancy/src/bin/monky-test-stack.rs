@@ -11,7 +11,9 @@
 //! appends every report tenancy accepts to `DIR/reports.jsonl` and every request it saw to
 //! `DIR/requests.log` (`METHOD path status code user-agent`). Prints one line starting with
 //! `monky-test-stack ready` and runs until SIGTERM/SIGINT. SIGHUP re-reads the bundle directory
-//! (a new render) and seeds any newly pinned secret versions.
+//! (a new render) and seeds any newly pinned secret versions. SIGUSR1 makes the next check-in
+//! answers ask for a diagnostics bundle (`collect: usr1-<n>`); each bundle received is appended
+//! to `DIR/diagnostics.jsonl`.
 
 use clap::Parser;
 use monky_test_tenancy::{write_private, SeededSecret, Stack};
@@ -122,6 +124,9 @@ fn main() {
         let mut term = signal(SignalKind::terminate()).expect("SIGTERM");
         let mut int = signal(SignalKind::interrupt()).expect("SIGINT");
         let mut hup = signal(SignalKind::hangup()).expect("SIGHUP");
+        let mut usr1 = signal(SignalKind::user_defined1()).expect("SIGUSR1");
+        let mut asked = 0usize;
+        let mut collected = 0usize;
         let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
         let mut reported = 0usize;
         let mut logged = 0usize;
@@ -139,7 +144,24 @@ fn main() {
                     println!("monky-test-stack reloaded sha={sha}");
                     let _ = std::io::stdout().flush();
                 }
+                _ = usr1.recv() => {
+                    asked += 1;
+                    tenancy.request_diagnostics(&args.env, &format!("usr1-{asked}"));
+                }
                 _ = tick.tick() => {
+                    let d = tenancy.diagnostics();
+                    if d.len() > collected {
+                        let mut f = std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .mode(0o600)
+                            .open(dir.join("diagnostics.jsonl"))
+                            .expect("diagnostics.jsonl");
+                        for b in &d[collected..] {
+                            let _ = writeln!(f, "{b}");
+                        }
+                        collected = d.len();
+                    }
                     let reports = tenancy.reports();
                     if reports.len() > reported {
                         let mut f = std::fs::OpenOptions::new()
