@@ -3,7 +3,7 @@
 #
 #   sudo bash install.sh --env env-qa-02 --site cbs --bootstrap-file bootstrap.jwt \
 #        --enrol-jwt monky-host.env-qa-02.jwt [--token T] [--transport sdk|proxy|system] \
-#        [--version 0.4.0] [--deb FILE] [--docker-data-root DIR] [--laptop] [--mode service|timer] \
+#        [--version 0.5.0] [--deb FILE] [--docker-data-root DIR] [--laptop] [--mode service|timer] \
 #        [--bao-ca openbao-ca.pem] [--source gitlab|gitea] [--metrics-textfile PATH] [--dry-run]
 #
 # Every step first looks at what is already there and changes only what differs, so running it
@@ -16,7 +16,7 @@
 set -euo pipefail
 umask 077
 
-DEFAULT_VERSION="0.4.0"
+DEFAULT_VERSION="0.5.0"
 PKG=monky-deployd
 AGENT_USER=monky-deployd
 ETC_DIR=/etc/monky-deployd
