@@ -39,6 +39,7 @@ mod checks;
 pub mod diagnose;
 #[cfg(test)]
 mod fakes;
+mod netspace;
 mod plan;
 pub mod ports;
 mod reclaim;

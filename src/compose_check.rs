@@ -40,6 +40,8 @@ pub struct Normalised {
     pub reserved_ports: Vec<u16>,
     /// The box's `container_limits`.
     pub limits: crate::policy::Limits,
+    /// The box's address space (`None`: subnets and addresses not judged).
+    pub net: Option<crate::policy::netpool::AddressSpace>,
 }
 
 /// Where the first pass places the release, which does not exist yet: relative paths are judged

@@ -168,9 +168,15 @@ const NETWORK: &[(&str, &str)] = &[
     ("driver_opts", "checked by the engine guard: MTU only"),
     ("internal", "less, not more"),
     ("attachable", "within the project"),
-    ("enable_ipv6", "addressing"),
+    (
+        "enable_ipv6",
+        "addressing; an IPv6 subnet is judged under ipam",
+    ),
     ("enable_ipv4", "addressing"),
-    ("ipam", "addressing"),
+    (
+        "ipam",
+        "checked: subnets from the box's network_pools, clear of its routes (NETWORK_REFUSED)",
+    ),
 ];
 
 /// Keys of a top-level `secrets:` / `configs:` entry.

@@ -192,6 +192,9 @@ pub struct Config {
     pub reserved_ports: Vec<u16>,
     /// Ceilings every container must declare and stay under (`memory`, `pids`); unset = none.
     pub container_limits: ContainerLimits,
+    /// Address prefixes a bundle's networks may take subnets from (IPv4 and IPv6); default: the
+    /// engine's own default pools. An IPv6 subnet needs an IPv6 pool here.
+    pub network_pools: Vec<String>,
     /// Whether a bundle's `allow_privileged` takes effect on this box.
     pub permit_privileged: bool,
     /// Whether a bundle's `allow_rollback` takes effect on this box.
@@ -266,6 +269,7 @@ impl Default for Config {
             bind_roots: Vec::new(),
             reserved_ports: Vec::new(),
             container_limits: ContainerLimits::default(),
+            network_pools: crate::policy::netpool::engine_default_pools(),
             permit_privileged: false,
             permit_rollback: true,
             bundle_signing_keys: Default::default(),

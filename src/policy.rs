@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 mod host_config;
+pub mod netpool;
 mod paths;
 pub mod rules;
 
@@ -49,6 +50,9 @@ pub struct Boundary {
     pub limits: Limits,
     /// Where the images this project pulled are recorded (`None`: images not judged).
     pub image_ledger: Option<PathBuf>,
+    /// The box's address space: the pools and what no subnet may overlap (`None`: subnets and
+    /// addresses not judged; the agent always sets it).
+    pub net: Option<netpool::AddressSpace>,
 }
 
 /// Keys whose every value is harmless on the host (resources, ports, names, process settings
@@ -138,6 +142,9 @@ pub struct Refs {
     pub binds: Vec<HostBind>,
     /// The compose service the container is for (names it in coded refusals).
     pub service: String,
+    /// Static addresses asked for on a network: `(network, address)`. Each must lie inside
+    /// that network's own subnet, which the caller asks the engine for.
+    pub addresses: Vec<(String, String)>,
 }
 
 /// Judges a `POST /containers/create` body. `Ok` carries the names the caller must still
@@ -165,8 +172,9 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
             "HostConfig" => host_config(v, b, &mut refs)?,
             "NetworkingConfig" => {
                 if let Some(eps) = v.get("EndpointsConfig").and_then(|e| e.as_object()) {
-                    for name in eps.keys() {
+                    for (name, ep) in eps {
                         network_name(name, &mut refs)?;
+                        static_addresses(name, ep, b, &mut refs);
                     }
                 }
                 if let Some(o) = v.as_object() {
@@ -207,6 +215,77 @@ pub fn container_name(name: &str, service: &str, b: &Boundary) -> R {
         rules::NAME_CODE,
         rules::name_refusal("container", name.trim_start_matches('/'), &b.project)
     ))
+}
+
+/// The addresses an endpoint asks for (`IPAMConfig`), recorded for the caller to judge against
+/// the network's subnet; a box that judges no address space records none.
+pub fn static_addresses(network: &str, ep: &Value, b: &Boundary, refs: &mut Refs) {
+    if b.net.is_none() || b.privileged {
+        return;
+    }
+    let Some(ipam) = ep.get("IPAMConfig") else {
+        return;
+    };
+    for k in ["IPv4Address", "IPv6Address"] {
+        if let Some(a) = ipam.get(k).map(str_of).filter(|a| !a.is_empty()) {
+            refs.addresses.push((network.to_string(), a.to_string()));
+        }
+    }
+    for a in ipam
+        .get("LinkLocalIPs")
+        .and_then(|l| l.as_array())
+        .into_iter()
+        .flatten()
+    {
+        refs.addresses
+            .push((network.to_string(), str_of(a).to_string()));
+    }
+}
+
+/// A network's `IPAM`: the default driver; every `Subnet` from the box's pools and clear of what
+/// the box routes and dials; `IPRange`, `Gateway` and `AuxiliaryAddresses` inside that entry's
+/// subnet (`NETWORK_REFUSED`). A network that sets no subnet gets one from the engine's pool.
+fn network_ipam(name: &str, ipam: &Value, b: &Boundary) -> R {
+    let Some(space) = b.net.as_ref().filter(|_| !b.privileged) else {
+        return Ok(());
+    };
+    let refuse = |why: String| deny(format!("{}: {why}", netpool::NETWORK_CODE));
+    let driver = ipam.get("Driver").map(str_of).unwrap_or("");
+    if !["", "default"].contains(&driver) {
+        return refuse(format!(
+            "{name} IPAM driver {driver} (only the engine's own)"
+        ));
+    }
+    for c in ipam
+        .get("Config")
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let subnet = c.get("Subnet").map(str_of).unwrap_or("");
+        let own: Vec<String> = if subnet.is_empty() {
+            Vec::new()
+        } else {
+            if let Some(why) = space.subnet_refusal(name, subnet) {
+                return refuse(why);
+            }
+            vec![subnet.to_string()]
+        };
+        let mut addrs: Vec<&str> = ["IPRange", "Gateway"]
+            .iter()
+            .filter_map(|k| c.get(*k).map(str_of))
+            .filter(|a| !a.is_empty())
+            .collect();
+        if let Some(aux) = c.get("AuxiliaryAddresses").and_then(|a| a.as_object()) {
+            addrs.extend(aux.values().map(str_of));
+        }
+        for a in addrs {
+            if let Some(why) = netpool::address_refusal(name, a, &own) {
+                return refuse(why);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn network_name(name: &str, refs: &mut Refs) -> R {
@@ -273,7 +352,8 @@ pub fn network_create(body: &Value, b: &Boundary) -> R {
     for (k, v) in o {
         match k.as_str() {
             "Name" | "Labels" | "CheckDuplicate" | "Internal" | "Attachable" | "EnableIPv6"
-            | "EnableIPv4" | "IPAM" => {}
+            | "EnableIPv4" => {}
+            "IPAM" => network_ipam(name, v, b)?,
             "Driver" if ["", "bridge"].contains(&str_of(v)) => {}
             "Options" => {
                 for ok in v.as_object().into_iter().flat_map(|m| m.keys()) {

@@ -175,8 +175,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 if !warnings.trim().is_empty() {
                     warn!("compose config: {}", warnings.trim());
                 }
-                let refusals =
-                    self.normalised_checks(b, &normalised, &warnings, staging, privileged);
+                let refusals = self
+                    .normalised_checks(b, &normalised, &warnings, staging, privileged)
+                    .await;
                 if let Some(r) = refusals.into_iter().next() {
                     return Err(refused(r, ""));
                 }

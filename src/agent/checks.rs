@@ -56,6 +56,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             reserved_ports: self.cfg.reserved_ports(),
             limits: self.cfg.limits(),
             image_ledger: Some(self.cfg.state_dir.join(crate::guard::IMAGE_LEDGER)),
+            net: Some(self.address_space().await),
             private: vec![
                 canon(&root),
                 policy::lexical(&root),
@@ -82,6 +83,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         project_dir: &Path,
         privileged: bool,
         b: &Bundle,
+        net: policy::netpool::AddressSpace,
     ) -> compose_check::Normalised {
         let mut private = Vec::new();
         for p in [
@@ -111,13 +113,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             project: self.cfg.compose_project.clone(),
             reserved_ports: self.cfg.reserved_ports(),
             limits: self.cfg.limits(),
+            net: Some(net),
         }
     }
 
     /// The first pass's view: as the second's, with the release not yet anywhere on the host.
-    pub(super) fn first_pass_ctx(&self, b: &Bundle) -> compose_check::Normalised {
+    pub(super) async fn first_pass_ctx(&self, b: &Bundle) -> compose_check::Normalised {
         let root = Path::new(compose_check::FIRST_PASS_ROOT);
-        self.normalised_ctx(root, self.privileged(b), b)
+        let net = self.address_space().await;
+        self.normalised_ctx(root, self.privileged(b), b, net)
     }
 
     /// Everything that can refuse a bundle before a lease or an OpenBao request.
@@ -154,7 +158,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         r.extend(b.check_env_template().err());
         match compose_check::parse(b.compose()) {
             Ok(doc) => {
-                let ctx = self.first_pass_ctx(b);
+                let ctx = self.first_pass_ctx(b).await;
                 out.services = match compose_check::check_bundle(&doc, self.privileged(b), &ctx) {
                     Ok(s) => s,
                     Err(e) if file_policy_on() => {
@@ -190,7 +194,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     /// The checks on compose's own normalised `config` (after `.env` is rendered), in order —
     /// shared by the apply and `plan` as [`Self::pre_lease_checks`] is.
-    pub(super) fn normalised_checks(
+    pub(super) async fn normalised_checks(
         &self,
         b: &Bundle,
         normalised: &str,
@@ -209,7 +213,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 ),
             ));
         }
-        let ctx = self.normalised_ctx(project_dir, privileged, b);
+        let net = self.address_space().await;
+        let ctx = self.normalised_ctx(project_dir, privileged, b, net);
         let check = compose_check::parse(normalised.as_bytes())
             .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
         match check.map_err(|r| self.why_privileged(b, r)) {

@@ -111,6 +111,12 @@ pub trait EngineApi {
     async fn remove_image(&self, id: &str) -> Result<bool, RuntimeError> {
         Err(unsupported(id))
     }
+    /// The project's own networks, as the engine lists them. The default lists none, so a fake
+    /// engine's project owns no host route.
+    async fn networks_raw(&self, project: &str) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        let _ = project;
+        Ok(Vec::new())
+    }
     /// A container's inspect document.
     async fn inspect(&self, c: &Container) -> Result<serde_json::Value, RuntimeError> {
         Err(unsupported(&c.id))
@@ -242,6 +248,9 @@ impl EngineApi for Engine {
     }
     async fn all_containers_raw(&self) -> Result<Vec<serde_json::Value>, RuntimeError> {
         Engine::all_containers_raw(self).await
+    }
+    async fn networks_raw(&self, project: &str) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        Engine::networks_raw(self, project).await
     }
     async fn image(&self, reference: &str) -> Result<Option<(String, u64)>, RuntimeError> {
         Engine::image(self, reference).await

@@ -13,7 +13,10 @@ use crate::policy::rules as shared;
 
 mod box_rules;
 pub(super) use box_rules::limits;
-use box_rules::{container_name, object_names, oom_score_adj, ports, sysctls, ulimits};
+use box_rules::{
+    container_name, network_subnets, object_names, oom_score_adj, ports, static_addresses, sysctls,
+    ulimits,
+};
 
 /// What the service rules need from the rest of the file.
 #[derive(Default)]
@@ -24,6 +27,8 @@ pub(super) struct Ctx<'a> {
     pub(super) bind_volumes: Vec<(String, String)>,
     /// Keys of top-level networks that are the host's network.
     pub(super) host_networks: Vec<String>,
+    /// Top-level networks' own subnets (`ipam.config[].subnet`), by key.
+    pub(super) subnets: Vec<(String, Vec<String>)>,
     /// The bundle's files (first pass) — what `env_file` and secret/config files must name.
     pub(super) bundle_files: Option<&'a [String]>,
     /// Every host path bound by the file, for the invariant once all services are read:
@@ -201,8 +206,10 @@ fn file_sources(ctx: &mut Ctx, key: &str, v: &Value) -> R {
     Ok(())
 }
 
+/// Names, the host's network, and each network's addressing ([`network_subnets`]).
 fn host_networks(ctx: &mut Ctx, key: &str, v: &Value) -> R {
     object_names(ctx, key, v)?;
+    network_subnets(ctx, key, v)?;
     let Value::Mapping(nets) = v else {
         return Ok(());
     };
@@ -244,10 +251,10 @@ fn networks(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
         Value::Mapping(nets) => nets.keys().filter_map(as_str).collect(),
         other => seq_strings(other),
     };
-    match names.iter().find(|n| ctx.host_networks.contains(n)) {
-        Some(n) => refuse(format!("service {svc} joins the host network via {n}")),
-        None => Ok(()),
+    if let Some(n) = names.iter().find(|n| ctx.host_networks.contains(n)) {
+        return refuse(format!("service {svc} joins the host network via {n}"));
     }
+    static_addresses(ctx, svc, v)
 }
 
 /// One allow-list with the engine guard (`policy::rules::SAFE_CAPS`).

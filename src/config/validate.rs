@@ -164,6 +164,13 @@ impl Config {
         if self.reserved_ports.contains(&0) {
             return Err("reserved_ports: 0 is not a port".into());
         }
+        for p in &self.network_pools {
+            if crate::policy::netpool::Cidr::parse(p).is_none() {
+                return Err(format!(
+                    "network_pools: {p:?} is not an address prefix (e.g. 172.20.0.0/16, fd00:10::/48)"
+                ));
+            }
+        }
         // last: a file on disk, after every check of the text itself
         for (name, scheme, ca) in [
             ("tenancy", self.tenancy.scheme, &self.tenancy.ca_file),

@@ -129,6 +129,11 @@ pub(super) async fn decide(
     let query = req.uri().query().unwrap_or("").to_string();
     let r = route(req.method(), &path, &query);
     debug!("engine {} {} → {:?}", req.method(), path, r);
+    if let Route::Connect(n) = &r {
+        if path.ends_with("/connect") {
+            return connect(sh, req, n, &path).await;
+        }
+    }
     let check = match &r {
         Route::Pass | Route::Pull => Ok(()),
         Route::Refuse(why) => Err(why.clone()),
@@ -234,6 +239,73 @@ pub(super) async fn decide(
     (Some(Request::from_parts(parts, body.boxed())), None, None)
 }
 
+/// `POST /networks/{n}/connect`: the project's own network, and any address the endpoint asks
+/// for inside that network's subnet.
+async fn connect(
+    sh: &Shared,
+    req: Request<Incoming>,
+    n: &str,
+    path: &str,
+) -> (Option<Request<Body>>, Option<Response<Body>>, Option<Made>) {
+    if let Err(why) = owned(sh, &format!("/networks/{n}"), "network", n).await {
+        return (None, Some(refused(sh, why)), None);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            let r = refused(sh, format!("{path}: body over {CREATE_BODY_MAX} bytes"));
+            return (None, Some(r), None);
+        }
+    };
+    // an empty body asks for nothing; anything else must be JSON
+    if !bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        let v: Value = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                let r = refused(sh, format!("{path}: body is not JSON ({e})"));
+                return (None, Some(r), None);
+            }
+        };
+        let mut refs = policy::Refs::default();
+        let ep = v.get("EndpointConfig").unwrap_or(&Value::Null);
+        policy::static_addresses(n, ep, &sh.boundary, &mut refs);
+        for (net, a) in &refs.addresses {
+            if let Err(why) = address_in_network(sh, net, a).await {
+                return (None, Some(refused(sh, why)), None);
+            }
+        }
+    }
+    (Some(Request::from_parts(parts, full(bytes))), None, None)
+}
+
+/// A static address lies inside the network's own subnet, as the engine reports it
+/// (`NETWORK_REFUSED` otherwise; the engine's default networks have none a bundle may use).
+async fn address_in_network(sh: &Shared, network: &str, addr: &str) -> Result<(), String> {
+    let subnets: Vec<String> = match network {
+        "" | "default" | "bridge" | "none" => Vec::new(),
+        n => {
+            let (status, body) = upstream_get(sh, &format!("/networks/{n}"))
+                .await
+                .map_err(|e| format!("cannot inspect network {n}: {}", Cause(&*e)))?;
+            let v: Value = serde_json::from_slice(&body).map_err(|e| {
+                format!("cannot inspect network {n}: engine answered {status} ({e})")
+            })?;
+            v.pointer("/IPAM/Config")
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.get("Subnet").and_then(|s| s.as_str()))
+                .map(String::from)
+                .collect()
+        }
+    };
+    match policy::netpool::address_refusal(network, addr, &subnets) {
+        Some(why) => Err(format!("{}: {why}", policy::netpool::NETWORK_CODE)),
+        None => Ok(()),
+    }
+}
+
 async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), String> {
     let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
     policy::container_name(name, &refs.service, &sh.boundary).map_err(|Denied(d)| d)?;
@@ -245,6 +317,9 @@ async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Strin
     }
     for n in &refs.networks {
         owned(sh, &format!("/networks/{n}"), "network", n).await?;
+    }
+    for (n, a) in &refs.addresses {
+        address_in_network(sh, n, a).await?;
     }
     for c in &refs.containers {
         owned(sh, &format!("/containers/{c}/json"), "container", c).await?;

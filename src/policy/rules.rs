@@ -250,7 +250,13 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
 
 /// The codes a guard refusal may carry itself (the box's shared resources); any other guard
 /// refusal is `ENGINE_REFUSED`.
-pub const GUARD_CODES: &[&str] = &[PORT_CODE, NAME_CODE, IMAGE_CODE, LIMIT_CODE];
+pub const GUARD_CODES: &[&str] = &[
+    PORT_CODE,
+    NAME_CODE,
+    IMAGE_CODE,
+    LIMIT_CODE,
+    super::netpool::NETWORK_CODE,
+];
 
 /// A refusal detail that carries its own code (`PORT_REFUSED: …`), as the guard records the
 /// shared-resource refusals: `(code, rest)`.

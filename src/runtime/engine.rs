@@ -224,6 +224,18 @@ impl Engine {
         serde_json::from_slice(&body).map_err(|e| self.err(e))
     }
 
+    /// The networks labelled with `project` (list form: `Id`, `Options`, `IPAM`).
+    pub async fn networks_raw(
+        &self,
+        project: &str,
+    ) -> Result<Vec<serde_json::Value>, RuntimeError> {
+        let filt = serde_json::json!({"label": [format!("com.docker.compose.project={project}")]})
+            .to_string();
+        let path = format!("/networks?filters={}", urlencode(&filt));
+        let body = self.call(hyper::Method::GET, &path).await?;
+        serde_json::from_slice(&body).map_err(|e| self.err(e))
+    }
+
     pub async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
         let body = self.call(hyper::Method::GET, "/info").await?;
         let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;

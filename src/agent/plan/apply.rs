@@ -135,13 +135,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 if let Ok(doc) = compose_check::parse(normalised.as_bytes()) {
                     desired_images = images(&doc);
                 }
-                refusals.extend(self.normalised_checks(
-                    &b,
-                    &normalised,
-                    &warnings,
-                    &scratch.0,
-                    privileged,
-                ));
+                refusals.extend(
+                    self.normalised_checks(&b, &normalised, &warnings, &scratch.0, privileged)
+                        .await,
+                );
             }
             Err(e) => refusals.push(Refusal::new(
                 "COMPOSE_CONFIG_INVALID",

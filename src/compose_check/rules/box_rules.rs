@@ -7,6 +7,7 @@ use serde_yaml_ng::Value;
 use super::super::yaml::{as_str, get, seq_strings, untag};
 use super::{refuse, shared, Ctx, R};
 use crate::bundle::Refusal;
+use crate::policy::netpool::{self, NETWORK_CODE};
 
 /// A mapping or a `name=value` list; namespaced sysctls only, as the engine guard.
 pub(super) fn sysctls(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
@@ -167,4 +168,117 @@ pub(in crate::compose_check) fn limits(ctx: &Ctx, svc: &str, s: &serde_yaml_ng::
         Some(why) => Err(Refusal::new(shared::LIMIT_CODE, why)),
         None => Ok(()),
     }
+}
+
+/// A value the second pass sees interpolated (`${SUBNET}`): judged there, not here.
+fn interpolated(s: &str) -> bool {
+    s.contains('$')
+}
+
+/// Top-level networks' `ipam`: the engine's own IPAM driver; every `subnet` from the box's
+/// pools and clear of what the box routes and dials; `ip_range`, `gateway`, `aux_addresses`
+/// inside their entry's subnet (`NETWORK_REFUSED`, the guard's rule). Records each network's
+/// subnets for the services' static addresses.
+pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
+    let Some(space) = ctx.normalised.and_then(|n| n.net.as_ref()) else {
+        return Ok(());
+    };
+    let Value::Mapping(nets) = v else {
+        return Ok(());
+    };
+    let refuse = |why: String| Err(Refusal::new(NETWORK_CODE, why));
+    for (k, nv) in nets {
+        let Some(key) = as_str(k) else { continue };
+        let Value::Mapping(nm) = untag(nv) else {
+            continue;
+        };
+        let name = get(nm, "name")
+            .and_then(as_str)
+            .unwrap_or_else(|| key.clone());
+        let mut subnets = Vec::new();
+        if let Some(Value::Mapping(ipam)) = get(nm, "ipam").map(untag) {
+            let driver = get(ipam, "driver").and_then(as_str).unwrap_or_default();
+            if !["", "default"].contains(&driver.as_str()) && !interpolated(&driver) {
+                return refuse(format!(
+                    "{name} IPAM driver {driver} (only the engine's own)"
+                ));
+            }
+            let configs = match get(ipam, "config").map(untag) {
+                Some(Value::Sequence(c)) => c.as_slice(),
+                _ => &[],
+            };
+            for c in configs {
+                let Value::Mapping(c) = untag(c) else {
+                    continue;
+                };
+                let subnet = get(c, "subnet").and_then(as_str).unwrap_or_default();
+                if interpolated(&subnet) {
+                    subnets.push(subnet);
+                    continue;
+                }
+                if !subnet.is_empty() {
+                    if let Some(why) = space.subnet_refusal(&name, &subnet) {
+                        return refuse(why);
+                    }
+                }
+                let own: Vec<String> = [subnet.clone()]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                let mut addrs: Vec<String> = ["ip_range", "gateway"]
+                    .iter()
+                    .filter_map(|k| get(c, k).and_then(as_str))
+                    .collect();
+                if let Some(Value::Mapping(aux)) = get(c, "aux_addresses").map(untag) {
+                    addrs.extend(aux.values().filter_map(as_str));
+                }
+                for a in addrs.iter().filter(|a| !a.is_empty() && !interpolated(a)) {
+                    if let Some(why) = netpool::address_refusal(&name, a, &own) {
+                        return refuse(why);
+                    }
+                }
+                subnets.extend(own);
+            }
+        }
+        ctx.subnets.push((key, subnets));
+    }
+    Ok(())
+}
+
+/// A service's static addresses on a network (`ipv4_address`, `ipv6_address`,
+/// `link_local_ips`): inside that network's own subnet, as the guard judges `IPAMConfig`.
+pub(super) fn static_addresses(ctx: &Ctx, svc: &str, v: &Value) -> R {
+    if ctx.normalised.and_then(|n| n.net.as_ref()).is_none() {
+        return Ok(());
+    }
+    let Value::Mapping(nets) = untag(v) else {
+        return Ok(());
+    };
+    for (k, nv) in nets {
+        let (Some(key), Value::Mapping(m)) = (as_str(k), untag(nv)) else {
+            continue;
+        };
+        let subnets = ctx
+            .subnets
+            .iter()
+            .find(|(n, _)| *n == key)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default();
+        if subnets.iter().any(|s| interpolated(s)) {
+            continue;
+        }
+        let mut addrs: Vec<String> = ["ipv4_address", "ipv6_address"]
+            .iter()
+            .filter_map(|k| get(m, k).and_then(as_str))
+            .collect();
+        if let Some(l) = get(m, "link_local_ips") {
+            addrs.extend(seq_strings(l));
+        }
+        for a in addrs.iter().filter(|a| !a.is_empty() && !interpolated(a)) {
+            if let Some(why) = netpool::address_refusal(&key, a, &subnets) {
+                return Err(Refusal::new(NETWORK_CODE, format!("service {svc}: {why}")));
+            }
+        }
+    }
+    Ok(())
 }

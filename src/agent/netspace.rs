@@ -1,0 +1,158 @@
+//! The box's address space for one apply (docs/POLICY.md §6): the configured `network_pools`,
+//! and what the box already uses — its routes (except those of the project's own networks),
+//! the name servers in /etc/resolv.conf, the hosts the agent dials, the metadata range. The
+//! rule itself is `policy::netpool`, shared by the file passes and the engine guard.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use super::*;
+use crate::policy::netpool::{self, AddressSpace, Cidr};
+
+/// How long one host's name may take to resolve before it is left out (and said so).
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);
+
+impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
+    /// Read fresh at every check: routes and resolved addresses change under a running agent.
+    pub(super) async fn address_space(&self) -> AddressSpace {
+        let mut s = AddressSpace::new(&self.cfg.network_pools);
+        // the project's own networks' bridges: their routes are its own
+        let own: Vec<String> = match self.engine.networks_raw(&self.cfg.compose_project).await {
+            Ok(nets) => nets.iter().filter_map(bridge_name).collect(),
+            Err(e) => {
+                warn!("cannot list the project's networks ({e}): every host route counts");
+                Vec::new()
+            }
+        };
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        let routes = netpool::parse_routes(&read("/proc/net/route"), &read("/proc/net/ipv6_route"));
+        for (c, dev) in routes {
+            if !own.contains(&dev) {
+                s.take(c, format!("a route of the host via {dev}"));
+            }
+        }
+        for ns in netpool::parse_resolv(&read("/etc/resolv.conf")) {
+            s.take(
+                Cidr::host(ns),
+                "a name server of the box (/etc/resolv.conf)",
+            );
+        }
+        for (what, host, port) in self.dialled() {
+            for ip in resolve(&host, port).await {
+                s.take(Cidr::host(ip), format!("{what} {host}"));
+            }
+        }
+        s
+    }
+
+    /// The hosts the agent itself dials: tenancy and OpenBao (by name under `system`; under the
+    /// Ziti transports their names are Ziti services, resolved only if the box's DNS knows them)
+    /// and, for `sdk`, the identity's controller (`ztAPI`). Ziti routers are learnt by the SDK
+    /// at run time and are not known here.
+    fn dialled(&self) -> Vec<(&'static str, String, u16)> {
+        let mut v = vec![
+            (
+                "the tenancy server",
+                self.cfg.tenancy.host.clone(),
+                self.cfg.tenancy.port,
+            ),
+            (
+                "the OpenBao server",
+                self.cfg.bao.host.clone(),
+                self.cfg.bao.port,
+            ),
+        ];
+        if self.cfg.transport == Transport::Sdk && !self.cfg.identity.is_empty() {
+            let ctrl = std::fs::read(&self.cfg.identity)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|v| v.get("ztAPI").and_then(|u| u.as_str()).map(String::from))
+                .and_then(|u| url_host(&u));
+            if let Some((h, p)) = ctrl {
+                v.push(("the Ziti controller", h, p));
+            }
+        }
+        v
+    }
+}
+
+/// The bridge interface the engine made for a network: its `bridge.name` option, or `br-` and
+/// the first 12 characters of its id.
+fn bridge_name(n: &serde_json::Value) -> Option<String> {
+    if let Some(b) = n
+        .pointer("/Options/com.docker.network.bridge.name")
+        .and_then(|b| b.as_str())
+    {
+        return Some(b.to_string());
+    }
+    let id = n.get("Id")?.as_str()?;
+    Some(format!("br-{}", id.get(..12)?))
+}
+
+/// `https://host:port/...` → (host, port); the port defaults by scheme.
+fn url_host(u: &str) -> Option<(String, u16)> {
+    let (scheme, rest) = u.split_once("://")?;
+    let auth = rest.split(['/', '?', '#']).next()?;
+    let auth = auth.rsplit('@').next()?;
+    let default = if scheme == "http" { 80 } else { 443 };
+    if let Some(r) = auth.strip_prefix('[') {
+        let (h, p) = r.split_once(']')?;
+        let port = p
+            .strip_prefix(':')
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(default);
+        return Some((h.to_string(), port));
+    }
+    match auth.rsplit_once(':') {
+        Some((h, p)) => Some((h.to_string(), p.parse().ok()?)),
+        None => Some((auth.to_string(), default)),
+    }
+}
+
+async fn resolve(host: &str, port: u16) -> Vec<IpAddr> {
+    if host.is_empty() {
+        return Vec::new();
+    }
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return vec![ip];
+    }
+    match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port))).await {
+        Ok(Ok(addrs)) => addrs.map(|a| a.ip()).collect(),
+        Ok(Err(e)) => {
+            debug!("{host} does not resolve ({e}): not in the box's address space");
+            Vec::new()
+        }
+        Err(_) => {
+            warn!(
+                "{host} did not resolve within {RESOLVE_TIMEOUT:?}: not in the box's address space"
+            );
+            Vec::new()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controller_urls_and_bridge_names() {
+        assert_eq!(
+            url_host("https://ctrl.example:1280"),
+            Some(("ctrl.example".into(), 1280))
+        );
+        assert_eq!(
+            url_host("https://10.0.0.1/edge"),
+            Some(("10.0.0.1".into(), 443))
+        );
+        assert_eq!(
+            url_host("https://[fd00::1]:8441"),
+            Some(("fd00::1".into(), 8441))
+        );
+        let n = serde_json::json!({"Id": "c7a42b2c15dfeeee", "Options": {}});
+        assert_eq!(bridge_name(&n).as_deref(), Some("br-c7a42b2c15df"));
+        let n =
+            serde_json::json!({"Id": "x", "Options": {"com.docker.network.bridge.name": "mine0"}});
+        assert_eq!(bridge_name(&n).as_deref(), Some("mine0"));
+    }
+}

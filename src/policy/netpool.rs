@@ -1,0 +1,358 @@
+//! The box's address space (docs/POLICY.md §6): the one place that decides whether a network's
+//! subnet or a container's static address may be used, for the file passes and the engine guard
+//! alike. A bundle's subnet must lie inside one of the box's `network_pools` and overlap nothing
+//! the box already routes or dials; addresses set inside a network (gateway, IP range, auxiliary
+//! and static container addresses) must lie inside that network's own subnet.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// The refusal code of every network rule.
+pub const NETWORK_CODE: &str = "NETWORK_REFUSED";
+
+/// Docker's built-in default address pools (`/info` does not expose them): 172.17–31.x/16 and
+/// 192.168.0.0/16. Used when the box's config sets no `network_pools`.
+pub fn engine_default_pools() -> Vec<String> {
+    let mut v: Vec<String> = (17..=31).map(|b| format!("172.{b}.0.0/16")).collect();
+    v.push("192.168.0.0/16".into());
+    v
+}
+
+/// An IPv4 or IPv6 prefix; a bare address is a host prefix (/32, /128).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    v6: bool,
+    addr: u128,
+    len: u8,
+}
+
+impl Cidr {
+    pub fn parse(s: &str) -> Option<Cidr> {
+        let s = s.trim();
+        let (a, len) = match s.split_once('/') {
+            Some((a, l)) => (a, Some(l.parse::<u8>().ok()?)),
+            None => (s, None),
+        };
+        let ip: IpAddr = a.parse().ok()?;
+        let c = Cidr::host(ip);
+        let len = len.unwrap_or(c.len);
+        (len <= c.len).then_some(Cidr { len, ..c })
+    }
+
+    pub fn host(ip: IpAddr) -> Cidr {
+        match ip {
+            IpAddr::V4(a) => Cidr {
+                v6: false,
+                addr: u32::from(a) as u128,
+                len: 32,
+            },
+            IpAddr::V6(a) => Cidr {
+                v6: true,
+                addr: u128::from(a),
+                len: 128,
+            },
+        }
+    }
+
+    pub fn is_v6(&self) -> bool {
+        self.v6
+    }
+
+    fn mask(len: u8, v6: bool) -> u128 {
+        let bits = if v6 { 128 } else { 32 };
+        if len == 0 {
+            0
+        } else {
+            (u128::MAX << (bits - len as u32)) & if v6 { u128::MAX } else { u32::MAX as u128 }
+        }
+    }
+
+    /// Every address of `o` is inside `self`.
+    pub fn contains(&self, o: &Cidr) -> bool {
+        let m = Cidr::mask(self.len, self.v6);
+        self.v6 == o.v6 && o.len >= self.len && (o.addr & m) == (self.addr & m)
+    }
+
+    /// The two share at least one address.
+    pub fn overlaps(&self, o: &Cidr) -> bool {
+        self.contains(o) || o.contains(self)
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let a: IpAddr = if self.v6 {
+            Ipv6Addr::from(self.addr).into()
+        } else {
+            Ipv4Addr::from(self.addr as u32).into()
+        };
+        write!(f, "{a}/{}", self.len)
+    }
+}
+
+/// What the box keeps for itself, fixed for one check: the pools bundle networks take subnets
+/// from, and what no subnet may overlap (each with why: a host route, an address the agent
+/// dials, the metadata range).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AddressSpace {
+    pub pools: Vec<Cidr>,
+    pub taken: Vec<(Cidr, String)>,
+}
+
+/// The link-local range, where cloud metadata services answer (169.254.169.254).
+pub const LINK_LOCAL: &str = "169.254.0.0/16";
+
+impl AddressSpace {
+    /// `pools` as the config writes them (validated there; an unparsable one is dropped, which
+    /// only narrows), with the metadata range always taken.
+    pub fn new(pools: &[String]) -> AddressSpace {
+        let mut s = AddressSpace {
+            pools: pools.iter().filter_map(|p| Cidr::parse(p)).collect(),
+            taken: Vec::new(),
+        };
+        if let Some(c) = Cidr::parse(LINK_LOCAL) {
+            s.take(c, "the link-local metadata range");
+        }
+        s
+    }
+
+    pub fn take(&mut self, c: Cidr, why: impl Into<String>) {
+        self.taken.push((c, why.into()));
+    }
+
+    /// Why `subnet` (a network's `Subnet`) may not be used, or `None`. The refusal reads
+    /// `<network> <subnet> (<reason>)`.
+    pub fn subnet_refusal(&self, network: &str, subnet: &str) -> Option<String> {
+        let why = match Cidr::parse(subnet) {
+            None => "not an address prefix".to_string(),
+            Some(c) => match self.subnet_why(&c) {
+                Some(w) => w,
+                None => return None,
+            },
+        };
+        Some(format!("{network} {} ({why})", subnet.trim()))
+    }
+
+    fn subnet_why(&self, c: &Cidr) -> Option<String> {
+        if !self.pools.iter().any(|p| p.v6 == c.v6) {
+            let fam = if c.v6 { "IPv6" } else { "IPv4" };
+            return Some(format!("no {fam} pool in the box's network_pools"));
+        }
+        if !self.pools.iter().any(|p| p.contains(c)) {
+            return Some("outside the box's network_pools".into());
+        }
+        self.taken
+            .iter()
+            .find(|(t, _)| t.overlaps(c))
+            .map(|(t, why)| format!("overlaps {t}, {why}"))
+    }
+}
+
+/// Why an address set inside a network (gateway, IP range, auxiliary or static container
+/// address) may not be used: it must lie inside one of the network's own `subnets`, each of
+/// which was judged by [`AddressSpace::subnet_refusal`]. `None` when it does.
+pub fn address_refusal(network: &str, addr: &str, subnets: &[String]) -> Option<String> {
+    let why = match Cidr::parse(addr) {
+        None => "not an address",
+        Some(a) => {
+            let own: Vec<Cidr> = subnets.iter().filter_map(|s| Cidr::parse(s)).collect();
+            if own.iter().any(|s| s.contains(&a)) {
+                return None;
+            }
+            if own.is_empty() {
+                "the network sets no subnet of its own"
+            } else {
+                "outside the network's own subnet"
+            }
+        }
+    };
+    Some(format!("{network} {} ({why})", addr.trim()))
+}
+
+/// The host's routes (main table, IPv4 and IPv6) with their interface, from `/proc/net/route`
+/// and `/proc/net/ipv6_route` texts. Default routes (/0) are left out: they cover every address
+/// and say nothing about who owns one.
+pub fn parse_routes(v4: &str, v6: &str) -> Vec<(Cidr, String)> {
+    let mut out = Vec::new();
+    for l in v4.lines().skip(1) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 8 {
+            continue;
+        }
+        let (Ok(dst), Ok(mask)) = (u32::from_str_radix(f[1], 16), u32::from_str_radix(f[7], 16))
+        else {
+            continue;
+        };
+        // the kernel prints the network-order word as a native integer
+        let (dst, mask) = (u32::from_be(dst), u32::from_be(mask));
+        let len = mask.count_ones() as u8;
+        if len == 0 {
+            continue;
+        }
+        out.push((
+            Cidr {
+                v6: false,
+                addr: (dst & mask) as u128,
+                len,
+            },
+            f[0].to_string(),
+        ));
+    }
+    for l in v6.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 10 {
+            continue;
+        }
+        let (Ok(dst), Ok(len)) = (u128::from_str_radix(f[0], 16), u8::from_str_radix(f[1], 16))
+        else {
+            continue;
+        };
+        if len == 0 || len > 128 {
+            continue;
+        }
+        out.push((
+            Cidr {
+                v6: true,
+                addr: dst & Cidr::mask(len, true),
+                len,
+            },
+            f[9].to_string(),
+        ));
+    }
+    out
+}
+
+/// The name servers of a resolv.conf text.
+pub fn parse_resolv(text: &str) -> Vec<IpAddr> {
+    text.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("nameserver"))
+                .then(|| w.next())
+                .flatten()
+                .and_then(|a| a.split('%').next()?.parse().ok())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(s: &str) -> Cidr {
+        Cidr::parse(s).unwrap()
+    }
+
+    #[test]
+    fn prefixes_parse_contain_and_overlap_in_both_families() {
+        assert_eq!(c("10.1.2.3/8").to_string(), "10.1.2.3/8");
+        assert!(c("10.0.0.0/8").contains(&c("10.200.1.0/24")));
+        assert!(!c("10.200.1.0/24").contains(&c("10.0.0.0/8")));
+        assert!(c("10.200.1.0/24").overlaps(&c("10.0.0.0/8")));
+        assert!(!c("10.1.0.0/16").overlaps(&c("10.2.0.0/16")));
+        assert!(c("169.254.169.0/24").contains(&c("169.254.169.254")));
+        assert!(c("0.0.0.0/0").contains(&c("1.2.3.4")));
+        assert!(c("fd00::/8").contains(&c("fd12:3456::/64")));
+        assert!(!c("fd00::/8").overlaps(&c("fe80::/10")));
+        assert!(c("::/0").contains(&c("2001:db8::1")));
+        // families never mix
+        assert!(!c("0.0.0.0/0").overlaps(&c("::/0")));
+        for bad in ["10.0.0.0/33", "fd00::/129", "x/8", "10.0.0/8", ""] {
+            assert!(Cidr::parse(bad).is_none(), "{bad}");
+        }
+    }
+
+    fn space() -> AddressSpace {
+        let mut s = AddressSpace::new(&["10.100.0.0/16".into(), "fd00:10::/48".into()]);
+        s.take(c("10.100.5.0/24"), "host route via eth1");
+        s.take(c("10.100.9.9"), "DNS server");
+        s
+    }
+
+    #[test]
+    fn a_subnet_comes_from_the_pool_and_overlaps_nothing_the_box_has() {
+        let s = space();
+        assert_eq!(s.subnet_refusal("p_n", "10.100.1.0/24"), None);
+        assert_eq!(s.subnet_refusal("p_n", "fd00:10:0:1::/64"), None);
+        let r = |sub: &str| s.subnet_refusal("p_n", sub).unwrap();
+        assert_eq!(
+            r("10.100.5.128/25"),
+            "p_n 10.100.5.128/25 (overlaps 10.100.5.0/24, host route via eth1)"
+        );
+        assert!(r("10.100.0.0/16").contains("overlaps"));
+        assert!(r("10.100.9.0/24").contains("DNS server"));
+        assert!(r("10.101.0.0/24").contains("outside the box's network_pools"));
+        assert!(r("10.0.0.0/8").contains("outside"), "wider than the pool");
+        assert!(r("169.254.169.0/24").contains("outside"));
+        assert!(r("fd00:11::/64").contains("outside"));
+        assert!(r("nonsense").contains("not an address prefix"));
+        // the metadata range is taken even when a pool covers it
+        let m = AddressSpace::new(&["169.254.0.0/16".into()]);
+        assert!(m
+            .subnet_refusal("p_n", "169.254.169.0/24")
+            .unwrap()
+            .contains("metadata"));
+        // no IPv6 pool: every IPv6 subnet is refused
+        let v4 = AddressSpace::new(&["10.100.0.0/16".into()]);
+        assert!(v4
+            .subnet_refusal("p_n", "fd00:10::/64")
+            .unwrap()
+            .contains("no IPv6 pool"));
+    }
+
+    #[test]
+    fn addresses_stay_inside_the_networks_own_subnet() {
+        let subs = vec!["10.100.1.0/24".to_string(), "fd00:10:0:1::/64".to_string()];
+        assert_eq!(address_refusal("p_n", "10.100.1.7", &subs), None);
+        assert_eq!(address_refusal("p_n", "10.100.1.128/25", &subs), None);
+        assert_eq!(address_refusal("p_n", "fd00:10:0:1::7", &subs), None);
+        assert_eq!(
+            address_refusal("p_n", "10.100.2.7", &subs).unwrap(),
+            "p_n 10.100.2.7 (outside the network's own subnet)"
+        );
+        assert!(address_refusal("p_n", "fd00:10:0:2::7", &subs).is_some());
+        assert!(address_refusal("p_n", "10.100.1.7", &[])
+            .unwrap()
+            .contains("no subnet"));
+    }
+
+    #[test]
+    fn routes_and_resolv_conf_are_read_as_the_kernel_writes_them() {
+        let v4 =
+            "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
+                  eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
+                  docker0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0\n\
+                  eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+        let v6 = "fd000000000000000000000000000000 08 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000000 00000000 00000001     eth0\n\
+                  00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 00000400 00000000 00000000 00000001     eth0\n";
+        let r = parse_routes(v4, v6);
+        let shown: Vec<String> = r.iter().map(|(c, i)| format!("{c} {i}")).collect();
+        assert_eq!(
+            shown,
+            [
+                "172.17.0.0/16 docker0",
+                "192.0.2.0/24 eth0",
+                "fd00::/8 eth0"
+            ]
+        );
+        let ns = parse_resolv("# x\nnameserver 10.255.255.53\nnameserver fe80::1%eth0\nsearch a\n");
+        assert_eq!(
+            ns,
+            vec![
+                "10.255.255.53".parse::<IpAddr>().unwrap(),
+                "fe80::1".parse().unwrap()
+            ]
+        );
+    }
+
+    #[test]
+    fn the_default_pools_are_the_engines() {
+        let p = engine_default_pools();
+        assert_eq!(p.len(), 16);
+        let s = AddressSpace::new(&p);
+        assert_eq!(s.subnet_refusal("n", "172.20.0.0/16"), None);
+        assert_eq!(s.subnet_refusal("n", "192.168.77.0/24"), None);
+        assert!(s.subnet_refusal("n", "172.16.0.0/16").is_some());
+        assert!(s.subnet_refusal("n", "10.0.0.0/24").is_some());
+    }
+}
