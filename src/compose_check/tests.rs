@@ -439,3 +439,59 @@ fn a_writable_bind_of_the_release_is_named_for_an_operator() {
         "./.release-notes: writable, and holds the release directory (./), which"
     );
 }
+
+#[test]
+fn the_boxs_address_space_subnets_and_static_addresses() {
+    let mut net = crate::policy::netpool::AddressSpace::new(&["10.100.0.0/16".into()]);
+    net.take(
+        crate::policy::netpool::Cidr::parse("10.100.5.0/24").unwrap(),
+        "a route of the host via eth1",
+    );
+    let ctx = Normalised {
+        project_dir: "/rel".into(),
+        project: "monky-t".into(),
+        net: Some(net),
+        ..Normalised::default()
+    };
+    let judge = |y: &str| check_normalised(&parse(y.as_bytes()).unwrap(), false, &ctx);
+    let svc = |nets: &str| {
+        format!("services:\n  web:\n    image: x\n    networks:\n{nets}networks:\n  front:\n    ipam:\n      config:\n        - subnet: 10.100.1.0/24\n          gateway: 10.100.1.1\n")
+    };
+    // a subnet of the pool, an address inside it; a network with no subnet
+    judge(&svc("      front:\n        ipv4_address: 10.100.1.9\n")).unwrap();
+    judge("services:\n  web:\n    image: x\nnetworks:\n  back: {}\n").unwrap();
+    let code = |y: &str| {
+        let r = judge(y).unwrap_err();
+        assert_eq!(r.code, "NETWORK_REFUSED", "{r:?}");
+        r.detail
+    };
+    assert_eq!(
+        code(&svc("      front:\n        ipv4_address: 10.100.2.9\n")),
+        "service web: front 10.100.2.9 (outside the network's own subnet)"
+    );
+    let net = |ipam: &str| {
+        format!("services:\n  web:\n    image: x\nnetworks:\n  front:\n    ipam:\n{ipam}")
+    };
+    assert_eq!(
+        code(&net("      config:\n        - subnet: 10.100.5.0/25\n")),
+        "front 10.100.5.0/25 (overlaps 10.100.5.0/24, a route of the host via eth1)"
+    );
+    assert!(code(&net("      config:\n        - subnet: 169.254.169.0/24\n")).contains("outside"));
+    assert!(code(&net("      config:\n        - subnet: fd00::/64\n")).contains("no IPv6 pool"));
+    assert!(code(&net(
+        "      config:\n        - subnet: 10.100.1.0/24\n          ip_range: 10.100.2.0/25\n"
+    ))
+    .contains("outside the network's own subnet"));
+    assert!(code(&net("      driver: other\n")).contains("IPAM driver"));
+    // the first pass leaves an interpolated subnet to the second
+    let first = Normalised {
+        bundle_files: vec![],
+        ..ctx.clone()
+    };
+    check_bundle(
+        &parse(net("      config:\n        - subnet: ${SUBNET}\n").as_bytes()).unwrap(),
+        false,
+        &first,
+    )
+    .unwrap();
+}

@@ -319,3 +319,58 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         None
     );
 }
+
+#[test]
+fn network_subnets_and_static_addresses_are_the_boxs() {
+    let d = tempfile::tempdir().unwrap();
+    let mut b = boundary(d.path());
+    let mut net = netpool::AddressSpace::new(&["10.100.0.0/16".into()]);
+    net.take(
+        netpool::Cidr::parse("10.100.5.0/24").unwrap(),
+        "a route of the host via eth1",
+    );
+    b.net = Some(net);
+    let l = json!({"com.docker.compose.project": "monky-t"});
+    let create =
+        |ipam: Value| json!({"Name": "monky-t_n", "Driver": "bridge", "Labels": l, "IPAM": ipam});
+    let ok = |ipam: Value| network_create(&create(ipam), &b).unwrap();
+    let no = |ipam: Value| network_create(&create(ipam), &b).unwrap_err().0;
+    ok(json!({"Driver": "default", "Config": []}));
+    ok(
+        json!({"Config": [{"Subnet": "10.100.1.0/24", "Gateway": "10.100.1.1",
+        "IPRange": "10.100.1.128/25", "AuxiliaryAddresses": {"r": "10.100.1.2"}}]}),
+    );
+    assert_eq!(
+        no(json!({"Config": [{"Subnet": "10.100.5.0/25"}]})),
+        "NETWORK_REFUSED: monky-t_n 10.100.5.0/25 (overlaps 10.100.5.0/24, a route of the host via eth1)"
+    );
+    assert!(no(json!({"Config": [{"Subnet": "169.254.0.0/16"}]})).contains("outside"));
+    assert!(no(json!({"Config": [{"Subnet": "fd00::/64"}]})).contains("no IPv6 pool"));
+    assert!(
+        no(json!({"Config": [{"Subnet": "10.100.1.0/24", "Gateway": "10.100.5.1"}]}))
+            .contains("outside the network's own subnet")
+    );
+    assert!(no(json!({"Config": [{"Gateway": "10.100.5.1"}]})).contains("no subnet"));
+    assert!(no(json!({"Config": [{"Subnet": "10.100.1.0/24",
+        "AuxiliaryAddresses": {"x": "169.254.169.254"}}]}))
+    .contains("169.254.169.254"));
+    assert!(no(json!({"Driver": "other"})).contains("IPAM driver"));
+    // a container's static addresses are handed to the guard, which knows the subnet
+    let c = json!({"Image": "x", "Labels": l, "NetworkingConfig": {"EndpointsConfig": {
+        "monky-t_n": {"IPAMConfig": {"IPv4Address": "10.100.1.9", "LinkLocalIPs": ["169.254.169.254"]}}}}});
+    let refs = container_create(&c, &b).unwrap();
+    assert_eq!(
+        refs.addresses,
+        vec![
+            ("monky-t_n".to_string(), "10.100.1.9".to_string()),
+            ("monky-t_n".to_string(), "169.254.169.254".to_string())
+        ]
+    );
+    // a box that judges no address space (or permits privilege) does not
+    b.net = None;
+    assert!(network_create(
+        &create(json!({"Config": [{"Subnet": "10.100.5.0/25"}]})),
+        &b
+    )
+    .is_ok());
+}
