@@ -125,10 +125,7 @@ impl AddressSpace {
     pub fn subnet_refusal(&self, network: &str, subnet: &str) -> Option<String> {
         let why = match Cidr::parse(subnet) {
             None => "not an address prefix".to_string(),
-            Some(c) => match self.subnet_why(&c) {
-                Some(w) => w,
-                None => return None,
-            },
+            Some(c) => self.subnet_why(&c)?,
         };
         Some(format!("{network} {} ({why})", subnet.trim()))
     }
