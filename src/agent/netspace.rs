@@ -45,34 +45,32 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         s
     }
 
-    /// The hosts the agent itself dials: tenancy and OpenBao (by name under `system`; under the
-    /// Ziti transports their names are Ziti services, resolved only if the box's DNS knows them)
-    /// and, for `sdk`, the identity's controller (`ztAPI`). Ziti routers are learnt by the SDK
-    /// at run time and are not known here.
+    /// The hosts the agent itself dials: under `system`, tenancy and OpenBao (resolved by the
+    /// box's DNS, as the agent dials them); under `sdk`, the identity's controller (`ztAPI`) —
+    /// the Ziti routers it learns at run time are not known here; under `proxy`, nothing (the
+    /// agent dials only loopback, the tunneller's peers are not known).
     fn dialled(&self) -> Vec<(&'static str, String, u16)> {
-        let mut v = vec![
-            (
-                "the tenancy server",
-                self.cfg.tenancy.host.clone(),
-                self.cfg.tenancy.port,
-            ),
-            (
-                "the OpenBao server",
-                self.cfg.bao.host.clone(),
-                self.cfg.bao.port,
-            ),
-        ];
-        if self.cfg.transport == Transport::Sdk && !self.cfg.identity.is_empty() {
-            let ctrl = std::fs::read(&self.cfg.identity)
+        match self.cfg.transport {
+            Transport::System => vec![
+                (
+                    "the tenancy server",
+                    self.cfg.tenancy.host.clone(),
+                    self.cfg.tenancy.port,
+                ),
+                (
+                    "the OpenBao server",
+                    self.cfg.bao.host.clone(),
+                    self.cfg.bao.port,
+                ),
+            ],
+            Transport::Sdk => std::fs::read(&self.cfg.identity)
                 .ok()
                 .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-                .and_then(|v| v.get("ztAPI").and_then(|u| u.as_str()).map(String::from))
-                .and_then(|u| url_host(&u));
-            if let Some((h, p)) = ctrl {
-                v.push(("the Ziti controller", h, p));
-            }
+                .and_then(|v| v.get("ztAPI").and_then(|u| u.as_str()).and_then(url_host))
+                .map(|(h, p)| vec![("the Ziti controller", h, p)])
+                .unwrap_or_default(),
+            Transport::Proxy => Vec::new(),
         }
-        v
     }
 }
 

@@ -108,3 +108,26 @@ fn sdk_refresh_period() {
         assert!(e.contains("sdk_refresh_s must be 30-3600"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn network_pools_default_to_the_engines_and_must_be_prefixes() {
+    let c = parse("env_id: a\nsite: b\nbao:\n  ca_file: \"\"\n").unwrap();
+    assert_eq!(
+        c.network_pools.first().map(String::as_str),
+        Some("172.17.0.0/16")
+    );
+    assert_eq!(
+        c.network_pools.last().map(String::as_str),
+        Some("192.168.0.0/16")
+    );
+    let c = parse("env_id: a\nsite: b\nbao:\n  ca_file: \"\"\nnetwork_pools: [10.40.0.0/16, \"fd00:10::/48\"]\n")
+        .unwrap();
+    assert_eq!(c.network_pools, ["10.40.0.0/16", "fd00:10::/48"]);
+    let e = parse("env_id: a\nsite: b\nbao:\n  ca_file: \"\"\nnetwork_pools: [10.40.0.0/33]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("network_pools") && e.contains("10.40.0.0/33"),
+        "{e}"
+    );
+}
