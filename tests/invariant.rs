@@ -808,6 +808,12 @@ fn corpus(
 ) -> Vec<Shape> {
     let md = m.path().display();
     let (rt, rl) = (roots.0.display(), roots.1.display());
+    // a /24 of the default pools per flavour, away from what other suites use
+    let net = match s.flavour {
+        Flavour::V1 => 231,
+        Flavour::V2 => 233,
+        Flavour::V5 => 235,
+    };
     let mut v: Vec<(String, String, &'static str)> = vec![
         // the attacks of tests/boundary.rs
         ("engine socket bind".into(), one("c", "    volumes: [\"/var/run/docker.sock:/s\"]\n", ""), "refused"),
@@ -863,6 +869,15 @@ fn corpus(
         ("cap_add SYS_NICE".into(), one("c", "    cap_add: [SYS_NICE]\n", ""), "refused"),
         ("ulimits rtprio 99".into(), one("c", "    ulimits:\n      rtprio: 99\n", ""), "refused"),
         ("oom_score_adj 100 (positive: own container only)".into(), one("c", "    oom_score_adj: 100\n", ""), "applied"),
+        // the box's address space (issue 31.2): the default pools are the engine's
+        ("subnet from the box's pool, static address inside it".into(),
+         one("c", &format!("    networks:\n      n:\n        ipv4_address: 192.168.{net}.9\n"),
+             &format!("networks:\n  n:\n    ipam:\n      config:\n        - subnet: 192.168.{net}.0/24\n")), "applied"),
+        ("subnet over the metadata address 169.254.169.254".into(),
+         one("c", "    networks: [n]\n", "networks:\n  n:\n    ipam:\n      config:\n        - subnet: 169.254.169.0/24\n"), "refused"),
+        ("static address outside its network's subnet".into(),
+         one("c", &format!("    networks:\n      n:\n        ipv4_address: 192.168.{}.9\n", net + 1),
+             &format!("networks:\n  n:\n    ipam:\n      config:\n        - subnet: 192.168.{net}.0/24\n")), "refused"),
     ];
     if s.flavour != Flavour::V1 {
         // compose v1 has no pull_policy: its `pull` would fail on a local-only image by itself

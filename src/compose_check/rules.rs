@@ -27,8 +27,9 @@ pub(super) struct Ctx<'a> {
     pub(super) bind_volumes: Vec<(String, String)>,
     /// Keys of top-level networks that are the host's network.
     pub(super) host_networks: Vec<String>,
-    /// Top-level networks' own subnets (`ipam.config[].subnet`), by key.
-    pub(super) subnets: Vec<(String, Vec<String>)>,
+    /// Top-level networks' own subnets (`ipam.config[].subnet`), by key; `None` when this pass
+    /// cannot know them (an external network, an interpolated subnet): the guard judges those.
+    pub(super) subnets: Vec<(String, Option<Vec<String>>)>,
     /// The bundle's files (first pass) — what `env_file` and secret/config files must name.
     pub(super) bundle_files: Option<&'a [String]>,
     /// Every host path bound by the file, for the invariant once all services are read:

@@ -483,6 +483,8 @@ fn the_boxs_address_space_subnets_and_static_addresses() {
     ))
     .contains("outside the network's own subnet"));
     assert!(code(&net("      driver: other\n")).contains("IPAM driver"));
+    // an external network's subnet is the engine's: the guard judges the address
+    judge("services:\n  web:\n    image: x\n    networks:\n      ext:\n        ipv4_address: 10.100.7.9\nnetworks:\n  ext:\n    external: true\n    name: monky-t_ext\n").unwrap();
     // the first pass leaves an interpolated subnet to the second
     let first = Normalised {
         bundle_files: vec![],

@@ -195,6 +195,11 @@ pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
         let name = get(nm, "name")
             .and_then(as_str)
             .unwrap_or_else(|| key.clone());
+        // an external network is not created here: its subnet is the engine's to report
+        if get(nm, "external").is_some_and(|e| !matches!(untag(e), Value::Bool(false))) {
+            ctx.subnets.push((key, None));
+            continue;
+        }
         let mut subnets = Vec::new();
         if let Some(Value::Mapping(ipam)) = get(nm, "ipam").map(untag) {
             let driver = get(ipam, "driver").and_then(as_str).unwrap_or_default();
@@ -240,7 +245,8 @@ pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
                 subnets.extend(own);
             }
         }
-        ctx.subnets.push((key, subnets));
+        let known = !subnets.iter().any(|s| interpolated(s));
+        ctx.subnets.push((key, known.then_some(subnets)));
     }
     Ok(())
 }
@@ -258,15 +264,11 @@ pub(super) fn static_addresses(ctx: &Ctx, svc: &str, v: &Value) -> R {
         let (Some(key), Value::Mapping(m)) = (as_str(k), untag(nv)) else {
             continue;
         };
-        let subnets = ctx
-            .subnets
-            .iter()
-            .find(|(n, _)| *n == key)
-            .map(|(_, s)| s.clone())
-            .unwrap_or_default();
-        if subnets.iter().any(|s| interpolated(s)) {
-            continue;
-        }
+        let subnets = match ctx.subnets.iter().find(|(n, _)| *n == key) {
+            Some((_, None)) => continue,
+            Some((_, Some(s))) => s.clone(),
+            None => Vec::new(),
+        };
         let mut addrs: Vec<String> = ["ipv4_address", "ipv6_address"]
             .iter()
             .filter_map(|k| get(m, k).and_then(as_str))
