@@ -132,3 +132,96 @@ fn forwards_what_compose_needs_and_refuses_the_rest() {
         assert!(!sock.exists(), "socket left behind");
     });
 }
+
+/// The box's address space at the guard, without compose: a network create whose subnet is
+/// outside the pool or over a host route is refused; a connect or create asking for an address
+/// outside the network's own subnet is refused; inside it passes.
+#[test]
+fn network_subnets_and_addresses_are_judged_at_the_guard() {
+    use monky_deployd::policy::netpool::{AddressSpace, Cidr};
+    require_docker();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let d = tempfile::tempdir().unwrap();
+        let project = format!("guard-net-{}", std::process::id());
+        let mut net = AddressSpace::new(&["10.229.0.0/16".into()]);
+        net.take(Cidr::parse("10.229.5.0/24").unwrap(), "a route of the host via lo");
+        let g = Guard::start(
+            Path::new("/var/run/docker.sock"),
+            &d.path().join("guard"),
+            Boundary {
+                project: project.clone(),
+                release_dir: Some(d.path().to_path_buf()),
+                net: Some(net),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let sock = d.path().join("guard/engine.sock");
+        let labels = format!(r#"{{"com.docker.compose.project":"{project}","com.docker.compose.service":"x"}}"#);
+        let name = format!("{project}_n");
+        let create = |subnet: &str| {
+            format!(
+                r#"{{"Name":"{name}","Driver":"bridge","Labels":{labels},"IPAM":{{"Config":[{{"Subnet":"{subnet}"}}]}}}}"#
+            )
+        };
+        for (subnet, why) in [
+            ("10.229.5.0/25", "overlaps 10.229.5.0/24, a route of the host via lo"),
+            ("10.230.0.0/24", "outside the box's network_pools"),
+            ("169.254.169.0/24", "outside the box's network_pools"),
+        ] {
+            let (st, body) = call(&sock, Method::POST, "/v1.41/networks/create", &create(subnet)).await;
+            assert_eq!(st, 403, "{subnet}: {body}");
+            assert!(body.contains("refused by monky-deployd"), "{body}");
+            let denied = g.denied();
+            assert!(
+                denied.iter().any(|d| d == &format!("NETWORK_REFUSED: {name} {subnet} ({why})")),
+                "{denied:?}"
+            );
+        }
+        let (st, body) = call(&sock, Method::POST, "/v1.41/networks/create", &create("10.229.1.0/24")).await;
+        assert_eq!(st, 201, "{body}");
+        let _cleanup = NetGone(name.clone());
+        let c = format!("{project}-x-1");
+        let ep = |a: &str| format!(r#"{{"IPAMConfig":{{"IPv4Address":"{a}"}}}}"#);
+        let body = |a: &str| {
+            format!(
+                r#"{{"Image":"{IMAGE}","Cmd":["true"],"Labels":{labels},"HostConfig":{{"NetworkMode":"{name}"}},"NetworkingConfig":{{"EndpointsConfig":{{"{name}":{}}}}}}}"#,
+                ep(a)
+            )
+        };
+        let (st, b) = call(&sock, Method::POST, &format!("/v1.41/containers/create?name={c}"), &body("10.229.2.9")).await;
+        assert_eq!(st, 403, "{b}");
+        assert!(g.denied().iter().any(|d| d.contains(&format!("{name} 10.229.2.9 (outside the network's own subnet)"))));
+        let (st, b) = call(&sock, Method::POST, &format!("/v1.41/containers/create?name={c}"), &body("10.229.1.9")).await;
+        assert_eq!(st, 201, "{b}");
+        // connect: the address asked for is judged as at create
+        let o = std::process::Command::new("docker")
+            .args(["network", "disconnect", &name, &c])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        let conn = |a: &str| format!(r#"{{"Container":"{c}","EndpointConfig":{}}}"#, ep(a));
+        let (st, b) = call(&sock, Method::POST, &format!("/v1.41/networks/{name}/connect"), &conn("169.254.169.254")).await;
+        assert_eq!(st, 403, "{b}");
+        assert!(g.denied().iter().any(|d| d.contains("169.254.169.254 (outside the network's own subnet)")));
+        let (st, b) = call(&sock, Method::POST, &format!("/v1.41/networks/{name}/connect"), &conn("10.229.1.10")).await;
+        assert_eq!(st, 200, "{b}");
+        let (st, _) = call(&sock, Method::DELETE, &format!("/v1.41/containers/{c}?force=1"), "").await;
+        assert_eq!(st, 204);
+    });
+}
+
+/// Removes a network by name on drop.
+struct NetGone(String);
+
+impl Drop for NetGone {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("docker")
+            .args(["network", "rm", &self.0])
+            .output();
+    }
+}

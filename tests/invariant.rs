@@ -108,6 +108,12 @@ fn wipe(s: &Stack) {
     for v in s.volumes() {
         docker(&["volume", "rm", "-f", &v]);
     }
+    // a network left standing keeps its subnet: compose v1/v2 would not create the next shape's
+    let label = format!("label=com.docker.compose.project={}", s.project());
+    let nets = stdout(&docker(&["network", "ls", "-q", "--filter", &label]));
+    for n in nets.split_whitespace() {
+        docker(&["network", "rm", n]);
+    }
 }
 
 /// Containers and volumes made by hand (another app on the box), removed even when a test fails.
