@@ -184,10 +184,20 @@ pub fn check_config(cfg: &Config) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The box's host name, from uname(2): the units mount /proc with `ProcSubset=pid`, which hides
+/// /proc/sys (reading /proc/sys/kernel/hostname there made every box "unknown" to tenancy).
 pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
+    // SAFETY: utsname is plain old data; uname fills it or fails.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".into();
+    }
+    // SAFETY: nodename is NUL-terminated by the kernel within its fixed size.
+    let name = unsafe { std::ffi::CStr::from_ptr(u.nodename.as_ptr()) };
+    match name.to_string_lossy().trim() {
+        "" => "unknown".into(),
+        n => n.to_string(),
+    }
 }
 
 /// The agent of one box. Generic over its ports (`agent::ports`): tenancy, OpenBao and the

@@ -116,11 +116,21 @@ pub fn boottime() -> u64 {
     ts.tv_sec as u64
 }
 
-/// This boot's id (a reboot resets CLOCK_BOOTTIME).
+/// This boot's id (a reboot resets CLOCK_BOOTTIME). Under the units' `ProcSubset=pid` /proc/sys
+/// is hidden: the boot is then named by when it happened (wall clock minus CLOCK_BOOTTIME, to the
+/// minute). A clock step of a minute or more makes it look like a new boot, which only drops the
+/// boot-clock reading for the wall clock; two boots cannot share a minute.
 pub fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/random/boot_id") {
+        return s.trim().to_string();
+    }
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    match wall.checked_sub(boottime()) {
+        Some(booted) if wall > 0 => format!("booted-at-{}", booted / 60),
+        _ => String::new(),
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -127,6 +127,9 @@ wait_until() {
 unit_inactive() { [ "$(prop "$1" ActiveState)" != activating ] && [ "$(prop "$1" ActiveState)" != active ] && [ "$(prop "$1" ActiveState)" != deactivating ]; }
 # journal_json UNIT [INVOCATION]: that unit's journal as JSON lines (one invocation's, if given).
 journal_json() {
+  # what journald has read from the unit's stream but not yet written is written first: under
+  # load a query right after the unit ended could miss the agent's last lines
+  in_c journalctl --sync >/dev/null 2>&1 || true
   # -u adds a disjunction of matches: an invocation id next to it would not narrow them all
   if [ -n "${2:-}" ]; then in_c journalctl --no-pager -o json _SYSTEMD_INVOCATION_ID="$2"
   else in_c journalctl --no-pager -o json -u "$1"; fi
@@ -427,7 +430,7 @@ sandbox_holds() {
   local inv
   inv=$(start_tick)
   expect_eq "Result" "$(prop monky-deployd.service Result)" exit-code || return 1
-  messages monky-deployd.service "$inv" | grep -q 'Read-only file system' ||
+  wait_until 10 sh -c "nsenter -t $LEADER -a journalctl --no-pager -o cat _SYSTEMD_INVOCATION_ID=$inv | grep -q 'Read-only file system'" ||
     { echo "the refusal does not name the read-only file system:"; messages monky-deployd.service "$inv"; return 1; }
   [ -z "$(ls -A "$ROOT/opt/monky-outside")" ] || { echo "the agent wrote outside its state dir:"; ls -la "$ROOT/opt/monky-outside"; return 1; }
 }
@@ -532,6 +535,38 @@ converges_after_stop() {
     curl -fsS --max-time 3 "http://127.0.0.1:$APP_PORT/" >/dev/null
 }
 check "the next tick after the stop converges to the next render" converges_after_stop
+
+section "the box's address space, judged inside the unit's sandbox"
+# The unit mounts /proc with ProcSubset=pid: the route table must still be read (and, if it
+# cannot be, every subnet refused). A route inside the box's pool stands for one the host has.
+net_compose() { # NETWORK SUBNET
+  good_compose "net $1" | sed -e '/^    healthcheck:/i\    networks: ['"$1"']'
+  printf 'networks:\n  %s:\n    ipam:\n      config:\n        - subnet: %s\n' "$1" "$2"
+}
+HOSTROUTE=192.168.251.0/24
+subnet_from_pool_applies() {
+  net_compose pool_net 192.168.250.0/24 | publish 4 || return 1
+  start_tick >/dev/null
+  exited_with 0 || { messages monky-deployd.service "$(prop monky-deployd.service InvocationID)" | tail -n 5; return 1; }
+  docker network inspect "${PROJECT}_pool_net" --format '{{range .IPAM.Config}}{{.Subnet}}{{end}}' | grep -qx 192.168.250.0/24
+}
+check "a bundle's own subnet from the box's pool applies under the unit" subnet_from_pool_applies
+route_overlap_refused() {
+  ip route add "$HOSTROUTE" dev lo
+  net_compose route_net 192.168.251.0/25 | publish 5 || { ip route del "$HOSTROUTE" dev lo; return 1; }
+  local inv rc=0
+  inv=$(start_tick)
+  ip route get 192.168.251.10 | grep -q ' dev lo ' || { echo "the host's route moved:"; ip route get 192.168.251.10; rc=1; }
+  ip route del "$HOSTROUTE" dev lo
+  [ "$rc" -eq 0 ] || return 1
+  messages monky-deployd.service "$inv" | grep -q 'NETWORK_REFUSED: .*192.168.251.0/25 .*route of the host via lo' ||
+    { echo "no NETWORK_REFUSED naming the host's route:"; messages monky-deployd.service "$inv" | tail -n 5; return 1; }
+  ! docker network inspect "${PROJECT}_route_net" >/dev/null 2>&1 || { echo "the network was created"; return 1; }
+}
+check "a subnet over a host route is refused under the unit (the route stays on lo)" route_overlap_refused
+good_compose 6 | publish 6 || fatal "publishing render 6"
+start_tick >/dev/null
+exited_with 0 || fatal "render 6 did not converge"
 
 # ---- the run service -------------------------------------------------------------------------------
 in_c systemctl disable --now monky-deployd.timer >/dev/null 2>&1

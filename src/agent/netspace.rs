@@ -24,13 +24,34 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 Vec::new()
             }
         };
-        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-        let routes = netpool::parse_routes(&read("/proc/net/route"), &read("/proc/net/ipv6_route"));
+        // /proc/self/net, not /proc/net: the units mount /proc with ProcSubset=pid, which hides
+        // /proc/net (0.5.0's first cut read it there and, finding nothing, judged no route at
+        // all). A table that cannot be read fails closed: every subnet of that family is taken.
+        let v4 = std::fs::read_to_string("/proc/self/net/route");
+        let v6 = match std::fs::read_to_string("/proc/self/net/ipv6_route") {
+            // a kernel without IPv6 has no table and no IPv6 routes to take over
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && !std::path::Path::new("/proc/self/net/if_inet6").exists() =>
+            {
+                Ok(String::new())
+            }
+            other => other,
+        };
+        for (r, all) in [(&v4, "0.0.0.0/0"), (&v6, "::/0")] {
+            if let (Err(e), Some(c)) = (r, Cidr::parse(all)) {
+                warn!("cannot read the host's routes ({e}): no {all} subnet can be judged free");
+                s.take(c, format!("the host's routes cannot be read: {e}"));
+            }
+        }
+        let text = |r: &std::io::Result<String>| r.as_deref().unwrap_or_default().to_string();
+        let routes = netpool::parse_routes(&text(&v4), &text(&v6));
         for (c, dev) in routes {
             if !own.contains(&dev) {
                 s.take(c, format!("a route of the host via {dev}"));
             }
         }
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
         for ns in netpool::parse_resolv(&read("/etc/resolv.conf")) {
             s.take(
                 Cidr::host(ns),
