@@ -226,9 +226,14 @@ check "transport system defaults to timer mode: timer on, one oneshot tick, the 
 MT=/var/lib/node_exporter/textfile_collector/monky-deployd.prom
 check "install.sh --metrics-textfile (directory missing) exits 0" run_install "$D" --env "$ENV_ID" --site cbs --transport system --token kit-download-token --metrics-textfile "$MT"
 check "--metrics-textfile: the key in config.yaml" grep -qx "metrics_textfile: $MT" "$D/etc/monky-deployd/config.yaml"
-check "--metrics-textfile: the directory made 0755 root, the agent writes it through an ACL" bash -c "
-  [ \"\$(chroot '$D' stat -c '%a %U %G' /var/lib/node_exporter/textfile_collector)\" = '755 root root' ] &&
-  chroot '$D' getfacl -cp /var/lib/node_exporter/textfile_collector | grep -qx 'user:monky-deployd:rwx'"
+# with an ACL, stat's group bits show the mask (rwx): the base entries are read from getfacl
+mt_dir_acl() {
+  local acl
+  expect_eq "owner" "$(in_root "$D" stat -c '%U %G' /var/lib/node_exporter/textfile_collector)" "root root" || return 1
+  acl=$(in_root "$D" getfacl -cp /var/lib/node_exporter/textfile_collector)
+  expect_eq "ACL" "$acl" "$(printf 'user::rwx\nuser:monky-deployd:rwx\ngroup::r-x\nmask::rwx\nother::r-x')"
+}
+check "--metrics-textfile: the directory made 0755 root, the agent writes it through an ACL" mt_dir_acl
 check "--metrics-textfile: ReadWritePaths=- drop-ins for the three agent units" bash -c "
   for u in monky-deployd monky-deployd-laptop monky-deployd-run; do
     grep -qx 'ReadWritePaths=-/var/lib/node_exporter/textfile_collector' '$D'/etc/systemd/system/\$u.service.d/metrics.conf || exit 1
