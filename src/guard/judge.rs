@@ -166,12 +166,9 @@ pub(super) async fn decide(
         }
         Route::CreateContainer | Route::CreateVolume | Route::CreateNetwork => {
             let (parts, body) = req.into_parts();
-            let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
-                Ok(b) => b.to_bytes(),
-                Err(_) => {
-                    let r = refused(sh, format!("{path}: body over {CREATE_BODY_MAX} bytes"));
-                    return (None, Some(r), None);
-                }
+            let bytes = match read_body(sh, body, &path).await {
+                Ok(b) => b,
+                Err(r) => return (None, Some(r), None),
             };
             let v: Value = match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
@@ -251,12 +248,9 @@ async fn connect(
         return (None, Some(refused(sh, why)), None);
     }
     let (parts, body) = req.into_parts();
-    let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(_) => {
-            let r = refused(sh, format!("{path}: body over {CREATE_BODY_MAX} bytes"));
-            return (None, Some(r), None);
-        }
+    let bytes = match read_body(sh, body, path).await {
+        Ok(b) => b,
+        Err(r) => return (None, Some(r), None),
     };
     // an empty body asks for nothing; anything else must be JSON
     if !bytes.iter().all(|b| b.is_ascii_whitespace()) {
@@ -405,6 +399,17 @@ struct ListedMount {
 /// A mount that does not say is taken as writable.
 fn writable() -> bool {
     true
+}
+
+/// A request body the guard judges, read whole up to [`CREATE_BODY_MAX`]; a larger one is refused.
+async fn read_body(sh: &Shared, body: Incoming, path: &str) -> Result<Bytes, Response<Body>> {
+    match Limited::new(body, CREATE_BODY_MAX).collect().await {
+        Ok(b) => Ok(b.to_bytes()),
+        Err(_) => Err(refused(
+            sh,
+            format!("{path}: body over {CREATE_BODY_MAX} bytes"),
+        )),
+    }
 }
 
 #[cfg(test)]
