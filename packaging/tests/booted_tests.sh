@@ -69,20 +69,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-check() {
-  local name=$1 out rc=0
-  shift
-  out=$("$@" 2>&1) || rc=$?
-  printf '=== %s (rc=%s)\n%s\n' "$name" "$rc" "$out" >>"$LOG"
-  if [ "$rc" -eq 0 ]; then
-    PASS=$((PASS + 1))
-    printf 'ok    %s\n' "$name"
-  else
-    FAIL=$((FAIL + 1))
-    printf 'FAIL  %s\n' "$name"
-    printf '%s\n' "$out" | tail -n 30 | sed 's/^/      | /'
-  fi
-}
+TALLY_NAME="booted tests"
+# shellcheck source=packaging/tests/tally.sh
+. "$HERE/tally.sh"
 fatal() {
   echo "booted tests: setup failed: $*" >&2
   if [ -n "$NSPAWN_PID" ] && [ -n "$(leader 2>/dev/null)" ]; then
@@ -90,19 +79,6 @@ fatal() {
   fi
   FAIL=$((FAIL + 1))
   finish
-}
-finish() {
-  FINISHED=1
-  printf 'booted tests took %ss\n' "$(($(date +%s) - START))"
-  printf '%s passed, %s failed\n' "$PASS" "$FAIL"
-  [ "$FAIL" -eq 0 ] && exit 0
-  exit 1
-}
-section() { printf '== %s (+%ss)\n' "$*" "$(($(date +%s) - START))"; }
-expect_eq() { # WHAT GOT WANT
-  [ "$2" = "$3" ] && return 0
-  printf '%s: got [%s], want [%s]\n' "$1" "$2" "$3"
-  return 1
 }
 
 # ---- the container ------------------------------------------------------------------------------

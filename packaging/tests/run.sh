@@ -50,36 +50,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# check NAME CMD...: one counted check. Output goes to the log; a failure prints it.
-check() {
-  local name=$1 out rc=0
-  shift
-  out=$("$@" 2>&1) || rc=$?
-  printf '=== %s (rc=%s)\n%s\n' "$name" "$rc" "$out" >>"$LOG"
-  if [ "$rc" -eq 0 ]; then
-    PASS=$((PASS + 1))
-    printf 'ok    %s\n' "$name"
-  else
-    FAIL=$((FAIL + 1))
-    printf 'FAIL  %s\n' "$name"
-    printf '%s\n' "$out" | tail -n 25 | sed 's/^/      | /'
-  fi
-}
+TALLY_NAME="packaging tests"
+# shellcheck source=packaging/tests/tally.sh
+. "$HERE/tally.sh"
 # A fatal setup step: stop here, but still print the closing tally.
 fatal() { echo "packaging tests: setup failed: $*" >&2; FAIL=$((FAIL + 1)); finish; }
-finish() {
-  FINISHED=1
-  printf 'packaging tests took %ss\n' "$(( $(date +%s) - START ))"
-  printf '%s passed, %s failed\n' "$PASS" "$FAIL"
-  [ "$FAIL" -eq 0 ] && exit 0
-  exit 1
-}
-
-section() { printf '== %s (+%ss)\n' "$*" "$(( $(date +%s) - START ))"; }
 
 # ---- helpers used by checks -------------------------------------------------------------------
-# expect_eq WHAT GOT WANT
-expect_eq() { if [ "$2" = "$3" ]; then return 0; fi; printf '%s: got [%s], want [%s]\n' "$1" "$2" "$3"; return 1; }
 # expect_grep FILE PATTERN (extended regex, whole file)
 expect_grep() { grep -Eq -- "$2" "$1" || { printf '%s does not match /%s/:\n' "$1" "$2"; cat "$1"; return 1; }; }
 expect_no_grep() { if grep -Eq -- "$2" "$1"; then printf '%s unexpectedly matches /%s/:\n' "$1" "$2"; grep -E -- "$2" "$1"; return 1; fi; }
