@@ -639,13 +639,18 @@ update_installs() {
 }
 check "the path unit installs a newer package; its agent's first tick counts, within a 10 s probation (AGENT_UPDATED)" update_installs
 update_reverts() {
-  in_c rm -f /var/lib/monky-deployd/update/result.json
+  # The test's packages share one upstream version (the binary calls itself $VERSION), so a tick
+  # of the still-running old agent would count for the broken one's probation: the run service
+  # is stopped first (a timer box), and started again once the package is back.
+  in_c systemctl stop monky-deployd-run.service
+  in_c rm -f /var/lib/monky-deployd/update/result.json /var/lib/monky-deployd/update/ticked.json
   stage "$WORK/debs/broken.deb" "$V_BROKEN"
   wait_until 150 update_done || { echo "the update unit did not finish within 150 s"; in_c journalctl --no-pager -u monky-deployd-update.service -o cat | tail -n 20; return 1; }
   expect_eq "installed" "$(installed)" "$V_GOOD" &&
     { grep -q AGENT_REVERTED "$ROOT/var/lib/monky-deployd/update/result.json" ||
       { echo "result.json:"; cat "$ROOT/var/lib/monky-deployd/update/result.json" 2>&1; return 1; }; } &&
-    wait_until 30 sh -c "[ \"\$(nsenter -t $LEADER -a systemctl show -P ActiveState monky-deployd-run.service)\" = active ]"
+    in_c systemctl start monky-deployd-run.service &&
+    expect_eq "run service after the revert" "$(prop monky-deployd-run.service ActiveState)" active
 }
 check "a package whose agent never ticks is reverted (AGENT_REVERTED), the service runs again" update_reverts
 
