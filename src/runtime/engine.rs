@@ -245,7 +245,6 @@ impl Engine {
             .ok_or_else(|| self.err("/info has no DockerRootDir"))
     }
 
-    /// An image's id and size by reference or id; `None` when the engine has no such image.
     /// Every container on the box, of any project or none, running or not (`all=1`), with
     /// `Image` the name each was created by: the list shows an image id instead once that name
     /// points at another image, so those are inspected (`Config.Image`).
@@ -262,13 +261,29 @@ impl Engine {
             let Some(id) = c["Id"].as_str().filter(|_| by_id).map(String::from) else {
                 continue;
             };
-            if let Some(name) = self.inspect(&id).await?["Config"]["Image"].as_str() {
+            // a container removed since the list pins nothing: it is dropped, not an error
+            // (an error here makes reclaim keep every image, seen in CI)
+            let (status, body) = self
+                .call_status(hyper::Method::GET, &format!("/containers/{id}/json"))
+                .await?;
+            if status == hyper::StatusCode::NOT_FOUND {
+                c["Image"] = serde_json::Value::Null;
+                c["Id"] = serde_json::Value::Null;
+                continue;
+            }
+            if !status.is_success() {
+                return Err(self.err(format!("/containers/{id}/json: {status}")));
+            }
+            let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+            if let Some(name) = v["Config"]["Image"].as_str() {
                 c["Image"] = name.into();
             }
         }
+        cs.retain(|c| !c["Id"].is_null());
         Ok(cs)
     }
 
+    /// An image's id and size by reference or id; `None` when the engine has no such image.
     pub async fn image(&self, reference: &str) -> Result<Option<(String, u64)>, RuntimeError> {
         let path = format!("/images/{}/json", urlencode(reference));
         let (status, body) = self.call_status(hyper::Method::GET, &path).await?;
