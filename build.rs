@@ -1,5 +1,6 @@
-// Build metadata only: the git revision for `version`. The C SDK is ziti-sys's business (it is
-// linked statically, so the binary needs no run-time search path).
+// Build metadata: the git revision for `version`, and a run-time search path when ziti-sys links
+// a prebuilt shared libziti (ZITI_SDK_DIR). The vendored SDK is ziti-sys's business and is linked
+// statically: then DEP_ZITI_LIBDIR is unset and the binary gets no search path.
 use std::process::Command;
 
 fn main() {

@@ -98,7 +98,9 @@ impl Bao {
                 Some(serde_json::json!({"role": self.role, "jwt": grant})),
             )
             .await?;
-        let login = parse_login(status, &body)?;
+        let login = parse_login(status, &body);
+        wipe(body);
+        let login = login?;
         crate::redact::register(&login.token);
         Ok(login)
     }
@@ -117,7 +119,9 @@ impl Bao {
             url.push_str(&format!("?version={v}"));
         }
         let (status, body) = self.call(Method::GET, &url, Some(token), None).await?;
-        let s = parse_kv_read(status, &body, path, key)?;
+        let s = parse_kv_read(status, &body, path, key);
+        wipe(body);
+        let s = s?;
         crate::redact::register(&s);
         Ok(s)
     }
@@ -152,6 +156,17 @@ impl Bao {
             )
             .await?;
         answer("revoke-self", status, &body).map(|_| ())
+    }
+}
+
+/// Zeroes an answer that held a token or a secret once it is parsed. `Bytes` can only be
+/// written when this is its last handle (the usual case: hyper hands the collected body over);
+/// the chunks hyper read it in and serde's parse tree are freed unwiped (docs/ARCHITECTURE.md,
+/// "Secrets in memory").
+fn wipe(body: Bytes) {
+    use zeroize::Zeroize;
+    if let Ok(mut m) = body.try_into_mut() {
+        m.as_mut().zeroize();
     }
 }
 

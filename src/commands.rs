@@ -103,8 +103,9 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     } else {
         let ts = |t: Option<u64>| {
             t.map(|s| {
-                humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(s))
-                    .to_string()
+                jiff::Timestamp::from_second(i64::try_from(s).unwrap_or(i64::MAX))
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|_| s.to_string())
             })
             .unwrap_or_else(|| "never".into())
         };

@@ -83,13 +83,14 @@ pub fn write_docker_config(dir: &Path, a: &RegistryAuth) -> Result<(), StateErro
     let raw = Zeroizing::new(format!("{}:{}", a.username, a.password.as_str()));
     let token = Zeroizing::new(base64::engine::general_purpose::STANDARD.encode(raw.as_bytes()));
     crate::redact::register_basic(&a.username, &a.password);
-    let body = Zeroizing::new(
-        serde_json::to_vec_pretty(
-            &serde_json::json!({"auths": {a.registry.as_str(): {"auth": token.as_str()}}}),
-        )
-        .expect("json"),
-    );
-    write_private(&dir.join("config.json"), &body, 0o600)
+    // written by hand, not through a serde_json::Value: a Value would hold a copy of the token
+    // that is freed without being wiped (base64 needs no JSON escaping; the name gets serde's)
+    let name = serde_json::to_string(&a.registry).expect("a string serialises");
+    let body = Zeroizing::new(format!(
+        "{{\n  \"auths\": {{\n    {name}: {{\n      \"auth\": \"{}\"\n    }}\n  }}\n}}",
+        token.as_str()
+    ));
+    write_private(&dir.join("config.json"), body.as_bytes(), 0o600)
 }
 
 #[cfg(test)]

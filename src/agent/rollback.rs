@@ -59,7 +59,10 @@ pub(super) fn held_until(
 }
 
 pub(super) fn rfc3339(unix: u64) -> String {
-    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(unix)).to_string()
+    i64::try_from(unix)
+        .ok()
+        .and_then(|u| jiff::Timestamp::from_second(u).ok())
+        .map_or_else(|| unix.to_string(), |t| t.to_string())
 }
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
