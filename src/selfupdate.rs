@@ -262,8 +262,8 @@ pub fn judge_package(
     if !computed.eq_ignore_ascii_case(offered_sha) {
         return Err(format!(
             "sha256 mismatch: offered {}, package is {}",
-            crate::agent::short(Some(offered_sha)),
-            crate::agent::short(Some(computed))
+            crate::tenancy::short(Some(offered_sha)),
+            crate::tenancy::short(Some(computed))
         ));
     }
     keys.check(computed, sigs)

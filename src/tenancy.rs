@@ -277,7 +277,7 @@ impl Tenancy {
             let date = r.headers.get(hyper::header::DATE);
             if let Some(s) = date
                 .and_then(|d| d.to_str().ok())
-                .and_then(|d| crate::clock::skew_from_date(d, crate::state::now()))
+                .and_then(|d| crate::clock::skew_from_date(d, crate::clock::now()))
             {
                 seen.clock_skew_s = Some(s);
             }
