@@ -326,5 +326,9 @@ pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::files::Stat
     write_private(&dir.join(".env"), env.as_bytes(), 0o600)
 }
 
+/// The compose label that marks a service as a one-shot job (PROTOCOL 0.4): its container is
+/// done when it exited 0.
+pub const JOB_LABEL: &str = "monky.job";
+
 #[cfg(test)]
 mod tests;

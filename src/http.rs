@@ -407,5 +407,19 @@ pub enum Download {
     Refused(Response),
 }
 
+/// Percent-encodes everything but RFC 3986's unreserved characters (a query value, a path
+/// segment).
+pub fn urlencode(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            o.push(b as char);
+        } else {
+            o.push_str(&format!("%{b:02X}"));
+        }
+    }
+    o
+}
+
 #[cfg(test)]
 mod tests;
