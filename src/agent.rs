@@ -22,14 +22,14 @@ use crate::bundle::{self, Bundle, Refusal};
 use crate::compose_check;
 use crate::config::{Config, Transport, VolumesOnAbsent};
 use crate::guard::Guard;
-use crate::http::HttpClient;
 use crate::policy::{self, Boundary};
 use crate::redact;
 use crate::registry;
+use crate::remotes::{self, Clients};
 use crate::runtime::{self, Compose, Engine, RuntimeError};
 use crate::state::{self, State};
 use crate::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
-use crate::transport::{self, Dialer, Endpoint, TransportError};
+use crate::transport::{self, Dialer};
 
 mod actions;
 mod apply;
@@ -46,6 +46,7 @@ mod reclaim;
 mod release;
 mod report;
 mod rollback;
+pub mod status;
 #[cfg(test)]
 mod tests;
 mod tick;
@@ -53,9 +54,9 @@ mod token;
 mod token_policy;
 mod update;
 
+pub use crate::tenancy::short;
 use ports::{EngineApi, TenancyApi, Vault};
 use release::{register_docker_config, register_env_values, Settled};
-pub use report::short;
 use report::{pull_diagnosis, unhealthy_detail};
 use runtime::unwell;
 
@@ -67,49 +68,6 @@ const GIB: u64 = 1 << 30;
 const DETAIL_MAX: usize = 900;
 const LOG_TAIL_MAX: usize = 16 * 1024;
 
-/// The configured transport, which makes each endpoint's connector.
-pub fn connector(cfg: &Config) -> Result<Dialer, TransportError> {
-    Ok(match cfg.transport {
-        Transport::System => Dialer::System,
-        Transport::Proxy => Dialer::Proxy,
-        Transport::Sdk => Dialer::Sdk(Arc::new({
-            // process-wide, for contexts loaded from now on (a reload that changes it re-executes)
-            ziti_sys::set_refresh_interval(cfg.sdk_refresh_s.min(u64::from(u32::MAX)) as u32);
-            transport::sdk::SdkConnector::new(
-                Path::new(&cfg.identity),
-                Duration::from_secs(cfg.tenancy.timeout_s.max(cfg.bao.timeout_s)),
-            )?
-        })),
-    })
-}
-
-pub fn endpoints(cfg: &Config) -> (Endpoint, Endpoint) {
-    (
-        Endpoint {
-            label: "tenancy",
-            service: cfg.tenancy.service.clone(),
-            host: cfg.tenancy.host.clone(),
-            port: cfg.tenancy.port,
-            proxy_port: cfg.tenancy.proxy_port,
-            timeout: Duration::from_secs(cfg.tenancy.timeout_s),
-        },
-        Endpoint {
-            label: "openbao",
-            service: cfg.bao.service.clone(),
-            host: cfg.bao.host.clone(),
-            port: cfg.bao.port,
-            proxy_port: cfg.bao.proxy_port,
-            timeout: Duration::from_secs(cfg.bao.timeout_s),
-        },
-    )
-}
-
-/// The two remotes: the real ones by default, fakes in unit tests.
-pub struct Clients<T = Tenancy, V = Bao> {
-    tenancy: T,
-    bao: V,
-}
-
 impl<T: TenancyApi, V: Vault> Clients<T, V> {
     /// What the token manager may use: these clients and the system clocks.
     fn ports(&self) -> ports::Ports<'_, V, T, ports::SystemClock> {
@@ -119,41 +77,6 @@ impl<T: TenancyApi, V: Vault> Clients<T, V> {
             clock: &ports::SystemClock,
         }
     }
-}
-
-impl Clients {
-    pub fn tenancy(&self) -> &Tenancy {
-        &self.tenancy
-    }
-
-    pub fn bao(&self) -> &Bao {
-        &self.bao
-    }
-}
-
-pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
-    let (t, b) = endpoints(cfg);
-    let system = crate::http::Roots::default();
-    let th = HttpClient::new(
-        dialer.connector(&t),
-        t,
-        cfg.tenancy.scheme,
-        &cfg.tenancy.ca_file,
-        &system,
-    )
-    .map_err(Failure::fail)?;
-    let bh = HttpClient::new(
-        dialer.connector(&b),
-        b,
-        cfg.bao.scheme,
-        &cfg.bao.ca_file,
-        &system,
-    )
-    .map_err(Failure::fail)?;
-    Ok(Clients {
-        tenancy: Tenancy::new(th),
-        bao: Bao::new(bh, &cfg.bao.auth_mount, &cfg.bao.role),
-    })
 }
 
 type Parts = (
@@ -175,7 +98,7 @@ fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
 /// keys, the apply windows, the HTTP clients (their CA files), and for `sdk` an identity file
 /// this process can open. `reload` runs it before it signals the service.
 pub fn check_config(cfg: &Config) -> Result<(), Failure> {
-    clients(cfg, &Dialer::System)?;
+    remotes::clients(cfg, &Dialer::System).map_err(Failure::fail)?;
     parsed_parts(cfg)?;
     if cfg.transport == Transport::Sdk {
         std::fs::File::open(&cfg.identity)
@@ -257,8 +180,8 @@ impl TickCtx {
 
 impl Agent {
     pub fn new(cfg: Config, prune: bool) -> Result<Agent, Failure> {
-        let conn = connector(&cfg).map_err(Failure::from)?;
-        let c = clients(&cfg, &conn)?;
+        let conn = remotes::connector(&cfg).map_err(Failure::from)?;
+        let c = remotes::clients(&cfg, &conn).map_err(Failure::fail)?;
         let engine = Engine::new(cfg.docker_socket());
         Agent::from_parts(cfg, prune, c, engine)
     }

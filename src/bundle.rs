@@ -305,8 +305,8 @@ impl Bundle {
 /// the host, which no container may ever write (docs/POLICY.md).
 pub const FILE_LIST: &str = ".monky-files";
 
-pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::state::StateError> {
-    use crate::state::{ensure_dir, write_private, StateError};
+pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::files::StateError> {
+    use crate::files::{ensure_dir, write_private, StateError};
     if dir.symlink_metadata().is_ok() {
         std::fs::remove_dir_all(dir)
             .map_err(|e| StateError::new("cannot clear staging", dir, e))?;
@@ -325,6 +325,10 @@ pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::state::Stat
     write_private(&dir.join(FILE_LIST), list.as_bytes(), 0o600)?;
     write_private(&dir.join(".env"), env.as_bytes(), 0o600)
 }
+
+/// The compose label that marks a service as a one-shot job (PROTOCOL 0.4): its container is
+/// done when it exited 0.
+pub const JOB_LABEL: &str = "monky.job";
 
 #[cfg(test)]
 mod tests;

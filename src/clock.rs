@@ -1,7 +1,16 @@
-//! Clock skew between the box and tenancy (PROTOCOL 0.4 `clock_skew_s`): read from the `Date`
-//! header of tenancy's answers, kept in `state.json`, sent with the next check-in, exported as a
-//! metric, and named in a TLS or JWT failure when it is large enough to be the cause — a box
-//! whose clock is off fails certificate and token checks in ways that look like auth bugs.
+//! The wall clock every module reads ([`now`]), and clock skew between the box and tenancy
+//! (PROTOCOL 0.4 `clock_skew_s`): read from the `Date` header of tenancy's answers, kept in
+//! `state.json`, sent with the next check-in, exported as a metric, and named in a TLS or JWT
+//! failure when it is large enough to be the cause — a box whose clock is off fails
+//! certificate and token checks in ways that look like auth bugs.
+
+/// The wall clock in Unix seconds (0 before 1970).
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
 
 /// Above this (seconds, either way) the skew is named in a TLS or JWT failure.
 pub const SKEW_NAMED_ABOVE_S: i64 = 30;

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use crate::agent::status::{status_value, windows_now};
 use crate::agent::{self, Agent, Exit, Failure};
 use crate::config::Config;
-use crate::{redact, runtime, state, transport};
+use crate::{redact, remotes, runtime, state, transport};
 
 /// `monky-deployd bootstrap [--force]`: log in with the kit's grant and store the token, under
 /// the tick's lock. `Ok` carries what to tell the operator.
@@ -35,14 +36,14 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     let token = state::read_token(&cfg.token_path()).ok().flatten();
     let engine = runtime::Engine::new(cfg.docker_socket());
     let containers = engine.containers(&cfg.compose_project).await;
-    let conn = agent::connector(&cfg);
+    let conn = remotes::connector(&cfg);
     let (transport_ok, token_ttl, tenancy_reach) = match &conn {
         Ok(c) => {
-            let cl = agent::clients(&cfg, c);
+            let cl = remotes::clients(&cfg, c);
             let mut ttl = None;
             let mut reach = Vec::new();
-            if let Err(f) = &cl {
-                reach.push(("clients", format!("not usable: {}", f.message())));
+            if let Err(e) = &cl {
+                reach.push(("clients", format!("not usable: {e}")));
             }
             if let Ok(cl) = &cl {
                 if let Some(t) = &token {
@@ -212,7 +213,7 @@ pub async fn diagnose(cfg: Config, json: bool) -> Exit {
         bao_state: "not probed".into(),
         token_ttl_s: None,
     };
-    match agent::connector(&cfg).map(|c| agent::clients(&cfg, &c)) {
+    match remotes::connector(&cfg).map(|c| remotes::clients(&cfg, &c)) {
         Ok(Ok(cl)) => {
             (links.tenancy_rtt_ms, links.tenancy_state) = probe_timed(cl.tenancy().http()).await;
             (links.bao_rtt_ms, links.bao_state) = probe_timed(cl.bao().http()).await;
@@ -220,7 +221,7 @@ pub async fn diagnose(cfg: Config, json: bool) -> Exit {
                 links.token_ttl_s = cl.bao().lookup_self(t).await.ok().map(|i| i.ttl);
             }
         }
-        Ok(Err(f)) => links.tenancy_state = format!("clients not usable: {}", f.message()),
+        Ok(Err(e)) => links.tenancy_state = format!("clients not usable: {e}"),
         Err(e) => links.tenancy_state = format!("transport not usable: {e}"),
     }
     let compose = match runtime::Compose::detect(&cfg, &Default::default()).await {
@@ -246,62 +247,4 @@ async fn probe_timed(http: &crate::http::HttpClient) -> (Option<u64>, String) {
         Ok(Err(e)) => (None, format!("unreachable: {e}")),
         Err(_) => (None, "unreachable: timed out".to_string()),
     }
-}
-
-/// The maintenance windows, if any, and when the next opens (`None`: open now).
-fn windows_now(cfg: &Config) -> (Option<crate::windows::Windows>, Option<String>) {
-    let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
-        .ok()
-        .filter(|w| !w.is_empty());
-    let next = windows.as_ref().and_then(|w| {
-        w.wait(&w.now())
-            .map(|(name, at)| format!("{name} at {}", at.strftime("%Y-%m-%dT%H:%M:%S%:z")))
-    });
-    (windows, next)
-}
-
-/// `status --json`'s document, from what the caller measured (the CLI probes the endpoints;
-/// a diagnostics bundle passes what the tick saw).
-pub fn status_value(
-    cfg: &Config,
-    st: &state::State,
-    token_present: bool,
-    token_ttl: Option<u64>,
-    transport_detail: &str,
-    endpoints: &[(&str, String)],
-    containers: &Result<Vec<crate::tenancy::Container>, String>,
-) -> serde_json::Value {
-    let (_, window_next) = windows_now(cfg);
-    let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
-    serde_json::json!({
-        "env_id": cfg.env_id,
-        "agent_version": agent::VERSION,
-        "transport": cfg.transport.as_str(),
-        "transport_detail": transport_detail,
-        "ziti_sdk": transport::sdk::sdk_version(),
-        "endpoints": endpoints.iter().map(|(l, s)| serde_json::json!({"name": l, "state": s})).collect::<Vec<_>>(),
-        "token_present": token_present,
-        "token_source": st.token.as_ref().map(|t| format!("{:?}", t.source).to_lowercase()),
-        "token_ttl_s": token_ttl,
-        "token_expires_at": st.token.as_ref().map(|t| t.expires_at),
-        "applied_sha": st.applied_sha,
-        "desired_sha": st.desired_sha,
-        "in_sync": st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
-        "last_action": st.last_action,
-        "last_checkin": st.last_checkin,
-        "last_report": st.last_report,
-        "last_result": st.last_result,
-        "last_error": st.last_error,
-        "containers": containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]),
-        "docker": containers.as_ref().err(),
-        "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
-        "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
-        "apply_windows": {"entries": cfg.apply_windows, "open_now": window_next.is_none(), "next": window_next},
-        "counters": st.counters,
-        "last_success": st.counters.last_success,
-        "applied_serial": st.applied_serial,
-        "failed_release": st.failed_release,
-        "clock_skew_s": st.counters.clock_skew_s,
-        "last_reclaim": st.care.last_reclaim,
-    })
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 mod validate;
+pub use crate::http::Scheme;
 pub use validate::valid_env_id;
 
 pub const DEFAULT_CONFIG_PATH: &str = "/etc/monky-deployd/config.yaml";
@@ -41,13 +42,6 @@ impl Transport {
             Transport::System => "system",
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scheme {
-    Http,
-    Https,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

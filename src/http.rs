@@ -21,9 +21,9 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls::pki_types::{InvalidDnsNameError, ServerName};
+use serde::Deserialize;
 use tower_service::Service;
 
-use crate::config::Scheme;
 use crate::transport::{Connector, Endpoint, TransportError};
 
 pub mod roots;
@@ -34,6 +34,14 @@ pub const USER_AGENT: &str = concat!("monky-deployd/", env!("CARGO_PKG_VERSION")
 /// An idle pooled connection is closed after this long (well inside a tick; shorter than the
 /// peers' own keep-alive, so they rarely close one under us — and then the client retries).
 const POOL_IDLE: Duration = Duration::from_secs(30);
+
+/// How an endpoint is spoken to (`scheme:` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    Http,
+    Https,
+}
 
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
@@ -397,6 +405,20 @@ impl HttpClient {
 pub enum Download {
     Done { bytes: u64, sha256: String },
     Refused(Response),
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters (a query value, a path
+/// segment).
+pub fn urlencode(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            o.push(b as char);
+        } else {
+            o.push_str(&format!("%{b:02X}"));
+        }
+    }
+    o
 }
 
 #[cfg(test)]

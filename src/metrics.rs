@@ -275,8 +275,8 @@ fn render_care(o: &mut String, c: &Counters) {
 /// Writes `text` to `path` so a reader never sees a partial file (tmp + rename in the same
 /// directory), 0644 whatever the unit's umask (node_exporter runs as another user). No fsync:
 /// the file is rewritten every tick, and a scrape sees the old or the new one.
-pub fn write(path: &Path, text: &str) -> Result<(), crate::state::StateError> {
-    crate::state::write_unsynced(path, text.as_bytes(), 0o644)
+pub fn write(path: &Path, text: &str) -> Result<(), crate::files::StateError> {
+    crate::files::write_unsynced(path, text.as_bytes(), 0o644)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use base64::Engine;
 use zeroize::Zeroizing;
 
-use crate::state::{ensure_dir, write_private, StateError};
+use crate::files::{ensure_dir, write_private, StateError};
 
 #[derive(Debug, thiserror::Error)]
 #[error("registry credential unusable: {0}")]

@@ -17,6 +17,8 @@ use crate::tenancy::SignatureWire;
 
 pub mod install;
 
+pub use crate::state::AgentUpdateState;
+
 /// What the agent stages for the root unit: `update/staged.json`, written after the package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Staged {
@@ -53,24 +55,6 @@ pub struct Ticked {
     pub at: u64,
 }
 
-/// What the agent remembers about self-update between ticks (in `state.json`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct AgentUpdateState {
-    /// The version tenancy last asked for (metrics, `status`).
-    pub desired: Option<String>,
-    /// The last version the update unit reverted (`plan`, `status`).
-    pub reverted: Option<String>,
-    /// Every package version reverted here (its own control Version; the newest
-    /// [`REVERTED_KEPT`]): refused whatever tenancy labels it, and whenever it is offered again.
-    pub reverted_versions: Vec<String>,
-    /// An offer (version, sha256) this box refused: not downloaded again while tenancy keeps
-    /// offering exactly it.
-    pub refused: Option<(String, String)>,
-    /// Notes not yet reported (no running sha to report them about yet).
-    pub notes: Vec<String>,
-}
-
 /// How many reverted versions a box remembers (agent state and the unit's `reverted.json`).
 pub const REVERTED_KEPT: usize = 32;
 
@@ -80,14 +64,6 @@ pub fn remember_reverted(list: &mut Vec<String>, version: &str) {
     list.push(version.to_string());
     if list.len() > REVERTED_KEPT {
         list.drain(..list.len() - REVERTED_KEPT);
-    }
-}
-
-impl AgentUpdateState {
-    /// Whether this package version was reverted on this box.
-    pub fn was_reverted(&self, version: &str) -> bool {
-        self.reverted.as_deref() == Some(version)
-            || self.reverted_versions.iter().any(|v| v == version)
     }
 }
 
@@ -286,8 +262,8 @@ pub fn judge_package(
     if !computed.eq_ignore_ascii_case(offered_sha) {
         return Err(format!(
             "sha256 mismatch: offered {}, package is {}",
-            crate::agent::short(Some(offered_sha)),
-            crate::agent::short(Some(computed))
+            crate::tenancy::short(Some(offered_sha)),
+            crate::tenancy::short(Some(computed))
         ));
     }
     keys.check(computed, sigs)

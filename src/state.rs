@@ -1,6 +1,6 @@
 //! What the agent keeps under `state_dir`: `state.json` (with `state.synced.json`, its last
 //! fsynced copy), `bao.token`, the tick `lock`; the private-file writer every other module
-//! uses is in `state/files.rs`.
+//! uses is in `files.rs`.
 //!
 //! Durability invariant: every field but the heartbeat ones ([`State::clear_heartbeat`]) is on
 //! disk behind an fsync before the tick ends. A heartbeat that changed nothing else writes
@@ -15,27 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-mod files;
-pub use files::{ensure_dir, swap_symlink, write_private, write_unsynced};
-use files::{write_with, Sync};
+pub use crate::files::{ensure_dir, swap_symlink, write_private, write_unsynced, StateError};
+use crate::files::{write_with, Sync};
 
-#[derive(Debug, thiserror::Error)]
-#[error("{what} {path}: {err}")]
-pub struct StateError {
-    pub what: &'static str,
-    pub path: String,
-    pub err: String,
-}
-
-impl StateError {
-    pub fn new(what: &'static str, path: &Path, err: impl ToString) -> Self {
-        StateError {
-            what,
-            path: path.display().to_string(),
-            err: err.to_string(),
-        }
-    }
-}
+pub use crate::clock::now;
 
 /// Where the current OpenBao token came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,13 +148,40 @@ pub struct State {
     /// Disk reclaim and diagnostics bookkeeping (issue 22).
     pub care: crate::care::CareState,
     /// Self-update bookkeeping (issue 21).
-    pub agent_update: crate::selfupdate::AgentUpdateState,
+    pub agent_update: AgentUpdateState,
     /// The services and jobs of the last release whose compose.yaml a tick parsed: a heartbeat
     /// reads the file but parses it again only when its bytes (or the agent build) changed.
     pub shape: Option<ShapeMemo>,
     /// The durable fields as `state.synced.json` holds them, when they are this state's.
     #[serde(skip)]
     pub(crate) synced: Option<Vec<u8>>,
+}
+
+/// What the agent remembers about self-update between ticks (in `state.json`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentUpdateState {
+    /// The version tenancy last asked for (metrics, `status`).
+    pub desired: Option<String>,
+    /// The last version the update unit reverted (`plan`, `status`).
+    pub reverted: Option<String>,
+    /// Every package version reverted here (its own control Version; the newest
+    /// `selfupdate::REVERTED_KEPT`): refused whatever tenancy labels it, and whenever it is
+    /// offered again.
+    pub reverted_versions: Vec<String>,
+    /// An offer (version, sha256) this box refused: not downloaded again while tenancy keeps
+    /// offering exactly it.
+    pub refused: Option<(String, String)>,
+    /// Notes not yet reported (no running sha to report them about yet).
+    pub notes: Vec<String>,
+}
+
+impl AgentUpdateState {
+    /// Whether this package version was reverted on this box.
+    pub fn was_reverted(&self, version: &str) -> bool {
+        self.reverted.as_deref() == Some(version)
+            || self.reverted_versions.iter().any(|v| v == version)
+    }
 }
 
 /// A release's shape (services, one-shot jobs) by the sha256 of the compose.yaml it came from.
@@ -286,13 +296,6 @@ impl State {
         v.synced = None;
         serde_json::to_vec(&v).unwrap_or_default()
     }
-}
-
-pub fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 pub fn read_token(path: &Path) -> Result<Option<Zeroizing<String>>, StateError> {

@@ -277,7 +277,7 @@ impl Tenancy {
             let date = r.headers.get(hyper::header::DATE);
             if let Some(s) = date
                 .and_then(|d| d.to_str().ok())
-                .and_then(|d| crate::clock::skew_from_date(d, crate::state::now()))
+                .and_then(|d| crate::clock::skew_from_date(d, crate::clock::now()))
             {
                 seen.clock_skew_s = Some(s);
             }
@@ -523,4 +523,24 @@ pub fn is_sha(s: &str) -> bool {
     s.len() == 64
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The first 12 characters (not bytes: a sha from the network may be anything, and slicing
+/// inside a multi-byte character would panic, which `panic = "abort"` turns into a dead tick).
+pub fn short(s: Option<&str>) -> String {
+    match s {
+        Some(s) => s.chars().take(12).collect(),
+        None => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn short_never_splits_a_character() {
+        assert_eq!(super::short(Some("0123456789abcdef")), "0123456789ab");
+        assert_eq!(super::short(Some("ééééééééééééé")), "éééééééééééé");
+        assert_eq!(super::short(Some("abc")), "abc");
+        assert_eq!(super::short(None), "-");
+    }
 }

@@ -75,7 +75,7 @@ pub async fn gather<E: EngineApi>(
         ("tenancy", links.tenancy_state.clone()),
         ("openbao", links.bao_state.clone()),
     ];
-    let status = crate::commands::status_value(
+    let status = super::status::status_value(
         cfg,
         st,
         cfg.token_path().exists(),

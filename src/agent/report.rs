@@ -148,15 +148,6 @@ pub(super) fn unhealthy_detail(timeout_s: u64, bad: &[String]) -> String {
     )
 }
 
-/// The first 12 characters (not bytes: a sha from the network may be anything, and slicing
-/// inside a multi-byte character would panic, which `panic = "abort"` turns into a dead tick).
-pub fn short(s: Option<&str>) -> String {
-    match s {
-        Some(s) => s.chars().take(12).collect(),
-        None => "-".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,13 +180,5 @@ mod tests {
             unhealthy_detail(20, &[]),
             "UNHEALTHY: not healthy within 20s: services missing"
         );
-    }
-
-    #[test]
-    fn short_never_splits_a_character() {
-        assert_eq!(super::short(Some("0123456789abcdef")), "0123456789ab");
-        assert_eq!(super::short(Some("ééééééééééééé")), "éééééééééééé");
-        assert_eq!(super::short(Some("abc")), "abc");
-        assert_eq!(super::short(None), "-");
     }
 }

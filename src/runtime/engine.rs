@@ -2,6 +2,8 @@
 //! pruning — one pooled client, no subprocess.
 
 use super::*;
+pub use crate::bundle::JOB_LABEL;
+pub use crate::http::urlencode;
 
 /// The Engine API over its unix socket: hyper-util's pooled client over a [`UnixConnector`],
 /// so a tick's few calls share one connection.
@@ -414,10 +416,6 @@ pub struct LogRead {
     pub timed_out: bool,
 }
 
-/// The compose label that marks a service as a one-shot job (PROTOCOL 0.4): its container is
-/// done when it exited 0.
-pub const JOB_LABEL: &str = "monky.job";
-
 fn truthy(v: &str) -> bool {
     matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes")
 }
@@ -438,16 +436,4 @@ pub(super) fn health_of(status: &str) -> &'static str {
     } else {
         ""
     }
-}
-
-pub fn urlencode(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            o.push(b as char);
-        } else {
-            o.push_str(&format!("%{b:02X}"));
-        }
-    }
-    o
 }

@@ -10,7 +10,7 @@
 //!
 //! [`Connector`] is whichever one the configuration chose (one type for the HTTP client); the
 //! [`Dialer`] makes it for each endpoint. TLS (hyper-rustls, server name fixed to the endpoint's
-//! real host) and HTTP (hyper-util's pooled `Client`) are layered over it in [`crate::http`].
+//! real host) and HTTP (hyper-util's pooled `Client`) are layered over it in `http`.
 //! The Uri a connector is called with carries the configured real host as its authority; the
 //! connector dials what its endpoint says, so the same Uri works over every transport.
 //!

@@ -94,6 +94,6 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
         Some((0, rest)) => rest.to_vec(),
         _ => bytes,
     };
-    crate::state::write_private(out, &bytes, 0o600)
+    crate::files::write_private(out, &bytes, 0o600)
         .map_err(|e| TransportError::setup(format!("enroll: {e}")))
 }

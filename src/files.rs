@@ -7,7 +7,24 @@ use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-use super::StateError;
+/// A file operation that failed: what was attempted, on which path, and the system's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} {path}: {err}")]
+pub struct StateError {
+    pub what: &'static str,
+    pub path: String,
+    pub err: String,
+}
+
+impl StateError {
+    pub fn new(what: &'static str, path: &Path, err: impl ToString) -> Self {
+        StateError {
+            what,
+            path: path.display().to_string(),
+            err: err.to_string(),
+        }
+    }
+}
 
 /// Create `dir` (and parents) and force its mode.
 pub fn ensure_dir(dir: &Path, mode: u32) -> Result<(), StateError> {
@@ -34,14 +51,14 @@ pub fn write_unsynced(path: &Path, data: &[u8], mode: u32) -> Result<(), StateEr
     write_with(path, data, mode, Sync::None).map(|_| ())
 }
 
-pub(super) enum Sync<'a> {
+pub(crate) enum Sync<'a> {
     /// fsync the data and the directory; also link the data as this name (best effort).
     Fsync(Option<&'a Path>),
     None,
 }
 
 /// `Ok(true)` when the data was also linked as the name `Sync::Fsync` gave.
-pub(super) fn write_with(
+pub(crate) fn write_with(
     path: &Path,
     data: &[u8],
     mode: u32,
