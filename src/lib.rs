@@ -24,6 +24,7 @@ pub mod selfupdate;
 pub mod service;
 pub mod signing;
 pub mod state;
+pub mod statement;
 pub mod tenancy;
 pub mod testhook;
 pub mod transport;
