@@ -169,6 +169,12 @@ pub struct State {
     /// The services and jobs of the last release whose compose.yaml a tick parsed: a heartbeat
     /// reads the file but parses it again only when its bytes (or the agent build) changed.
     pub shape: Option<ShapeMemo>,
+    /// The highest release-statement serial accepted (and its sha); also in `high-water.json`.
+    /// Never lowered: loading takes the higher of the two copies.
+    pub high_water: Option<crate::statement::HighWater>,
+    /// When the running release's statement expires (unix seconds); past it, heartbeats say
+    /// `STATEMENT_EXPIRED` (what runs keeps running).
+    pub statement_expires_at: Option<i64>,
     /// The durable fields as `state.synced.json` holds them, when they are this state's.
     #[serde(skip)]
     pub(crate) synced: Option<Vec<u8>>,
