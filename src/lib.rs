@@ -16,6 +16,7 @@ pub mod guard;
 pub mod http;
 pub mod journal;
 pub mod metrics;
+pub mod pipeline;
 pub mod policy;
 pub mod redact;
 pub mod registry;
