@@ -41,7 +41,8 @@ fn a_rendered_statement_passes() {
 
 #[test]
 fn every_field_is_checked_and_named() {
-    let cases: Vec<(Box<dyn FnOnce(&mut serde_json::Value)>, &str)> = vec![
+    type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|v| v["kind"] = "monky-agent/1".into()),
             "STATEMENT_REFUSED: kind (\"monky-agent/1\" is not monky-bundle/1)",
