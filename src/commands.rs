@@ -86,6 +86,24 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     let sdk = transport::sdk::sdk_version();
     let (windows, window_next) = windows_now(&cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
+    let high_water = st.high_water_mark(&cfg.high_water_path());
+    let statements = format!(
+        "{}; high-water serial {}{}",
+        if cfg.require_statements {
+            "required"
+        } else {
+            "optional"
+        },
+        high_water
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |h| h.serial.to_string()),
+        st.statement_expires_at
+            .map(|t| format!(
+                "; running release's expires {}",
+                crate::statement::rfc3339(t)
+            ))
+            .unwrap_or_default()
+    );
     let signatures = if signing_keys.is_empty() {
         "unsigned accepted (no bundle_signing_keys)".to_string()
     } else {
@@ -154,6 +172,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
             }
         );
         println!("signatures     {signatures}");
+        println!("statements     {statements}");
         if windows.is_some() {
             println!(
                 "apply windows  {} ({})",
@@ -273,6 +292,7 @@ pub fn status_value(
 ) -> serde_json::Value {
     let (_, window_next) = windows_now(cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
+    let high_water = st.high_water_mark(&cfg.high_water_path());
     serde_json::json!({
         "env_id": cfg.env_id,
         "agent_version": agent::VERSION,
@@ -295,6 +315,8 @@ pub fn status_value(
         "containers": containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]),
         "docker": containers.as_ref().err(),
         "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
+        "statements": {"required": cfg.require_statements, "high_water": high_water,
+            "running_expires_at": st.statement_expires_at},
         "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
         "apply_windows": {"entries": cfg.apply_windows, "open_now": window_next.is_none(), "next": window_next},
         "counters": st.counters,

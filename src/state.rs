@@ -286,6 +286,15 @@ impl State {
         self.counters = Default::default();
     }
 
+    /// The high-water mark as every reader judges it: the higher of this state's and the one
+    /// in `file` (`high-water.json`), so a restored older state file does not lower it.
+    pub fn high_water_mark(&self, file: &Path) -> Option<crate::statement::HighWater> {
+        let kept = fs::read(file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        crate::statement::HighWater::max(self.high_water.clone(), kept)
+    }
+
     fn durable_view(&self) -> Vec<u8> {
         let mut v = self.clone();
         v.clear_heartbeat();

@@ -310,7 +310,7 @@ fn the_high_water_mark_refuses_a_signed_replay() {
             s.tenancy
                 .auto_statements(Some(std::time::Duration::from_secs(3600)));
         }
-        let back = json!({"allow_rollback": true});
+        let back = json!({"agent": {"allow_rollback": true}});
         serve(&s, 2, back.clone());
         assert_eq!(s.tick().code, 0);
         let backup = std::fs::read(s.state_dir().join("state.json")).unwrap();

@@ -137,7 +137,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .keys
             .verify_statement(&bytes, signatures)
             .map_err(|r| refused(r, ""))?;
-        let high_water = self.high_water();
+        let high_water = self.state.high_water_mark(&self.cfg.high_water_path());
         let s = statement::check_bundle(
             &bytes,
             &BundleFacts {
@@ -168,15 +168,6 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.state.high_water = Some(raised);
         }
         Ok(Some(s))
-    }
-
-    /// The box's high-water mark: the higher of `state.json`'s and `high-water.json`'s (a
-    /// restored older state file does not lower it).
-    pub(super) fn high_water(&self) -> Option<crate::statement::HighWater> {
-        let file = std::fs::read(self.cfg.high_water_path())
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        crate::statement::HighWater::max(self.state.high_water.clone(), file)
     }
 
     /// Lease + login when the bundle reads secrets, read them, render `.env`. Names are
