@@ -97,6 +97,8 @@ pub struct Bundle {
     pub files: BTreeMap<String, Vec<u8>>,
     pub meta: Meta,
     pub manifest: Manifest,
+    /// The release statement accepted for it (PROTOCOL 0.5), once `fetch_bundle` checked it.
+    pub statement: Option<crate::statement::BundleStatement>,
 }
 
 /// The protocol's canonical sha: for each file in ascending byte order of path,
@@ -222,6 +224,7 @@ impl Bundle {
             files,
             meta,
             manifest,
+            statement: None,
         })
     }
 

@@ -87,6 +87,24 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     let sdk = transport::sdk::sdk_version();
     let (windows, window_next) = windows_now(&cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
+    let high_water = st.high_water_mark(&cfg.high_water_path());
+    let statements = format!(
+        "{}; high-water serial {}{}",
+        if cfg.require_statements {
+            "required"
+        } else {
+            "optional"
+        },
+        high_water
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |h| h.serial.to_string()),
+        st.statement_expires_at
+            .map(|t| format!(
+                "; running release's expires {}",
+                crate::statement::rfc3339(t)
+            ))
+            .unwrap_or_default()
+    );
     let signatures = if signing_keys.is_empty() {
         "unsigned accepted (no bundle_signing_keys)".to_string()
     } else {
@@ -155,6 +173,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
             }
         );
         println!("signatures     {signatures}");
+        println!("statements     {statements}");
         if windows.is_some() {
             println!(
                 "apply windows  {} ({})",

@@ -198,6 +198,9 @@ pub struct Config {
     /// Release keys the agent's own packages must be signed by (id → base64 Ed25519 public
     /// key); empty = self-update off (the default).
     pub agent_signing_keys: std::collections::BTreeMap<String, String>,
+    /// Whether a bundle (and an agent package) must carry a signed release statement
+    /// (PROTOCOL 0.5); false accepts 0.3/0.4 bare-sha signatures too.
+    pub require_statements: bool,
     /// Whether tenancy may move this box to an older agent version.
     pub permit_agent_downgrade: bool,
     /// How long a newly installed agent has to complete a tick before it is reverted.
@@ -268,6 +271,7 @@ impl Default for Config {
             permit_rollback: true,
             bundle_signing_keys: Default::default(),
             agent_signing_keys: Default::default(),
+            require_statements: false,
             permit_agent_downgrade: false,
             agent_update_probation_s: 600,
             metrics_textfile: String::new(),
@@ -320,6 +324,11 @@ impl Config {
     }
     pub fn token_path(&self) -> PathBuf {
         self.state_dir.join("bao.token")
+    }
+    /// The highest release-statement serial this box accepted, kept apart from `state.json`
+    /// so that restoring an older state file does not lower it.
+    pub fn high_water_path(&self) -> PathBuf {
+        self.state_dir.join("high-water.json")
     }
     pub fn lock_path(&self) -> PathBuf {
         self.state_dir.join("lock")

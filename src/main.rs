@@ -99,6 +99,30 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         timeout_s: u64,
     },
+    /// Release pipeline (not for boxes): render and sign the release statement of a bundle
+    /// directory (--env, --bundle-dir) or of an agent package (--package), printing the
+    /// `{sha, statement, signatures}` tenancy serves with it (PROTOCOL 0.5).
+    SignStatement {
+        /// The base64 of the 32-byte Ed25519 seed, mode 0600.
+        #[arg(long)]
+        key: PathBuf,
+        /// The key id boxes know the key by (`bundle_signing_keys` / `agent_signing_keys`).
+        #[arg(long, default_value = "release")]
+        key_id: String,
+        #[arg(long, requires = "bundle_dir", conflicts_with = "package")]
+        env: Option<String>,
+        #[arg(long, requires = "env")]
+        bundle_dir: Option<PathBuf>,
+        /// An agent .deb (its Version and Architecture are read with dpkg-deb).
+        #[arg(long)]
+        package: Option<PathBuf>,
+        /// The statement's life; past it boxes refuse to apply it.
+        #[arg(long, default_value_t = 14 * 86_400)]
+        expires_in_s: u64,
+        /// Print the key's public half (for the boxes' config) instead.
+        #[arg(long)]
+        print_public_key: bool,
+    },
     /// Print the version.
     Version,
 }
@@ -132,6 +156,45 @@ impl ExitCode {
     const SUCCESS: ExitCode = ExitCode(0);
     fn from(code: u8) -> ExitCode {
         ExitCode(code)
+    }
+}
+
+fn sign_statement(
+    key: &Path,
+    key_id: &str,
+    bundle: Option<(&str, &Path)>,
+    package: Option<&Path>,
+    life_s: u64,
+    public: bool,
+) -> ExitCode {
+    use monky_deployd::pipeline::{self, PipelineError};
+    let fail = |e: PipelineError| {
+        eprintln!("monky-deployd sign-statement: {e}");
+        // bad input and an unreadable artefact alike: the seed's exit 1
+        exit(Exit::Fail)
+    };
+    let k = match pipeline::load_key(key) {
+        Ok(k) => k,
+        Err(e) => return fail(e),
+    };
+    if public {
+        println!("{}", pipeline::public_key(&k));
+        return ExitCode::SUCCESS;
+    }
+    let now = i64::try_from(monky_deployd::state::now()).unwrap_or(i64::MAX);
+    let signed = match (bundle, package) {
+        (Some((env, dir)), None) => pipeline::sign_bundle(&k, key_id, env, dir, now, life_s),
+        (None, Some(deb)) => pipeline::sign_package(&k, key_id, "dpkg-deb", deb, now, life_s),
+        _ => Err(PipelineError::Input(
+            "give --env with --bundle-dir, or --package".into(),
+        )),
+    };
+    match signed {
+        Ok(s) => {
+            println!("{}", serde_json::to_string_pretty(&s).expect("json"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
     }
 }
 
@@ -197,6 +260,22 @@ fn dispatch(cli: Cli) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
+        Cmd::SignStatement {
+            key,
+            key_id,
+            env,
+            bundle_dir,
+            package,
+            expires_in_s,
+            print_public_key,
+        } => sign_statement(
+            &key,
+            &key_id,
+            env.as_deref().zip(bundle_dir.as_deref()),
+            package.as_deref(),
+            expires_in_s,
+            print_public_key,
+        ),
         Cmd::Enroll { jwt, out } => {
             init_logging("info");
             match transport::sdk::enroll(&jwt, &out) {

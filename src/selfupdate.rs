@@ -31,6 +31,9 @@ pub struct Staged {
     pub staged_at: u64,
     /// The offer's signatures, so the root unit verifies by itself.
     pub signatures: Vec<SignatureWire>,
+    /// The offer's release statement (base64), when it had one: the signatures cover it.
+    #[serde(default)]
+    pub statement: Option<String>,
 }
 
 /// What the root unit tells the agent: `update/result.json` (one outcome, read once).
@@ -255,6 +258,7 @@ pub fn judge_package(
     offered_sha: &str,
     computed: &str,
     sigs: &[SignatureWire],
+    statement: Option<&[u8]>,
 ) -> Result<String, String> {
     if !crate::tenancy::is_sha(&offered_sha.to_ascii_lowercase()) {
         return Err("the offered sha256 is not 64 hex characters".into());
@@ -266,8 +270,48 @@ pub fn judge_package(
             crate::tenancy::short(Some(computed))
         ));
     }
-    keys.check(computed, sigs)
-        .map_err(|why| format!("signature: {why}"))
+    match statement {
+        // the signatures cover the statement; its fields are judged once the control is read
+        Some(s) => keys.check_message(s, sigs),
+        None => keys.check(computed, sigs),
+    }
+    .map_err(|why| format!("signature: {why}"))
+}
+
+/// The offer's release statement, decoded (when there is one and keys to verify it), or why
+/// the package is refused: `require` and none.
+pub fn offered_statement(
+    statement: Option<&str>,
+    require: bool,
+) -> Result<Option<Vec<u8>>, String> {
+    match statement {
+        Some(b64) => crate::statement::decode(b64)
+            .map(Some)
+            .map_err(|r| r.to_string()),
+        None if require => Err("STATEMENT_REFUSED: missing".into()),
+        None => Ok(None),
+    }
+}
+
+/// A package statement's fields against the package itself: its sha256 as computed here,
+/// its control file's Version and Architecture, and its life on this box's clock.
+pub fn judge_statement(
+    statement: &[u8],
+    c: &Control,
+    computed: &str,
+    now: u64,
+) -> Result<(), String> {
+    crate::statement::check_agent(
+        statement,
+        &crate::statement::AgentFacts {
+            sha256: computed,
+            version: &c.version,
+            arch: &c.arch,
+            now: i64::try_from(now).unwrap_or(i64::MAX),
+        },
+    )
+    .map(|_| ())
+    .map_err(|r| r.to_string())
 }
 
 /// sha256 hex of a file, read in pieces.
@@ -351,17 +395,17 @@ mod tests {
             sig: base64::engine::general_purpose::STANDARD.encode(k.sign(m.as_bytes()).to_bytes()),
         };
         assert_eq!(
-            judge_package(&keys, &sha, &sha, &[sig(&sha)]).unwrap(),
+            judge_package(&keys, &sha, &sha, &[sig(&sha)], None).unwrap(),
             "agent-2026"
         );
-        let e = judge_package(&keys, &sha, &"cd".repeat(32), &[sig(&sha)]).unwrap_err();
+        let e = judge_package(&keys, &sha, &"cd".repeat(32), &[sig(&sha)], None).unwrap_err();
         assert!(e.starts_with("sha256 mismatch"), "{e}");
-        let e = judge_package(&keys, &sha, &sha, &[]).unwrap_err();
+        let e = judge_package(&keys, &sha, &sha, &[], None).unwrap_err();
         assert!(e.contains("no signature"), "{e}");
-        let e = judge_package(&keys, &sha, &sha, &[sig(&"cd".repeat(32))]).unwrap_err();
+        let e = judge_package(&keys, &sha, &sha, &[sig(&"cd".repeat(32))], None).unwrap_err();
         assert!(e.contains("seen: agent-2026"), "{e}");
-        assert!(judge_package(&keys, "zz", "zz", &[]).is_err());
+        assert!(judge_package(&keys, "zz", "zz", &[], None).is_err());
         // no keys: nothing verifies (self-update off is decided before, never "unsigned ok")
-        assert!(judge_package(&Keys::default(), &sha, &sha, &[sig(&sha)]).is_err());
+        assert!(judge_package(&Keys::default(), &sha, &sha, &[sig(&sha)], None).is_err());
     }
 }

@@ -66,7 +66,25 @@ impl Keys {
     /// The key id whose signature verifies over `sha`, or why none does (key ids only). With
     /// no keys configured nothing verifies.
     pub fn check(&self, sha: &str, sigs: &[SignatureWire]) -> Result<String, String> {
-        let msg = sha.to_ascii_lowercase();
+        self.check_message(sha.to_ascii_lowercase().as_bytes(), sigs)
+    }
+
+    /// As [`Keys::verify`], over a release statement's bytes exactly (PROTOCOL 0.5).
+    pub fn verify_statement(
+        &self,
+        statement: &[u8],
+        sigs: &[SignatureWire],
+    ) -> Result<Option<String>, Refusal> {
+        if self.0.is_empty() {
+            return Ok(None);
+        }
+        self.check_message(statement, sigs)
+            .map(Some)
+            .map_err(|why| Refusal::new(CODE, why))
+    }
+
+    /// The key id whose signature verifies over `msg`, or why none does.
+    pub fn check_message(&self, msg: &[u8], sigs: &[SignatureWire]) -> Result<String, String> {
         for s in sigs {
             let Some(key) = self.0.get(&s.key_id) else {
                 continue;
@@ -81,7 +99,7 @@ impl Keys {
                 continue;
             };
             // verify_strict: no malleable or small-order signatures
-            if key.verify_strict(msg.as_bytes(), &sig).is_ok() {
+            if key.verify_strict(msg, &sig).is_ok() {
                 return Ok(s.key_id.clone());
             }
         }

@@ -152,6 +152,12 @@ pub struct State {
     /// The services and jobs of the last release whose compose.yaml a tick parsed: a heartbeat
     /// reads the file but parses it again only when its bytes (or the agent build) changed.
     pub shape: Option<ShapeMemo>,
+    /// The highest release-statement serial accepted (and its sha); also in `high-water.json`.
+    /// Never lowered: loading takes the higher of the two copies.
+    pub high_water: Option<crate::statement::HighWater>,
+    /// When the running release's statement expires (unix seconds); past it, heartbeats say
+    /// `STATEMENT_EXPIRED` (what runs keeps running).
+    pub statement_expires_at: Option<i64>,
     /// The durable fields as `state.synced.json` holds them, when they are this state's.
     #[serde(skip)]
     pub(crate) synced: Option<Vec<u8>>,
@@ -288,6 +294,15 @@ impl State {
         self.last_checkin = None;
         self.last_report = None;
         self.counters = Default::default();
+    }
+
+    /// The high-water mark as every reader judges it: the higher of this state's and the one
+    /// in `file` (`high-water.json`), so a restored older state file does not lower it.
+    pub fn high_water_mark(&self, file: &Path) -> Option<crate::statement::HighWater> {
+        let kept = fs::read(file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        crate::statement::HighWater::max(self.high_water.clone(), kept)
     }
 
     fn durable_view(&self) -> Vec<u8> {

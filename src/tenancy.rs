@@ -124,6 +124,8 @@ pub struct AgentOffer {
     pub version: String,
     pub sha256: String,
     pub signatures: Vec<SignatureWire>,
+    /// A release statement (PROTOCOL 0.5), base64; the signatures then cover its bytes.
+    pub statement: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -140,6 +142,9 @@ pub struct BundleWire {
     /// Release-pipeline signatures over the bundle sha (PROTOCOL 0.3); judged by `signing`.
     #[serde(default)]
     pub signatures: Vec<SignatureWire>,
+    /// The release statement the signatures cover instead of the bare sha (PROTOCOL 0.5).
+    #[serde(default)]
+    pub statement: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]

@@ -40,6 +40,7 @@ fn wire(files: &[(String, Vec<u8>)], sha: &str) -> BundleWire {
             })
             .collect(),
         signatures: Vec::new(),
+        statement: None,
     }
 }
 

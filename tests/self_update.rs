@@ -165,6 +165,7 @@ impl BoxRoot {
                 alg: "ed25519".into(),
                 sig,
             }],
+            statement: None,
         };
         std::fs::write(
             su::staged_json(&self.update()),

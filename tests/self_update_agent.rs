@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use monky_deployd::selfupdate as su;
-use monky_test_tenancy::release_public_key;
+use monky_test_tenancy::{agent_statement, release_public_key, unix_now};
 
 const KEY: [u8; 32] = [31; 32];
 const OTHER: [u8; 32] = [32; 32];
@@ -31,8 +31,19 @@ fn debs(s: &Stack) -> usize {
 
 /// A real agent package of `version` for this box (`dpkg-deb --build`).
 fn deb(s: &Stack, version: &str) -> Vec<u8> {
-    let tree = s.dir.path().join(format!("pkg-{version}"));
+    deb_salted(s, version, 0)
+}
+
+/// [`deb`] with a file of its own, so that packages of one version differ in their bytes.
+fn deb_salted(s: &Stack, version: &str, salt: usize) -> Vec<u8> {
+    let tree = s.dir.path().join(format!("pkg-{version}-{salt}"));
     std::fs::create_dir_all(tree.join("DEBIAN")).unwrap();
+    std::fs::create_dir_all(tree.join("usr/share/doc/monky-deployd")).unwrap();
+    std::fs::write(
+        tree.join("usr/share/doc/monky-deployd/salt"),
+        salt.to_string(),
+    )
+    .unwrap();
     std::fs::write(
         tree.join("DEBIAN/control"),
         format!(
@@ -182,4 +193,102 @@ fn the_agent_stages_only_what_its_own_keys_signed() {
     let plan = s.cmd(&["plan", "--json"]);
     let p: serde_json::Value = serde_json::from_str(&plan.stdout).unwrap();
     assert_eq!(p["agent_update"]["would"], "pending", "{}", plan.stdout);
+}
+
+/// Release statements on agent packages (PROTOCOL 0.5): with `permit_agent_downgrade`, an old
+/// signed package under a truthful label is staged when statements are off (the replay works);
+/// with `require_statements` it needs a statement bound to its version, architecture and
+/// hash, still within its life: an expired one, one for another architecture or another
+/// version, or none, is refused with nothing staged; a valid one is staged with its statement.
+#[test]
+fn agent_packages_need_a_live_statement_when_required() {
+    require_docker();
+    for on in [false, true] {
+        let mut s = Stack::new(
+            if on { "selfup-st-on" } else { "selfup-st-off" },
+            Flavour::V2,
+        );
+        let bundle_key = release_public_key(&[44; 32]);
+        s.set_extra(&format!(
+            "agent_signing_keys:\n  agent-2026: \"{}\"\npermit_agent_downgrade: true\n\
+             bundle_signing_keys:\n  release-2026: \"{bundle_key}\"\nrequire_statements: {on}\n",
+            release_public_key(&KEY)
+        ));
+        s.give_bootstrap();
+        s.tenancy.sign_bundles_with(&[("release-2026", [44; 32])]);
+        s.tenancy
+            .auto_statements(Some(std::time::Duration::from_secs(3600)));
+        let b = web_bundle(&s, 1, "v1", "self-update-statement");
+        s.tenancy.set_bundle(&s.env, b.files());
+        assert_eq!(s.tick().code, 0);
+        let arch = su::arch();
+        let now = unix_now();
+        let old = deb(&s, "0.0.9");
+        if !on {
+            let offer = s
+                .tenancy
+                .publish_agent("0.0.9", arch, old, &[("agent-2026", KEY)]);
+            s.tenancy.offer_agent(&s.env, Some(offer));
+            s.tick();
+            assert_eq!(
+                staged(&s).map(|st| st.version).as_deref(),
+                Some("0.0.9"),
+                "statements off: an old signed package is staged"
+            );
+            continue;
+        }
+        // (offer label, statement: version, arch, issued, expires), the refusal
+        type Case<'a> = (&'a str, Option<(&'a str, &'a str, i64, i64)>, &'a str);
+        let cases: [Case; 4] = [
+            (
+                "0.0.9",
+                None,
+                "AGENT_UPDATE_FAILED: 0.0.9: STATEMENT_REFUSED: missing",
+            ),
+            (
+                "0.0.9",
+                Some(("0.0.9", arch, now - 7200, now - 3600)),
+                "AGENT_UPDATE_FAILED: 0.0.9: BUNDLE_EXPIRED_REFUSED: agent 0.0.9 expired",
+            ),
+            (
+                "0.0.9",
+                Some(("0.0.9", "riscv64", now, now + 3600)),
+                "AGENT_UPDATE_FAILED: 0.0.9: STATEMENT_REFUSED: arch (\"riscv64\"",
+            ),
+            (
+                "0.0.9",
+                Some(("0.0.8", arch, now, now + 3600)),
+                "AGENT_UPDATE_FAILED: 0.0.9: STATEMENT_REFUSED: version (\"0.0.8\"",
+            ),
+        ];
+        for (i, (label, stmt, want)) in cases.into_iter().enumerate() {
+            // each case its own bytes: a refused offer is remembered by version and sha256
+            let body = deb_salted(&s, "0.0.9", i);
+            let offer =
+                s.tenancy
+                    .publish_agent_stated(label, arch, body, &[("agent-2026", KEY)], |sha| {
+                        stmt.map(|(v, a, iss, exp)| agent_statement(v, a, sha, iss, exp))
+                    });
+            s.tenancy.offer_agent(&s.env, Some(offer));
+            s.tick();
+            assert!(staged(&s).is_none(), "{want}");
+            let d = s.last_report()["detail"].as_str().unwrap().to_string();
+            assert!(d.starts_with(want), "{d} / {want}");
+        }
+        let new = deb(&s, "9.2.0");
+        let offer =
+            s.tenancy
+                .publish_agent_stated("9.2.0", arch, new, &[("agent-2026", KEY)], |sha| {
+                    Some(agent_statement("9.2.0", arch, sha, now, now + 3600))
+                });
+        s.tenancy.offer_agent(&s.env, Some(offer));
+        let r = s.tick();
+        assert_eq!(r.code, 0, "{r:?}");
+        let st = staged(&s).expect("a package with a live statement is staged");
+        assert_eq!(st.version, "9.2.0");
+        assert!(
+            st.statement.is_some(),
+            "staged with its statement for the root unit"
+        );
+    }
 }

@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 
 use common::*;
-use monky_test_tenancy::{release_public_key, release_sign};
+use monky_test_tenancy::{bundle_statement, release_public_key, release_sign, unix_now};
 use serde_json::json;
 
 const A: [u8; 32] = [7; 32];
@@ -165,4 +165,225 @@ fn a_bad_key_in_the_config_is_named() {
         r.stderr.contains("bundle_signing_keys.release-2026"),
         "{r:?}"
     );
+}
+
+// ---- release statements (PROTOCOL 0.5, issue 33) -------------------------------------------
+
+fn statements_config(keys: &[(&str, &[u8; 32])], require: bool) -> String {
+    format!("{}require_statements: {require}\n", keys_config(keys))
+}
+
+/// A statement-mode refusal: the code, before any lease or OpenBao read, what ran still runs.
+fn assert_statement_refused(
+    s: &Stack,
+    r: &Run,
+    want: &str,
+    leases: usize,
+    ran: &[(String, String)],
+) {
+    assert_eq!(r.code, 1, "{r:?}");
+    let rep = s.last_report();
+    assert_eq!(rep["result"], "failed", "{rep}");
+    let d = rep["detail"].as_str().unwrap_or("");
+    assert!(d.starts_with(want), "want {want:?} at the start of {d:?}");
+    assert_eq!(
+        s.tenancy.leases().len(),
+        leases,
+        "a lease after a refused statement"
+    );
+    assert_eq!(s.containers(), ran, "what ran changed");
+}
+
+fn serve(s: &Stack, serial: u64, meta_extra: serde_json::Value) -> String {
+    let mut b = web_bundle(s, serial, &format!("v{serial}"), "stated-secret-value");
+    b.meta_extra = meta_extra;
+    s.tenancy.set_bundle(&s.env, b.files())
+}
+
+/// Each attack on a bare-sha signature works with statements off (0.4 behaviour) and is
+/// refused with them on: another environment's bundle, a statement whose serial is not
+/// bundle.json's, a statement of another kind, an expired one, none at all; a benign signed
+/// flow and a key rotation keep working.
+#[test]
+fn statements_bind_env_serial_kind_and_life() {
+    require_docker();
+    // off: the pipeline signed a render for env-other (bare sha); this box applies it
+    let mut off = Stack::new("stmt-off", Flavour::V2);
+    off.set_extra(&keys_config(&[("release-2026", &A)]));
+    off.give_bootstrap();
+    off.tenancy.sign_bundles_with(&[("release-2026", A)]);
+    serve(&off, 1, json!({}));
+    let r = off.tick();
+    assert_eq!(
+        r.code, 0,
+        "with statements off a signature binds no box: {r:?}"
+    );
+    drop(off);
+
+    let mut s = Stack::new("stmt-on", Flavour::V2);
+    s.set_extra(&statements_config(&[("release-2026", &A)], true));
+    s.give_bootstrap();
+    s.tenancy.sign_bundles_with(&[("release-2026", A)]);
+    // required and absent
+    serve(&s, 1, json!({}));
+    assert_statement_refused(&s, &s.tick(), "STATEMENT_REFUSED: missing", 0, &[]);
+    // benign: a statement rendered by the pipeline for this env
+    s.tenancy
+        .auto_statements(Some(std::time::Duration::from_secs(3600)));
+    let sha1 = serve(&s, 1, json!({}));
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr.contains("serial 1 signed by release-2026"),
+        "{r:?}"
+    );
+    let hw: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.state_dir().join("high-water.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (hw["serial"].as_u64(), hw["sha"].as_str()),
+        (Some(1), Some(sha1.as_str()))
+    );
+    let ran = s.containers();
+    let leases = s.tenancy.leases().len();
+    let now = unix_now();
+    type Render<'a> = Box<dyn Fn(&str) -> Vec<u8> + 'a>;
+    let attacks: [(&str, Render); 4] = [
+        (
+            "STATEMENT_REFUSED: env_id",
+            Box::new(|sha: &str| bundle_statement("env-other", sha, 2, now, now + 3600)),
+        ),
+        (
+            "STATEMENT_REFUSED: serial (7 differs from bundle.json's 2)",
+            Box::new(|sha: &str| bundle_statement(&s.env, sha, 7, now, now + 3600)),
+        ),
+        (
+            "STATEMENT_REFUSED: kind",
+            Box::new(|sha: &str| {
+                let mut v: serde_json::Value =
+                    serde_json::from_slice(&bundle_statement(&s.env, sha, 2, now, now + 3600))
+                        .unwrap();
+                v["kind"] = "monky-agent/1".into();
+                serde_json::to_vec(&v).unwrap()
+            }),
+        ),
+        (
+            "BUNDLE_EXPIRED_REFUSED",
+            Box::new(|sha: &str| bundle_statement(&s.env, sha, 2, now - 7200, now - 3600)),
+        ),
+    ];
+    for (want, make) in attacks {
+        let sha = serve(&s, 2, json!({}));
+        s.tenancy.set_statement(&s.env, &sha, Some(make(&sha)));
+        assert_statement_refused(&s, &s.tick(), want, leases, &ran);
+        s.tenancy.set_statement(&s.env, &sha, None);
+    }
+    // rotation: both keys trusted, the pipeline moved to the new one
+    s.set_extra(&statements_config(
+        &[("release-2026", &A), ("release-2027", &B)],
+        true,
+    ));
+    s.tenancy.sign_bundles_with(&[("release-2027", B)]);
+    let sha3 = serve(&s, 3, json!({}));
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.last_report()["sha"], sha3.as_str());
+    assert!(
+        r.stderr.contains("serial 3 signed by release-2027"),
+        "{r:?}"
+    );
+}
+
+/// A signed older render after a newer one — `allow_rollback` set, the statement fresh and
+/// valid — applies with statements off and is refused with them on, also after `state.json`
+/// was restored from a backup taken before the newer release; a rollback the pipeline wants
+/// (the old content re-rendered under a new serial) applies.
+#[test]
+fn the_high_water_mark_refuses_a_signed_replay() {
+    require_docker();
+    for on in [false, true] {
+        let mut s = Stack::new(if on { "hw-on" } else { "hw-off" }, Flavour::V2);
+        s.set_extra(&statements_config(&[("release-2026", &A)], on));
+        s.give_bootstrap();
+        s.tenancy.sign_bundles_with(&[("release-2026", A)]);
+        if on {
+            s.tenancy
+                .auto_statements(Some(std::time::Duration::from_secs(3600)));
+        }
+        let back = json!({"agent": {"allow_rollback": true}});
+        serve(&s, 2, back.clone());
+        assert_eq!(s.tick().code, 0);
+        let backup = std::fs::read(s.state_dir().join("state.json")).unwrap();
+        serve(&s, 3, json!({}));
+        assert_eq!(s.tick().code, 0);
+        let ran = s.containers();
+        let leases = s.tenancy.leases().len();
+        // tenancy serves release 2's signed render again (a fresh statement for it)
+        serve(&s, 2, back.clone());
+        let r = s.tick();
+        if !on {
+            assert_eq!(
+                r.code, 0,
+                "statements off: the signed old render applies: {r:?}"
+            );
+            continue;
+        }
+        assert_statement_refused(&s, &r, "ROLLBACK_REFUSED: serial 2 below 3", leases, &ran);
+        // a restored older state file does not lower the mark
+        std::fs::write(s.state_dir().join("state.json"), &backup).unwrap();
+        let _ = std::fs::remove_file(s.state_dir().join("state.synced.json"));
+        assert_eq!(
+            s.state()["high_water"]["serial"],
+            2,
+            "the backup holds the old mark"
+        );
+        let r = s.tick();
+        assert_statement_refused(&s, &r, "ROLLBACK_REFUSED: serial 2 below 3", leases, &ran);
+        // the pipeline's rollback: release 2's content under serial 4
+        serve(&s, 4, json!({}));
+        let r = s.tick();
+        assert_eq!(r.code, 0, "{r:?}");
+        assert_eq!(s.state()["high_water"]["serial"], 4);
+    }
+}
+
+/// An expired statement never stops what runs: the heartbeat says STATEMENT_EXPIRED (a frozen
+/// box is visible), and a new apply of an expired statement is refused.
+#[test]
+fn an_expired_statement_keeps_what_runs_and_says_so() {
+    require_docker();
+    let mut s = Stack::new("stmt-exp", Flavour::V2);
+    s.set_extra(&statements_config(&[("release-2026", &A)], true));
+    s.give_bootstrap();
+    s.tenancy.sign_bundles_with(&[("release-2026", A)]);
+    let sha = serve(&s, 1, json!({}));
+    let now = unix_now();
+    let expires = now + 20;
+    s.tenancy.set_statement(
+        &s.env,
+        &sha,
+        Some(bundle_statement(&s.env, &sha, 1, now, expires)),
+    );
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.last_report()["detail"], "", "not expired yet");
+    let ran = s.containers();
+    assert!(!ran.is_empty());
+    let wait = (expires + 1 - unix_now()).max(0) as u64;
+    std::thread::sleep(std::time::Duration::from_secs(wait));
+    let r = s.tick();
+    assert_eq!(r.code, 0, "what runs keeps running: {r:?}");
+    let rep = s.last_report();
+    assert_eq!(rep["result"], "applied");
+    let d = rep["detail"].as_str().unwrap_or("");
+    assert!(
+        d.starts_with(&format!("STATEMENT_EXPIRED: {} expired ", &sha[..12])),
+        "{d}"
+    );
+    assert_eq!(s.containers(), ran);
+    // the same bundle again (a re-apply) is refused: its statement is past its life
+    std::fs::remove_file(s.state_dir().join("state.json")).unwrap();
+    let _ = std::fs::remove_file(s.state_dir().join("state.synced.json"));
+    let leases = s.tenancy.leases().len();
+    assert_statement_refused(&s, &s.tick(), "BUNDLE_EXPIRED_REFUSED", leases, &ran);
 }

@@ -95,11 +95,25 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         }
         match unhealthy(&expected, &containers) {
-            None => Outcome::applied(&sha, ""),
+            None => Outcome::applied(&sha, &self.statement_note(&sha)),
             Some(f) => {
                 warn!("heartbeat: {}", f.message());
                 Outcome::failed(Some(&sha), f)
             }
+        }
+    }
+
+    /// `STATEMENT_EXPIRED: <sha12> expired <RFC 3339>` once the running release's statement
+    /// is past its life on this box's clock (a frozen box: tenancy and the metrics see it);
+    /// what runs keeps running. Empty otherwise.
+    pub(super) fn statement_note(&self, sha: &str) -> String {
+        match self.state.statement_expires_at {
+            Some(t) if i64::try_from(self.wall()).unwrap_or(i64::MAX) >= t => {
+                let d = crate::statement::expired(sha, t).detail;
+                warn!("the running release's statement expired: {d}");
+                format!("STATEMENT_EXPIRED: {d}")
+            }
+            _ => String::new(),
         }
     }
 
@@ -195,6 +209,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Ok(_) => {
                 self.state.applied_sha = None;
                 self.state.applied_serial = None;
+                self.state.statement_expires_at = None;
                 self.state.applied_at = None;
                 self.state.replaced_healthy = None;
                 let detail = if kept {

@@ -67,6 +67,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         self.note_restarts(&cs);
         self.state.applied_sha = Some(sha.to_string());
         self.state.applied_serial = Some(b.meta.serial);
+        self.state.statement_expires_at = b.statement.as_ref().map(|s| s.expires_at);
         info!(
             "applied {} ({} containers healthy)",
             short(Some(sha)),
@@ -87,16 +88,14 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Err(e) => return Err(Failure::from(e)),
         };
         let signatures = std::mem::take(&mut wire.signatures);
-        let b = match Bundle::decode(wire, &self.cfg.env_id, sha) {
+        let statement = wire.statement.take();
+        let mut b = match Bundle::decode(wire, &self.cfg.env_id, sha) {
             Ok(b) => b,
             Err(r) => return Err(refused(r, "")),
         };
-        // the release pipeline's signature, over the sha computed here, before anything else
-        match self.keys.verify(&b.sha, &signatures) {
-            Ok(Some(id)) => info!("bundle {} signed by {id}", short(Some(&b.sha))),
-            Ok(None) => {}
-            Err(r) => return Err(refused(r, "")),
-        }
+        // the release pipeline's signature, over the statement or the sha computed here,
+        // before anything else (no lease, no OpenBao request)
+        b.statement = self.judge_statement(&b, statement.as_deref(), &signatures)?;
         crate::testhook::pause("after-bundle");
         if let Some(h) = hdr {
             if h != b.sha {
@@ -108,6 +107,67 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         }
         Ok(b)
+    }
+
+    /// The signature check, and with a release statement every field of it (PROTOCOL 0.5).
+    /// An accepted statement raises the box's high-water mark at once, on disk.
+    fn judge_statement(
+        &mut self,
+        b: &Bundle,
+        statement: Option<&str>,
+        signatures: &[crate::tenancy::SignatureWire],
+    ) -> Result<Option<crate::statement::BundleStatement>, Failure> {
+        use crate::statement::{self, BundleFacts};
+        let reject = |r: statement::Rejected| refused(Refusal::new(r.code.as_str(), r.detail), "");
+        let Some(b64) = statement.filter(|_| !self.keys.is_empty()) else {
+            if self.cfg.require_statements {
+                return Err(refused(Refusal::new("STATEMENT_REFUSED", "missing"), ""));
+            }
+            if let Some(id) = self
+                .keys
+                .verify(&b.sha, signatures)
+                .map_err(|r| refused(r, ""))?
+            {
+                info!("bundle {} signed by {id}", short(Some(&b.sha)));
+            }
+            return Ok(None);
+        };
+        let bytes = statement::decode(b64).map_err(reject)?;
+        let id = self
+            .keys
+            .verify_statement(&bytes, signatures)
+            .map_err(|r| refused(r, ""))?;
+        let high_water = self.state.high_water_mark(&self.cfg.high_water_path());
+        let s = statement::check_bundle(
+            &bytes,
+            &BundleFacts {
+                env_id: &self.cfg.env_id,
+                sha: &b.sha,
+                serial: b.meta.serial,
+                high_water: high_water.as_ref(),
+                now: i64::try_from(self.wall()).unwrap_or(i64::MAX),
+            },
+        )
+        .map_err(reject)?;
+        info!(
+            "bundle {} serial {} signed by {} (statement expires {})",
+            short(Some(&b.sha)),
+            s.serial,
+            id.unwrap_or_default(),
+            statement::rfc3339(s.expires_at)
+        );
+        let raised = statement::HighWater {
+            serial: s.serial,
+            sha: s.sha.clone(),
+        };
+        if high_water.as_ref().is_none_or(|h| raised.serial > h.serial) {
+            let body = serde_json::to_vec(&raised).unwrap_or_default();
+            // on disk before anything else happens: a crash after this cannot lower it
+            state::write_private(&self.cfg.high_water_path(), &body, 0o600)
+                .map_err(Failure::from)?;
+            self.state.high_water = Some(raised);
+        }
+        Ok(Some(s))
     }
 
     /// Lease + login when the bundle reads secrets, read them, render `.env`. Names are

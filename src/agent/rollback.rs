@@ -289,6 +289,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             // a heartbeat's rollback: the applied sha follows what runs
             self.state.applied_sha = Some(old.to_string());
             self.state.applied_serial = Some(meta.serial);
+            // its statement was accepted once; its life is not kept per release
+            self.state.statement_expires_at = None;
             self.state.applied_at = Some(self.wall());
         }
         self.state.replaced_healthy = None;

@@ -30,6 +30,7 @@ pub fn status_value(
 ) -> serde_json::Value {
     let (_, window_next) = windows_now(cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
+    let high_water = st.high_water_mark(&cfg.high_water_path());
     serde_json::json!({
         "env_id": cfg.env_id,
         "agent_version": VERSION,
@@ -52,6 +53,8 @@ pub fn status_value(
         "containers": containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]),
         "docker": containers.as_ref().err(),
         "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
+        "statements": {"required": cfg.require_statements, "high_water": high_water,
+            "running_expires_at": st.statement_expires_at},
         "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
         "apply_windows": {"entries": cfg.apply_windows, "open_now": window_next.is_none(), "next": window_next},
         "counters": st.counters,

@@ -176,11 +176,23 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     let gone = matches!(&e, TenancyError::Rejected { status: 404, .. });
                     (format!("download: {e}"), gone)
                 })?;
-            let key = su::judge_package(&self.agent_keys, &o.sha256, &sha, &o.signatures)
-                .map_err(|e| (e, true))?;
+            let statement =
+                su::offered_statement(o.statement.as_deref(), self.cfg.require_statements)
+                    .map_err(|e| (e, true))?;
+            let key = su::judge_package(
+                &self.agent_keys,
+                &o.sha256,
+                &sha,
+                &o.signatures,
+                statement.as_deref(),
+            )
+            .map_err(|e| (e, true))?;
             debug!("self-update: {bytes} bytes, sha256 {sha}, signed by {key}");
             // judged by what it is, not by its label (read only once the bytes are signed ones)
             let c = su::read_control(DPKG_DEB, &incoming).map_err(|e| (e, true))?;
+            if let Some(s) = &statement {
+                su::judge_statement(s, &c, &sha, self.wall()).map_err(|e| (e, true))?;
+            }
             su::judge_control(&c, &o.version, arch).map_err(|e| (e, true))?;
             su::judge_version(&c.version, VERSION, self.cfg.permit_agent_downgrade)
                 .map_err(|e| (e, true))?;
@@ -204,6 +216,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 package,
                 staged_at: self.wall(),
                 signatures: o.signatures.clone(),
+                statement: o.statement.clone(),
             };
             // last: the path unit starts the installer when this appears
             let body = serde_json::to_vec_pretty(&staged).expect("json");

@@ -110,6 +110,12 @@ impl Config {
         }
         crate::signing::Keys::parse(&self.bundle_signing_keys)?;
         crate::signing::Keys::parse_key("agent_signing_keys", &self.agent_signing_keys)?;
+        if self.require_statements && self.bundle_signing_keys.is_empty() {
+            // a statement nobody can verify binds nothing
+            return Err(
+                "require_statements needs bundle_signing_keys (the keys that sign them)".into(),
+            );
+        }
         if !(10..=86_400).contains(&self.agent_update_probation_s) {
             return Err(format!(
                 "agent_update_probation_s {} must be 10-86400 (a new agent needs time for one tick)",

@@ -145,9 +145,19 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
     let new_pkg = pkgs.join(&s.package);
     copy_out(&cfg.update_dir().join(&s.package), &new_pkg)?;
     let sha = su::file_sha256(&new_pkg).map_err(|e| format!("{}: {e}", new_pkg.display()))?;
-    if let Err(e) = su::judge_package(keys, &s.sha256, &sha, &s.signatures)
-        .and_then(|_| judge_what_it_is(o, &new_pkg, s, &running, cfg.permit_agent_downgrade))
-    {
+    let judged =
+        su::offered_statement(s.statement.as_deref(), cfg.require_statements).and_then(|st| {
+            su::judge_package(keys, &s.sha256, &sha, &s.signatures, st.as_deref())?;
+            judge_what_it_is(o, &new_pkg, s, &running, cfg.permit_agent_downgrade)?;
+            match &st {
+                Some(st) => {
+                    let c = su::read_control(&o.dpkg_deb, &new_pkg)?;
+                    su::judge_statement(st, &c, &sha, crate::state::now())
+                }
+                None => Ok(()),
+            }
+        });
+    if let Err(e) = judged {
         let _ = std::fs::remove_file(&new_pkg);
         return Err(e);
     }

@@ -96,6 +96,7 @@ fn the_restart_comes_after_the_lock_and_probation_counts_from_it() {
             sig: base64::engine::general_purpose::STANDARD
                 .encode(k.sign(sha.as_bytes()).to_bytes()),
         }],
+        statement: None,
     };
 
     let got = install(&cfg, &o, &keys, &staged)

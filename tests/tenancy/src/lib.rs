@@ -25,6 +25,6 @@ pub use sha::{bundle_sha, read_bundle_dir};
 pub use signer::{Grant, Signer, GRANT_AUDIENCE, GRANT_ISSUER, GRANT_KIND};
 pub use stack::{write_private, AgentFiles, SeededSecret, Stack};
 pub use tenancy::{
-    agent_call, release_public_key, release_sign, AgentResponse, BundleFetch, RequestRecord,
-    Tenancy, TenancyOpts,
+    agent_call, agent_statement, bundle_statement, release_public_key, release_sign,
+    release_sign_bytes, unix_now, AgentResponse, BundleFetch, RequestRecord, Tenancy, TenancyOpts,
 };

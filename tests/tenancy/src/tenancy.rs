@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How tenancy is wired: where OpenBao is (for `auth/token/lookup`), its root token, the grant
 /// signing key (whose public half is in OpenBao's `jwt-tenancy`), and the lease limit (5 in
@@ -90,6 +90,12 @@ struct State {
     release_keys: Vec<(String, [u8; 32])>,
     /// Served verbatim as `signatures` instead (malformed or foreign signatures on purpose).
     raw_signatures: Option<Value>,
+    /// The pipeline's release statements (PROTOCOL 0.5), by (env, sha): relayed as
+    /// `statement`, and then the release keys sign these bytes instead of the bare sha.
+    statements: HashMap<(String, String), Vec<u8>>,
+    /// `Some(life)`: every bundle without a statement of its own gets one rendered here
+    /// (serial from its bundle.json, issued now, expiring `life` later), as a pipeline would.
+    auto_statements: Option<Duration>,
     /// Agent packages by (version, arch) (PROTOCOL 0.4).
     packages: HashMap<(String, String), Vec<u8>>,
     checkins: Vec<Value>,
@@ -164,6 +170,8 @@ impl Tenancy {
                 tamper_header: false,
                 release_keys: Vec::new(),
                 raw_signatures: None,
+                statements: HashMap::new(),
+                auto_statements: None,
                 packages: HashMap::new(),
                 checkins: Vec::new(),
                 leases: Vec::new(),
@@ -388,21 +396,57 @@ impl Tenancy {
         bytes: Vec<u8>,
         keys: &[(&str, [u8; 32])],
     ) -> Value {
+        self.publish_agent_stated(version, arch, bytes, keys, |_| None)
+    }
+
+    /// [`Tenancy::publish_agent`] with a release statement (PROTOCOL 0.5): `statement` gets the
+    /// package's sha256 hex and returns the statement bytes (or `None`); the keys then sign
+    /// those bytes, and the offer carries them as `statement`.
+    pub fn publish_agent_stated(
+        &self,
+        version: &str,
+        arch: &str,
+        bytes: Vec<u8>,
+        keys: &[(&str, [u8; 32])],
+        statement: impl FnOnce(&str) -> Option<Vec<u8>>,
+    ) -> Value {
         use sha2::Digest;
         let sha = hex::encode(sha2::Sha256::digest(&bytes));
         self.st()
             .packages
             .insert((version.to_string(), arch.to_string()), bytes);
+        let stmt = statement(&sha);
+        let message = stmt.clone().unwrap_or_else(|| sha.as_bytes().to_vec());
         let sigs: Vec<Value> = keys
             .iter()
-            .map(|(id, seed)| json!({"key_id": id, "alg": "ed25519", "sig": release_sign(seed, &sha)}))
+            .map(|(id, seed)| json!({"key_id": id, "alg": "ed25519", "sig": release_sign_bytes(seed, &message)}))
             .collect();
-        json!({"version": version, "sha256": sha, "signatures": sigs})
+        let mut offer = json!({"version": version, "sha256": sha, "signatures": sigs});
+        if let Some(b) = stmt {
+            offer["statement"] = B64.encode(b).into();
+        }
+        offer
     }
 
     /// The `agent` of `env`'s check-in answers (`None`: absent, keep the running version).
     pub fn offer_agent(&self, env: &str, offer: Option<Value>) {
         self.st().envs.entry(env.to_string()).or_default().agent = offer;
+    }
+
+    /// The statement served (and signed) with `env`'s bundle `sha`, byte for byte, as the
+    /// release pipeline made it (`None`: none, or an automatic one).
+    pub fn set_statement(&self, env: &str, sha: &str, bytes: Option<Vec<u8>>) {
+        let k = (env.to_string(), sha.to_string());
+        match bytes {
+            Some(b) => self.st().statements.insert(k, b),
+            None => self.st().statements.remove(&k),
+        };
+    }
+
+    /// `Some(life)`: render a statement for every bundle that has none (serial from its
+    /// bundle.json, issued now, expiring `life` later).
+    pub fn auto_statements(&self, life: Option<Duration>) {
+        self.st().auto_statements = life;
     }
 
     /// Serve `sigs` verbatim as the bundle's `signatures` (`None`: back to signing).
@@ -967,12 +1011,32 @@ fn bundle(inner: &Inner, token_env: &str, env: &str, sha: &str) -> Reply {
                     sha.to_string()
                 };
                 let mut body = json!({"env_id": env, "sha": sha, "files": out});
+                let statement = st
+                    .statements
+                    .get(&(env.to_string(), sha.to_string()))
+                    .cloned()
+                    .or_else(|| {
+                        let life = st.auto_statements?;
+                        let now = unix_now();
+                        Some(bundle_statement(
+                            env,
+                            sha,
+                            bundle_serial(&files),
+                            now,
+                            now + life.as_secs() as i64,
+                        ))
+                    });
+                // with a statement the keys sign its bytes exactly, else the bare sha (0.3)
+                let message = statement.clone().unwrap_or_else(|| sha.as_bytes().to_vec());
+                if let Some(b) = &statement {
+                    body["statement"] = B64.encode(b).into();
+                }
                 let sigs = st.raw_signatures.clone().unwrap_or_else(|| {
                     Value::Array(
                         st.release_keys
                             .iter()
                             .map(|(id, seed)| {
-                                json!({"key_id": id, "alg": "ed25519", "sig": release_sign(seed, sha)})
+                                json!({"key_id": id, "alg": "ed25519", "sig": release_sign_bytes(seed, &message)})
                             })
                             .collect(),
                     )
@@ -1182,9 +1246,74 @@ fn report_rules(v: &Value) -> Result<(), Reply> {
 /// The release pipeline's signature over a bundle sha: Ed25519 over its 64 lowercase hex ASCII
 /// bytes, base64 (PROTOCOL 0.3).
 pub fn release_sign(seed: &[u8; 32], sha: &str) -> String {
+    release_sign_bytes(seed, sha.to_ascii_lowercase().as_bytes())
+}
+
+/// An Ed25519 signature (base64) over `msg` exactly: a release statement's bytes.
+pub fn release_sign_bytes(seed: &[u8; 32], msg: &[u8]) -> String {
     use ed25519_dalek::Signer;
     let k = ed25519_dalek::SigningKey::from_bytes(seed);
-    B64.encode(k.sign(sha.to_ascii_lowercase().as_bytes()).to_bytes())
+    B64.encode(k.sign(msg).to_bytes())
+}
+
+/// A bundle release statement (PROTOCOL 0.5) as a pipeline renders it: compact JSON.
+pub fn bundle_statement(
+    env: &str,
+    sha: &str,
+    serial: u64,
+    issued_at: i64,
+    expires_at: i64,
+) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "kind": "monky-bundle/1",
+        "env_id": env,
+        "sha": sha,
+        "serial": serial,
+        "issued_at": rfc3339(issued_at),
+        "expires_at": rfc3339(expires_at),
+    }))
+    .expect("json")
+}
+
+/// An agent package release statement (PROTOCOL 0.5).
+pub fn agent_statement(
+    version: &str,
+    arch: &str,
+    sha256: &str,
+    issued_at: i64,
+    expires_at: i64,
+) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "kind": "monky-agent/1",
+        "version": version,
+        "arch": arch,
+        "sha256": sha256,
+        "issued_at": rfc3339(issued_at),
+        "expires_at": rfc3339(expires_at),
+    }))
+    .expect("json")
+}
+
+fn rfc3339(unix: i64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(unix.max(0) as u64))
+        .to_string()
+}
+
+pub fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// `serial` of a bundle's bundle.json (0 when it has none).
+fn bundle_serial(files: &[(String, Vec<u8>)]) -> u64 {
+    files
+        .iter()
+        .find(|(p, _)| p == "bundle.json")
+        .and_then(|(_, c)| serde_json::from_slice::<Value>(c).ok())
+        .and_then(|v| v["serial"].as_u64())
+        .unwrap_or(0)
 }
 
 /// The public half of a release key, as a box's `bundle_signing_keys` holds it (base64).
