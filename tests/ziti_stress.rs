@@ -4,13 +4,16 @@
 //! and re-read files (each checked by its SHA-256). libziti 0.29.3 closed every bridged fd twice;
 //! its second close could land on a file another thread had just opened. With 1.18.2 there must
 //! be no mismatch, no EBADF and no leaked fd across ≥ 10,000 operations.
+//!
+//! And every stream's close releases both ends: thousands of streams opened and dropped (half at
+//! once, half after one echo) leave the process's fd count where it was.
 
 mod ziti_common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
 use monky_deployd::transport::sdk::SdkConnector;
@@ -50,6 +53,140 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
 }
 
+/// How many tests below share the network; the last one to finish stops it.
+const TESTS: usize = 2;
+static USERS: AtomicUsize = AtomicUsize::new(TESTS);
+
+/// The network of this binary, fresh once per process (ports + 6), and the lock that runs its
+/// tests one at a time (each counts the whole process's fds).
+struct StressNet {
+    net: Net,
+    _serial: MutexGuard<'static, ()>,
+}
+
+impl StressNet {
+    fn start() -> StressNet {
+        static SERIAL: Mutex<()> = Mutex::new(());
+        static FRESH: Once = Once::new();
+        let serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = ziti_common::repo().join("target/ziti-net-stress");
+        FRESH.call_once(|| ziti_common::remove_net(&dir));
+        let (c, r) = ziti_common::ports();
+        StressNet {
+            net: Net::start_in(&dir, c + 6, r + 6),
+            _serial: serial,
+        }
+    }
+}
+
+impl Drop for StressNet {
+    fn drop(&mut self) {
+        if USERS.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.net.stop();
+        }
+    }
+}
+
+/// Dial and echo one byte until the service answers (its terminator is up), for at most 30 s.
+fn warm_up(rt: &tokio::runtime::Runtime, conn: &SdkConnector, ep: &Endpoint) {
+    let warm = Instant::now();
+    loop {
+        let ok = rt.block_on(async {
+            let mut s = conn.connect(ep).await.ok()?;
+            s.write_all(&[0, 0, 0, 1, 7]).await.ok()?;
+            let mut b = [0u8; 1];
+            s.read_exact(&mut b).await.ok()?;
+            (b[0] == 7).then_some(())
+        });
+        if ok.is_some() {
+            return;
+        }
+        assert!(
+            warm.elapsed() < Duration::from_secs(30),
+            "service never answered"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+const STREAMS: usize = 3_000;
+
+#[test]
+fn thousands_of_streams_opened_and_dropped_leave_the_fd_count_flat() {
+    require_sdk();
+    let sn = StressNet::start();
+    let net = &sn.net;
+    let port = echo_server();
+    let svc = unique("echo-drop");
+    net.service(&svc, port);
+    let id = net.identity(&unique("agent-drop"), &[&svc]);
+    let ep = Endpoint {
+        label: "tenancy",
+        service: svc.clone(),
+        host: "tenancy.test".into(),
+        port: 443,
+        proxy_port: 0,
+        timeout: Duration::from_secs(20),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let conn = rt
+        .block_on(SdkConnector::load(&id, Duration::from_secs(20)))
+        .expect("identity loads");
+    warm_up(&rt, &conn, &ep);
+    std::thread::sleep(Duration::from_millis(300));
+    let before = open_fds();
+
+    let t0 = Instant::now();
+    let mut peak = before;
+    for i in 0..STREAMS {
+        rt.block_on(async {
+            let mut s = conn
+                .connect(&ep)
+                .await
+                .unwrap_or_else(|e| panic!("stream {i}: {e}"));
+            if i % 2 == 1 {
+                // a stream that carried bytes, not only one the SDK was still dialling
+                s.write_all(&[0, 0, 0, 1, i as u8]).await.expect("write");
+                let mut b = [0u8; 1];
+                tokio::time::timeout(Duration::from_secs(20), s.read_exact(&mut b))
+                    .await
+                    .expect("echo within 20s")
+                    .expect("read");
+                assert_eq!(b[0], i as u8, "stream {i}: wrong echo");
+            }
+        });
+        if i % 100 == 0 {
+            peak = peak.max(open_fds());
+        }
+    }
+    let took = t0.elapsed();
+    // the SDK closes its end of each bridge on its loop once it sees ours closed
+    let settle = Instant::now();
+    let mut after = open_fds();
+    while after > before && settle.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+        after = open_fds();
+    }
+    eprintln!(
+        "{STREAMS} streams opened and dropped in {took:?} ({:.0}/s); fds {before} before, \
+         {after} after ({:?} to settle), peak {peak}",
+        STREAMS as f64 / took.as_secs_f64(),
+        settle.elapsed()
+    );
+    // a leak of one fd per stream (either end) would be thousands; allow the SDK's own few
+    assert!(
+        after <= before + 4,
+        "fds {before} before, {after} after {STREAMS} streams: leaked"
+    );
+    assert!(
+        peak < before + 200,
+        "fds peaked at {peak} (from {before}): closes lag"
+    );
+}
+
 #[test]
 fn parallel_dials_and_file_writes_never_confuse_fds() {
     require_sdk();
@@ -57,10 +194,8 @@ fn parallel_dials_and_file_writes_never_confuse_fds() {
     // added their services and identities, a few of the 2,600 dials were reset (2 runs in 6
     // here, once in CI; none in 7 runs on a fresh network) — not the fd confusion this test is
     // about, and not yet explained
-    let dir = ziti_common::repo().join("target/ziti-net-stress");
-    ziti_common::remove_net(&dir);
-    let (c, r) = ziti_common::ports();
-    let net = &Net::start_in(&dir, c + 6, r + 6);
+    let sn = StressNet::start();
+    let net = &sn.net;
     let port = echo_server();
     let svc = unique("echo-stress");
     net.service(&svc, port);
@@ -82,24 +217,7 @@ fn parallel_dials_and_file_writes_never_confuse_fds() {
         rt.block_on(SdkConnector::load(&id, Duration::from_secs(20)))
             .expect("identity loads"),
     );
-    let warm = Instant::now();
-    loop {
-        let ok = rt.block_on(async {
-            let mut s = conn.connect(&ep).await.ok()?;
-            s.write_all(&[0, 0, 0, 1, 7]).await.ok()?;
-            let mut b = [0u8; 1];
-            s.read_exact(&mut b).await.ok()?;
-            (b[0] == 7).then_some(())
-        });
-        if ok.is_some() {
-            break;
-        }
-        assert!(
-            warm.elapsed() < Duration::from_secs(30),
-            "service never answered"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    warm_up(&rt, &conn, &ep);
     drop(rt);
     let fds_before = open_fds();
 
@@ -217,5 +335,4 @@ fn parallel_dials_and_file_writes_never_confuse_fds() {
         fds_after <= fds_before + 4,
         "fds {fds_before} before, {fds_after} after: leaked"
     );
-    net.stop();
 }

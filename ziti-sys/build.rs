@@ -35,6 +35,7 @@ const TREES: &[&str] = &["libuv", "llhttp", "stc", "tlsuv", "ziti-sdk-c"];
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(ziti_sdk)");
     println!("cargo:rustc-check-cfg=cfg(ziti_refresh_knob)");
+    println!("cargo:rustc-check-cfg=cfg(ziti_openssl)");
     for v in [
         "ZITI_SDK_DIR",
         "ZITI_NO_VENDOR",
@@ -89,6 +90,8 @@ fn bindgen_run(manifest: &Path, include_dirs: &[PathBuf], out: &Path) {
     let mut b = bindgen::Builder::default()
         .header(header.to_string_lossy())
         .allowlist_function("Ziti_.*")
+        // both read the SDK's socket map off its loop thread (see `pub use raw` in lib.rs)
+        .blocklist_function("Ziti_close|Ziti_check_socket")
         .allowlist_function("ziti_errorstr")
         .allowlist_function("ziti_get_version")
         .allowlist_type("ziti_handle_t|ziti_socket_t|monky_ziti_version")
@@ -154,6 +157,10 @@ fn prebuilt(manifest: &Path, dir: &Path, out: &Path) {
         let libs = env::var("ZITI_LINK_LIBS").unwrap_or_else(|_| {
             "tlsuv llhttp stc uv sodium json-c protobuf-c ssl crypto z m dl pthread rt".into()
         });
+        if libs.split_whitespace().any(|l| l == "ssl") {
+            // OpenSSL is in the binary: ziti_sys::init_tls_library can call it
+            println!("cargo:rustc-cfg=ziti_openssl");
+        }
         for l in libs.split_whitespace() {
             if ["m", "dl", "pthread", "rt"].contains(&l) {
                 println!("cargo:rustc-link-lib=dylib={l}");
@@ -357,6 +364,8 @@ fn vendored(manifest: &Path, out: &Path) {
     let src = vendor.join("ziti-sdk-c");
     bindgen_run(manifest, &[src.join("includes")], out);
     println!("cargo:rustc-cfg=ziti_sdk");
+    // TLSUV_TLSLIB=openssl above, linked from Debian's static archives
+    println!("cargo:rustc-cfg=ziti_openssl");
     println!("cargo:source=vendored");
     let version = fs::read_to_string(src.join("version.txt"))
         .ok()

@@ -2,13 +2,14 @@
 //! SDK (zitilib, 1.x) that `ziti-sys` linked — or none: then start-up fails with a message saying
 //! how to get one.
 //!
-//! Owns the SDK's process-wide state: `Ziti_lib_init` once; each identity file loaded once per
-//! process on its own thread with `Ziti_load_context_with_timeout` (started when the connector is
-//! made, awaited by the first dial, so the load overlaps the tick's local work); every blocking
+//! Owns the SDK's process-wide state: `Ziti_lib_init` and the exit hook once, at context start
+//! (the first connector or enrolment); each identity file loaded once per process on its own
+//! thread with `Ziti_load_context_with_timeout` (started when the connector is made, awaited by
+//! the first dial, so the load overlaps the tick's local work); every blocking
 //! zitilib call (`Ziti_socket`, `Ziti_connect`, loading, enrolment) runs on a plain thread, never
 //! on the async runtime, and `Ziti_last_error` is read on the thread that made the call. A dial
-//! yields the SDK's loopback TCP socket, connected without blocking; the stream closes through
-//! `Ziti_close`, falling back to `close(2)` for the sockets the SDK does not track.
+//! yields the SDK's loopback TCP socket, connected without blocking; the stream closes it with
+//! `close(2)`, the SDK's close for a connect socket.
 //!
 //! Typed errors: what an operator must fix is [`TransportError::Setup`] (exit 1), what the next
 //! tick may find healed is [`TransportError::Unreachable`] (exit 75).
@@ -17,7 +18,7 @@ use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::io;
-use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Mutex, Once, OnceLock};
@@ -55,14 +56,18 @@ pub fn sdk_version() -> Option<String> {
     if !ziti_sys::LINKED {
         return None;
     }
-    // SAFETY: ziti_get_version returns a pointer to a static struct of static C strings.
-    unsafe {
-        let v = ziti_sys::ziti_get_version();
-        if v.is_null() || (*v).version.is_null() {
-            return Some("unknown".into());
-        }
-        Some(CStr::from_ptr((*v).version).to_string_lossy().into_owned())
+    // SAFETY: takes nothing; returns NULL or a pointer to a static struct.
+    let v = unsafe { ziti_sys::ziti_get_version() };
+    // SAFETY: NULL or a valid pointer to a static struct (above).
+    let Some(v) = (unsafe { v.as_ref() }) else {
+        return Some("unknown".into());
+    };
+    if v.version.is_null() {
+        return Some("unknown".into());
     }
+    // SAFETY: a non-NULL static NUL-terminated string of the SDK's.
+    let version = unsafe { CStr::from_ptr(v.version) };
+    Some(version.to_string_lossy().into_owned())
 }
 
 fn no_sdk(what: &str) -> TransportError {
@@ -77,48 +82,56 @@ fn errorstr(code: i32) -> String {
     if code > 0 {
         return io::Error::from_raw_os_error(code).to_string();
     }
-    // SAFETY: ziti_errorstr returns a static string for any code.
-    unsafe {
-        let p = ziti_sys::ziti_errorstr(code);
-        if p.is_null() {
-            return format!("error {code}");
-        }
-        CStr::from_ptr(p).to_string_lossy().into_owned()
+    // SAFETY: takes any int; returns NULL or a static NUL-terminated string.
+    let p = unsafe { ziti_sys::ziti_errorstr(code) };
+    if p.is_null() {
+        return format!("error {code}");
     }
+    // SAFETY: a non-NULL static NUL-terminated string (above).
+    let text = unsafe { CStr::from_ptr(p) };
+    text.to_string_lossy().into_owned()
 }
 
-fn lib_init() {
-    static INIT: Once = Once::new();
-    // SAFETY: called once per process, before any other zitilib call.
-    INIT.call_once(|| unsafe { ziti_sys::Ziti_lib_init() });
+/// Context start, once per process, before any identity is loaded or enrolled: start the SDK's
+/// loop (`Ziti_lib_init`), have its TLS library register its exit-time clean-up now, then
+/// install the exit hook ([`install_exit_hook`]) — after that clean-up, so it runs first.
+fn start_sdk() {
+    static START: Once = Once::new();
+    START.call_once(|| {
+        // SAFETY: the first zitilib call of the process (guarded by `START`); it takes no
+        // arguments and starts the SDK's loop thread.
+        unsafe { ziti_sys::Ziti_lib_init() };
+        // registers OpenSSL's `atexit` clean-up (where the build knows OpenSSL is linked)
+        ziti_sys::init_tls_library();
+        install_exit_hook();
+    });
 }
 
 /// From now on the process leaves through `_exit(status)` when it exits, before the C exit
-/// handlers the SDK registered (tlsuv's `free_default_tls`, OpenSSL's clean-up) free state under
-/// the SDK's loop thread, which still runs — the crash at exit docs/ZITI.md describes. `main`
-/// already leaves so; this covers every other process that loads the SDK (the test binaries).
-/// Registered after a load or an enrolment, so after the SDK's own handlers: `on_exit` handlers
-/// run last-registered first.
-pub(super) fn exit_before_sdk_cleanup() {
+/// handlers the SDK registered (OpenSSL's clean-up) free state under the SDK's loop thread, which
+/// still runs — the crash at exit docs/ZITI.md describes. `main` already leaves so; this covers
+/// every other process that loads the SDK (the test binaries). `on_exit` handlers run
+/// last-registered first, so this must be registered after the SDK's: [`start_sdk`] does so.
+fn install_exit_hook() {
     extern "C" {
         fn on_exit(
             f: extern "C" fn(libc::c_int, *mut libc::c_void),
             arg: *mut libc::c_void,
         ) -> libc::c_int;
     }
-    extern "C" fn leave(status: libc::c_int, _: *mut libc::c_void) {
-        // SAFETY: flush C stdio (Rust's own buffers are flushed before `exit`), then end the
-        // process at once with the status `exit` was given.
-        unsafe {
-            libc::fflush(std::ptr::null_mut());
-            libc::_exit(status)
-        }
+    extern "C" fn leave_before_sdk_cleanup(status: libc::c_int, _: *mut libc::c_void) {
+        // SAFETY: flushes every C stdio stream (NULL means all); Rust's own buffers are flushed
+        // before `exit` is called.
+        unsafe { libc::fflush(std::ptr::null_mut()) };
+        // SAFETY: ends the process at once with the status `exit` was given; nothing after it
+        // runs, so no state is left half-freed.
+        unsafe { libc::_exit(status) }
     }
-    static ONCE: Once = Once::new();
-    // SAFETY: registers a plain function with no argument.
-    ONCE.call_once(|| unsafe {
-        on_exit(leave, std::ptr::null_mut());
-    });
+    // SAFETY: registers a plain `extern "C"` function that ignores its (null) argument.
+    let rc = unsafe { on_exit(leave_before_sdk_cleanup, std::ptr::null_mut()) };
+    if rc != 0 {
+        tracing::warn!("ziti: cannot register the exit hook (on_exit: {rc})");
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -148,7 +161,7 @@ impl SdkConnector {
             .canonicalize()
             .unwrap_or_else(|_| identity.to_path_buf());
         let cpath = identity_cstr(&key)?;
-        lib_init();
+        start_sdk();
         start_load(&key, cpath, load_timeout)?;
         Ok(SdkConnector {
             identity: identity.to_path_buf(),
@@ -188,7 +201,6 @@ impl SdkConnector {
             Ok(Err(_)) => None,
             Err(_) => Some(Err(ZITI_TIMEOUT)),
         };
-        exit_before_sdk_cleanup();
         match state {
             Some(Ok(h)) => Ok(*self.handle.get_or_init(|| h)),
             Some(Err(code)) => Err(load_error(
@@ -264,6 +276,65 @@ mod tests {
                 assert!(m.contains("id.key") && m.contains("id.ca"), "{m}")
             }
             _ => panic!("identity without key accepted"),
+        }
+    }
+
+    #[test]
+    fn sockets_are_non_blocking_and_close_on_exec_from_creation() {
+        if !ziti_sys::LINKED {
+            assert!(dial::new_socket().is_err(), "no SDK, no socket");
+            return;
+        }
+        start_sdk();
+        let fd = dial::new_socket().expect("Ziti_socket");
+        // SAFETY: fcntl on an fd we own, no third argument.
+        let fd_flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
+        // SAFETY: as above.
+        let fl_flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        assert!(
+            fd_flags >= 0 && fd_flags & libc::FD_CLOEXEC != 0,
+            "{fd_flags:#x}"
+        );
+        assert!(
+            fl_flags >= 0 && fl_flags & libc::O_NONBLOCK != 0,
+            "{fl_flags:#x}"
+        );
+    }
+
+    /// Context start alone installs the exit hook: a child process that registered an `atexit`
+    /// handler, then started the SDK, exits with its status without running that handler (nor,
+    /// so, OpenSSL's clean-up registered before the hook); without the start, it runs.
+    #[test]
+    fn context_start_installs_the_exit_hook_before_any_load() {
+        const MODE: &str = "MONKY_SDK_EXIT_HOOK_MODE";
+        const MARKER: &str = "MONKY_SDK_EXIT_HOOK_MARKER";
+        extern "C" fn mark() {
+            if let Some(p) = std::env::var_os(MARKER) {
+                let _ = fs::write(p, b"ran");
+            }
+        }
+        if let Some(mode) = std::env::var_os(MODE) {
+            // SAFETY: registers a plain `extern "C"` function.
+            assert_eq!(unsafe { libc::atexit(mark) }, 0);
+            if mode == "start" {
+                start_sdk();
+            }
+            std::process::exit(7);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for (mode, runs) in [("control", true), ("start", false)] {
+            let marker = dir.path().join(mode);
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "transport::sdk::tests::context_start_installs_the_exit_hook_before_any_load",
+                ])
+                .env(MODE, mode)
+                .env(MARKER, &marker)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(7), "{mode}: {out:?}");
+            assert_eq!(marker.exists(), runs, "{mode}: atexit handler ran?");
         }
     }
 

@@ -27,29 +27,46 @@ pub const NO_SDK: i32 = -10_000;
 /// `ZITI_INVALID_HANDLE`.
 pub const INVALID_HANDLE: u32 = u32::MAX;
 
-/// zitilib error codes of the 1.x line (`ziti/errors.h`); a test checks them against the header
-/// of the linked SDK.
+/// Declares each code once: as a constant of [`codes`] and as a row of [`codes::ALL`], which the
+/// header test walks, so no code can exist unchecked.
+macro_rules! codes {
+    ($($name:ident = $value:expr),+ $(,)?) => {
+        $(pub const $name: i32 = $value;)+
+        /// Every code above, by its header name.
+        pub const ALL: &[(&str, i32)] = &[$((stringify!($name), $name)),+];
+        /// Every code above beside the linked header's value of the same name.
+        #[cfg(all(test, ziti_sdk))]
+        pub(crate) fn header_pairs() -> Vec<(&'static str, i64, i64)> {
+            vec![$((stringify!($name), i64::from($name), crate::raw::$name as i64)),+]
+        }
+    };
+}
+
+/// zitilib error codes of the 1.x line (`ziti/errors.h`); a test checks every one against the
+/// header of the linked SDK.
 pub mod codes {
-    pub const ZITI_OK: i32 = 0;
-    pub const ZITI_CONFIG_NOT_FOUND: i32 = -1;
-    pub const ZITI_JWT_NOT_FOUND: i32 = -2;
-    pub const ZITI_JWT_INVALID: i32 = -3;
-    pub const ZITI_JWT_INVALID_FORMAT: i32 = -4;
-    pub const ZITI_KEY_LOAD_FAILED: i32 = -11;
-    pub const ZITI_INVALID_CONFIG: i32 = -13;
-    pub const ZITI_AUTHENTICATION_FAILED: i32 = -14;
-    pub const ZITI_NOT_AUTHORIZED: i32 = -15;
-    pub const ZITI_CONTROLLER_UNAVAILABLE: i32 = -16;
-    pub const ZITI_GATEWAY_UNAVAILABLE: i32 = -17;
-    pub const ZITI_SERVICE_UNAVAILABLE: i32 = -18;
-    pub const ZITI_EOF: i32 = -19;
-    pub const ZITI_TIMEOUT: i32 = -20;
-    pub const ZITI_CONNABORT: i32 = -21;
-    pub const ZITI_INVALID_STATE: i32 = -22;
-    pub const ZITI_CRYPTO_FAIL: i32 = -23;
-    pub const ZITI_CONN_CLOSED: i32 = -24;
-    pub const ZITI_NOT_FOUND: i32 = -29;
-    pub const ZITI_DISABLED: i32 = -30;
+    codes! {
+        ZITI_OK = 0,
+        ZITI_CONFIG_NOT_FOUND = -1,
+        ZITI_JWT_NOT_FOUND = -2,
+        ZITI_JWT_INVALID = -3,
+        ZITI_JWT_INVALID_FORMAT = -4,
+        ZITI_KEY_LOAD_FAILED = -11,
+        ZITI_INVALID_CONFIG = -13,
+        ZITI_AUTHENTICATION_FAILED = -14,
+        ZITI_NOT_AUTHORIZED = -15,
+        ZITI_CONTROLLER_UNAVAILABLE = -16,
+        ZITI_GATEWAY_UNAVAILABLE = -17,
+        ZITI_SERVICE_UNAVAILABLE = -18,
+        ZITI_EOF = -19,
+        ZITI_TIMEOUT = -20,
+        ZITI_CONNABORT = -21,
+        ZITI_INVALID_STATE = -22,
+        ZITI_CRYPTO_FAIL = -23,
+        ZITI_CONN_CLOSED = -24,
+        ZITI_NOT_FOUND = -29,
+        ZITI_DISABLED = -30,
+    }
 }
 
 /// Whether the linked SDK lets the caller set its service refresh period (the vendored SDK's
@@ -66,6 +83,29 @@ pub fn set_refresh_interval(seconds: u32) {
     };
     #[cfg(not(ziti_refresh_knob))]
     let _ = seconds;
+}
+
+/// Whether this build knows OpenSSL is linked into the binary as the SDK's TLS library (the
+/// vendored SDK, or a static prebuilt one with `ssl` among its link libraries).
+pub const OPENSSL_LINKED: bool = cfg!(ziti_openssl);
+
+/// Initialise the SDK's TLS library on the calling thread now, which registers its `atexit`
+/// clean-up now instead of at the first identity load: a caller that wants a handler of its own to
+/// run before that clean-up registers it after this call (`exit` runs handlers last-registered
+/// first). Returns whether it did so: never when [`OPENSSL_LINKED`] is false.
+pub fn init_tls_library() -> bool {
+    #[cfg(ziti_openssl)]
+    {
+        extern "C" {
+            fn OPENSSL_init_ssl(opts: u64, settings: *const std::ffi::c_void) -> std::ffi::c_int;
+        }
+        // what tlsuv asks for: OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS
+        const SSL_DEFAULT: u64 = 0x0020_0000 | 0x0000_0002;
+        // SAFETY: thread-safe and idempotent in OpenSSL 3; NULL settings mean the defaults.
+        unsafe { OPENSSL_init_ssl(SSL_DEFAULT, std::ptr::null()) == 1 }
+    }
+    #[cfg(not(ziti_openssl))]
+    false
 }
 
 /// The prefix of `ziti_version` that every 1.x SDK shares.
@@ -120,9 +160,6 @@ pub mod raw {
     ) -> c_int {
         NO_SDK
     }
-    pub unsafe fn Ziti_close(_socket: ziti_socket_t) -> c_int {
-        -1
-    }
     pub unsafe fn Ziti_enroll_identity(
         _jwt: *const c_char,
         _key: *const c_char,
@@ -134,8 +171,12 @@ pub mod raw {
     }
 }
 
+/// The calls the safe wrapper makes. Not `Ziti_close` nor `Ziti_check_socket` (bindgen leaves
+/// them out): both read the SDK's socket map on the calling thread, while only its loop thread
+/// may touch that map; and the wrapper only makes connect sockets, which never enter it and close
+/// with `close(2)`.
 pub use raw::{
-    ziti_errorstr, ziti_get_version, ziti_handle_t, ziti_socket_t, Ziti_close, Ziti_connect,
+    ziti_errorstr, ziti_get_version, ziti_handle_t, ziti_socket_t, Ziti_connect,
     Ziti_enroll_identity, Ziti_last_error, Ziti_lib_init, Ziti_lib_shutdown,
     Ziti_load_context_with_timeout, Ziti_socket,
 };
@@ -145,69 +186,61 @@ mod tests {
     use super::*;
     use std::ffi::CStr;
 
+    /// The SDK's text for `code`.
+    fn text(code: i32) -> String {
+        // SAFETY: takes any int; returns a static NUL-terminated string.
+        let p = unsafe { ziti_errorstr(code) };
+        assert!(!p.is_null());
+        // SAFETY: a non-NULL static string (above).
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+
     /// The linked library answers with its own version and its own error texts.
     #[test]
     fn linked_library_reports_version_and_error_text() {
-        unsafe {
-            let v = ziti_get_version();
-            assert!(!v.is_null());
-            let ver = CStr::from_ptr((*v).version).to_string_lossy().into_owned();
-            if SOURCE == "vendored" {
-                assert_eq!(ver, BUILT_VERSION, "the SDK reports the vendored version");
-                assert_eq!(ver, "1.18.2");
-                let knob = std::hint::black_box(REFRESH_KNOB);
-                assert!(knob, "the vendored SDK carries patch 0006");
-            }
-            let msg = CStr::from_ptr(ziti_errorstr(codes::ZITI_SERVICE_UNAVAILABLE))
-                .to_string_lossy()
-                .into_owned();
-            assert_eq!(msg, "service not available");
-            let msg = CStr::from_ptr(ziti_errorstr(codes::ZITI_CONTROLLER_UNAVAILABLE))
-                .to_string_lossy()
-                .into_owned();
-            assert_eq!(msg, "ziti controller is not available");
+        // SAFETY: takes nothing; returns a pointer to a static struct.
+        let v = unsafe { ziti_get_version() };
+        assert!(!v.is_null());
+        // SAFETY: non-NULL (above); its `version` is a static NUL-terminated string.
+        let ver = unsafe { CStr::from_ptr((*v).version) }
+            .to_string_lossy()
+            .into_owned();
+        if SOURCE == "vendored" {
+            let openssl = std::hint::black_box(OPENSSL_LINKED);
+            assert!(openssl, "the vendored SDK is built over OpenSSL");
+            assert_eq!(ver, BUILT_VERSION, "the SDK reports the vendored version");
+            assert_eq!(ver, "1.18.2");
+            let knob = std::hint::black_box(REFRESH_KNOB);
+            assert!(knob, "the vendored SDK carries patch 0006");
         }
+        assert_eq!(
+            text(codes::ZITI_SERVICE_UNAVAILABLE),
+            "service not available"
+        );
+        assert_eq!(
+            text(codes::ZITI_CONTROLLER_UNAVAILABLE),
+            "ziti controller is not available"
+        );
+        assert_eq!(init_tls_library(), OPENSSL_LINKED);
     }
 
-    /// The hand-written codes (needed by builds without an SDK) are the linked header's.
+    /// The hand-written codes (needed by builds without an SDK) are the linked header's, every
+    /// one of them, and each has the SDK's own text.
     #[test]
     fn codes_match_the_linked_header() {
-        use raw as h;
-        let pairs: &[(i32, i64)] = &[
-            (
-                codes::ZITI_CONFIG_NOT_FOUND,
-                h::ZITI_CONFIG_NOT_FOUND as i64,
-            ),
-            (codes::ZITI_JWT_INVALID, h::ZITI_JWT_INVALID as i64),
-            (codes::ZITI_KEY_LOAD_FAILED, h::ZITI_KEY_LOAD_FAILED as i64),
-            (codes::ZITI_INVALID_CONFIG, h::ZITI_INVALID_CONFIG as i64),
-            (
-                codes::ZITI_AUTHENTICATION_FAILED,
-                h::ZITI_AUTHENTICATION_FAILED as i64,
-            ),
-            (codes::ZITI_NOT_AUTHORIZED, h::ZITI_NOT_AUTHORIZED as i64),
-            (
-                codes::ZITI_CONTROLLER_UNAVAILABLE,
-                h::ZITI_CONTROLLER_UNAVAILABLE as i64,
-            ),
-            (
-                codes::ZITI_GATEWAY_UNAVAILABLE,
-                h::ZITI_GATEWAY_UNAVAILABLE as i64,
-            ),
-            (
-                codes::ZITI_SERVICE_UNAVAILABLE,
-                h::ZITI_SERVICE_UNAVAILABLE as i64,
-            ),
-            (codes::ZITI_EOF, h::ZITI_EOF as i64),
-            (codes::ZITI_TIMEOUT, h::ZITI_TIMEOUT as i64),
-            (codes::ZITI_CONNABORT, h::ZITI_CONNABORT as i64),
-            (codes::ZITI_INVALID_STATE, h::ZITI_INVALID_STATE as i64),
-            (codes::ZITI_CONN_CLOSED, h::ZITI_CONN_CLOSED as i64),
-            (codes::ZITI_NOT_FOUND, h::ZITI_NOT_FOUND as i64),
-            (codes::ZITI_DISABLED, h::ZITI_DISABLED as i64),
-        ];
-        for (ours, header) in pairs {
-            assert_eq!(*ours as i64, *header);
+        let pairs = codes::header_pairs();
+        assert_eq!(pairs.len(), codes::ALL.len());
+        assert_eq!(pairs.len(), 20, "ZITI_OK and the 19 error codes");
+        for (name, ours, header) in &pairs {
+            assert_eq!(ours, header, "{name}");
+        }
+        let unknown = text(-9999);
+        for (name, code) in codes::ALL {
+            assert_ne!(
+                text(*code),
+                unknown,
+                "{name}: the SDK has no text for {code}"
+            );
         }
     }
 }

@@ -1,6 +1,6 @@
 //! One dial: `Ziti_socket` + a non-blocking `Ziti_connect` on a plain thread, the loopback
 //! connect awaited on the runtime, the one retry the SDK's bridge race needs, and the stream
-//! that closes through `Ziti_close`.
+//! that closes with `close(2)`, as the SDK expects of a connect socket.
 
 use super::*;
 
@@ -33,40 +33,53 @@ pub(super) enum DialFail {
     Other(TransportError),
 }
 
-/// `Ziti_socket` + `Ziti_connect` on the calling (plain) thread. The socket is non-blocking and
-/// close-on-exec before the SDK sees it, so `Ziti_connect` returns at once (`EINPROGRESS`: the
-/// loopback connect to the bridge completes in the kernel). Returns the fd, or the errno and the
-/// thread's `Ziti_last_error`.
+/// `Ziti_socket` + `Ziti_connect` on the calling (plain) thread. The socket is created
+/// non-blocking and close-on-exec (`SOCK_NONBLOCK | SOCK_CLOEXEC`: no window in which a fork
+/// and exec elsewhere in the process inherits it), so `Ziti_connect` returns at once
+/// (`EINPROGRESS`: the loopback connect to the bridge completes in the kernel). Returns the fd,
+/// or the errno and the thread's `Ziti_last_error`.
+///
+/// The fd is ours to close with `close(2)` (dropping the `OwnedFd`), whatever happens: only
+/// `Ziti_bind`/`Ziti_accept` put a socket into the SDK's socket map, so a connect socket has
+/// nothing there to clean up, and `Ziti_close` would only read that map off the SDK's loop
+/// thread, the one thread that may touch it (ziti-sys does not export it).
 pub(super) fn dial_blocking(
     h: ziti_sys::ziti_handle_t,
     service: &CStr,
 ) -> Result<OwnedFd, (i32, i32)> {
     let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
-    // SAFETY: plain zitilib/libc calls on an fd we own from here on; `service` outlives them.
-    unsafe {
-        let fd = ziti_sys::Ziti_socket(libc::SOCK_STREAM);
-        if fd < 0 {
-            return Err((errno(), ziti_sys::Ziti_last_error()));
-        }
-        // A connect socket never enters the SDK's socket table (only bind/accept ones do), so
-        // `close(2)` is its right close if we give up on it here.
-        let owned = OwnedFd::from_raw_fd(fd);
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0
-            || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0
-            || libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) < 0
-        {
-            return Err((errno(), 0));
-        }
-        if ziti_sys::Ziti_connect(fd, h, service.as_ptr(), std::ptr::null()) == 0 {
-            return Ok(owned);
-        }
-        let e = errno();
-        if e == libc::EINPROGRESS {
-            return Ok(owned);
-        }
-        Err((e, ziti_sys::Ziti_last_error()))
+    let fd = new_socket()?;
+    // SAFETY: `fd` is an open socket (borrowed for the call); `service` is a NUL-terminated
+    // string that outlives the call; a NULL terminator means "any".
+    let rc =
+        unsafe { ziti_sys::Ziti_connect(fd.as_raw_fd(), h, service.as_ptr(), std::ptr::null()) };
+    if rc == 0 {
+        return Ok(fd);
     }
+    let e = errno();
+    if e == libc::EINPROGRESS {
+        return Ok(fd);
+    }
+    // SAFETY: takes nothing; reads this thread's last zitilib error.
+    let zerr = unsafe { ziti_sys::Ziti_last_error() };
+    Err((e, zerr))
+}
+
+/// A TCP socket from `Ziti_socket`, non-blocking and close-on-exec from its creation.
+pub(super) fn new_socket() -> Result<OwnedFd, (i32, i32)> {
+    // SAFETY: `Ziti_socket` passes its argument to `socket(AF_INET, type, 0)` (which takes the
+    // two flags) and waits on the SDK's loop, started by `start_sdk` before any dial.
+    let fd = unsafe {
+        ziti_sys::Ziti_socket(libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+    };
+    if fd < 0 {
+        let e = io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        // SAFETY: takes nothing; reads this thread's last zitilib error.
+        let zerr = unsafe { ziti_sys::Ziti_last_error() };
+        return Err((e, zerr));
+    }
+    // SAFETY: `socket(2)` just returned this fd to this thread and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 pub(super) async fn dial(
@@ -190,8 +203,8 @@ pub(super) async fn dial_once(
             ep.label
         )))
     })?;
-    let stream = ZitiStream { inner: Some(tcp) };
-    let t = stream.inner.as_ref().expect("just set");
+    let stream = ZitiStream { inner: tcp };
+    let t = &stream.inner;
     // the loopback connect to the SDK's bridge: writable once it completed (or failed)
     match tokio::time::timeout_at(deadline, t.writable()).await {
         Ok(Ok(())) => {}
@@ -213,34 +226,11 @@ pub(super) async fn dial_once(
     }
 }
 
-/// A dialled Ziti connection (the SDK's loopback TCP socket) as an async byte stream.
+/// A dialled Ziti connection (the SDK's loopback TCP socket) as an async byte stream. Dropping
+/// it closes the socket with `close(2)` (see [`dial_blocking`]); the SDK sees the bridge's end
+/// close and closes the Ziti connection on its loop.
 pub struct ZitiStream {
-    inner: Option<tokio::net::TcpStream>,
-}
-
-impl ZitiStream {
-    fn io(&mut self) -> io::Result<&mut tokio::net::TcpStream> {
-        self.inner
-            .as_mut()
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))
-    }
-}
-
-impl Drop for ZitiStream {
-    fn drop(&mut self) {
-        let Some(t) = self.inner.take() else { return };
-        // Deregister from the runtime, then hand the fd to the SDK's close; it returns -1 without
-        // closing for a socket it does not track (every connect socket), and then it is ours.
-        if let Ok(std) = t.into_std() {
-            let fd = std.into_raw_fd();
-            // SAFETY: we own fd; exactly one of the two calls closes it.
-            unsafe {
-                if ziti_sys::Ziti_close(fd) != 0 {
-                    libc::close(fd);
-                }
-            }
-        }
-    }
+    inner: tokio::net::TcpStream,
 }
 
 impl AsyncRead for ZitiStream {
@@ -254,10 +244,7 @@ impl AsyncRead for ZitiStream {
             // wakes it)
             return Poll::Pending;
         }
-        match self.io() {
-            Ok(s) => Pin::new(s).poll_read(cx, buf),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
 
@@ -267,21 +254,12 @@ impl AsyncWrite for ZitiStream {
         cx: &mut TaskContext<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match self.io() {
-            Ok(s) => Pin::new(s).poll_write(cx, buf),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        Pin::new(&mut self.inner).poll_write(cx, buf)
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        match self.io() {
-            Ok(s) => Pin::new(s).poll_flush(cx),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        Pin::new(&mut self.inner).poll_flush(cx)
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        match self.io() {
-            Ok(s) => Pin::new(s).poll_shutdown(cx),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }

@@ -35,7 +35,7 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
             )));
         }
     }
-    lib_init();
+    super::start_sdk();
     let (tx, rx) = std::sync::mpsc::channel::<Result<Vec<u8>, i32>>();
     std::thread::Builder::new()
         .name("ziti-enroll".into())
@@ -54,9 +54,11 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
                 )
             };
             let res = if rc == 0 && !json.is_null() {
-                // SAFETY: the SDK returned a malloc'd buffer of len bytes that we must free.
+                // SAFETY: on success the SDK returned a malloc'd buffer of `len` bytes, which
+                // nothing else refers to; copied out before it is freed below.
                 let bytes =
                     unsafe { std::slice::from_raw_parts(json as *const u8, len as usize).to_vec() };
+                // SAFETY: the SDK's malloc'd buffer, freed once, not used after.
                 unsafe { libc::free(json.cast()) };
                 Ok(bytes)
             } else {
@@ -68,7 +70,6 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
             TransportError::setup(format!("enroll: cannot start a thread: {e}")).because(e)
         })?;
     let got = rx.recv_timeout(ENROLL_TIMEOUT);
-    super::exit_before_sdk_cleanup();
     let bytes = match got {
         Ok(Ok(b)) => b,
         Ok(Err(code)) => {
