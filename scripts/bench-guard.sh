@@ -15,7 +15,7 @@
 #   - the agent process's own CPU for the whole tick (getrusage RUSAGE_SELF, "tick cost" line),
 #     never its compose children — an upper bound of the guard's CPU as well.
 # With BUILD=debug each apply is also run with the guard off (MONKY_DEPLOYD_TEST_POLICY=off, a
-# debug-build switch) on a fresh stack, and the difference in agent CPU is the guard's CPU.
+# switch only a build with the cargo feature test-hooks has) on a fresh stack, and the difference in agent CPU is the guard's CPU.
 # Writes docs/bench/guard.md (release) or docs/bench/guard-debug.md (BUILD=debug).
 # Usage: scripts/bench-guard.sh [runs, default 3] [v1|v2|v5, default v2]; BUILD=release|debug;
 # PERFCMD="perf record -g -o FILE" (or strace …) wraps each apply's agent process.
@@ -32,7 +32,7 @@ if [ "$BUILD" = release ]; then
   cargo build -q --release --bin monky-deployd
   BIN="$T/release/monky-deployd"
 else
-  cargo build -q --bin monky-deployd
+  cargo build -q --features test-hooks --bin monky-deployd
   BIN="$T/debug/monky-deployd"
 fi
 cargo build -q -p monky-test-tenancy --bin monky-test-stack

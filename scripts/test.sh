@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The project's test command: provisions every real part (cached, idempotent), starts the
-# services, then runs lint, the whole Rust suite and the packaging checks. Fails loudly.
+# The project's test command: the fast tier first (scripts/fast.sh: unit and property tests, no
+# C, no services, so a logic error fails in minutes), then provisions every real part (cached,
+# idempotent), starts the services, and runs lint, the whole Rust suite and the packaging checks.
+# Fails loudly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MONKY_CACHE="${MONKY_CACHE:-/var/cache/monky-deployd-dev}"
@@ -37,6 +39,8 @@ step() {
   printf '\n== %s (+%ss)\n' "$*" "$(( now - t0 ))"
 }
 
+step "fast tier (scripts/fast.sh)"
+bash scripts/fast.sh
 step provision
 bash scripts/provision.sh
 step services
@@ -48,6 +52,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 # docker-bound tests mostly wait on containers, so more threads than cores is fine
 cargo test --workspace --no-fail-fast -- --test-threads "${MONKY_TEST_THREADS:-4}"
+# the binary those tests ran has its test hooks (the dev-dependency on this package turns them on;
+# packaging/tests/run.sh checks that the release binary has none)
+"$CARGO_TARGET_DIR/debug/monky-deployd" version | grep -q '; test-hooks)' \
+  || { echo "the test build of monky-deployd has no test hooks (Cargo.toml dev-dependencies)" >&2; exit 1; }
 step "ziti-sys build modes (prebuilt SDK, no SDK)"
 bash scripts/check-sdk-modes.sh
 step "vendored tlsuv: kept-alive connection follows a URL change (patch tlsuv-0001)"

@@ -86,7 +86,7 @@ pub(crate) fn write_with(
                 linked = link_over(&tmp, link);
             }
         }
-        #[cfg(debug_assertions)]
+        #[cfg(feature = "test-hooks")]
         crate::testhook::pause(&format!("mid-write:{name}"));
         fs::rename(&tmp, path)?;
         if let Sync::Fsync(_) = sync {

@@ -1,5 +1,4 @@
-//! monky-deployd as a library: the binary (`src/main.rs`) is a thin CLI over these modules, and
-//! the property tests reach the parsers and checks directly.
+//! monky-deployd as a library: the binary (`src/main.rs`) is a thin CLI over these modules.
 
 pub mod agent;
 pub mod bao;
@@ -29,6 +28,13 @@ pub mod signing;
 pub mod state;
 pub mod statement;
 pub mod tenancy;
-pub mod testhook;
 pub mod transport;
 pub mod windows;
+
+/// Test hooks, compiled only with the `test-hooks` feature (Cargo.toml); not public.
+mod testhook;
+
+/// The property tests of the parsers and checks: unit tests, so the fast tier runs them
+/// (`scripts/fast.sh`).
+#[cfg(test)]
+mod props;

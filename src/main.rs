@@ -253,10 +253,16 @@ fn dispatch(cli: Cli) -> ExitCode {
     match cli.cmd {
         Cmd::Version => {
             println!(
-                "monky-deployd {} ({}; ziti sdk: {})",
+                "monky-deployd {} ({}; ziti sdk: {}{})",
                 agent::VERSION,
                 env!("MONKY_GIT_REV"),
-                transport::sdk::sdk_version().unwrap_or_else(|| "none".into())
+                transport::sdk::sdk_version().unwrap_or_else(|| "none".into()),
+                // a build with test hooks says so (packaging/tests/run.sh: the release has none)
+                if cfg!(feature = "test-hooks") {
+                    "; test-hooks"
+                } else {
+                    ""
+                }
             );
             ExitCode::SUCCESS
         }

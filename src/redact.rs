@@ -3,7 +3,9 @@
 //! value this process has read, in every form that can reach text (docs/POLICY.md
 //! "Redaction"); [`redact_cut`] is the one way text is cut.
 
-use std::sync::{Mutex, OnceLock};
+#[cfg(not(test))]
+use std::sync::Mutex;
+use std::sync::OnceLock;
 
 use regex::Regex;
 use zeroize::Zeroizing;
@@ -299,42 +301,28 @@ fn tail(s: &str, max: usize) -> &str {
     &s[start..]
 }
 
-/// The process's registry. Unit tests get one per thread ([`isolate`]): `tick()` clears the
-/// process's registry, and tests run ticks on other threads.
+/// The process's registry (unit tests: [`LOCAL`]).
+#[cfg(not(test))]
 static GLOBAL: Mutex<Option<Registry>> = Mutex::new(None);
+
+#[cfg(not(test))]
+fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    let mut g = GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
+    f(g.get_or_insert_with(Registry::default))
+}
 
 #[cfg(test)]
 thread_local! {
-    static LOCAL: std::cell::RefCell<Option<Registry>> = const { std::cell::RefCell::new(None) };
+    /// Unit tests: one registry per thread instead of the process's. libtest runs each test on
+    /// a thread of its own, so a test sees only what it registered itself: a tick that clears
+    /// the registry (`forget_all`) or registers a value in another test cannot change what this
+    /// one's redaction returns, whatever the order or the test threads.
+    static LOCAL: std::cell::RefCell<Registry> = std::cell::RefCell::new(Registry::default());
 }
 
-/// This test thread gets its own empty registry from now on.
 #[cfg(test)]
-pub fn isolate() {
-    LOCAL.with(|l| *l.borrow_mut() = Some(Registry::default()));
-}
-
 fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
-    #[cfg(test)]
-    {
-        let mut f = Some(f);
-        let local = LOCAL.with(|l| {
-            l.borrow_mut()
-                .as_mut()
-                .map(|r| (f.take().expect("once"))(r))
-        });
-        if let Some(r) = local {
-            return r;
-        }
-        let f = f.expect("unused");
-        let mut g = GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
-        f(g.get_or_insert_with(Registry::default))
-    }
-    #[cfg(not(test))]
-    {
-        let mut g = GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
-        f(g.get_or_insert_with(Registry::default))
-    }
+    LOCAL.with(|l| f(&mut l.borrow_mut()))
 }
 
 /// Remember a value this process read, in every form it can reach text (see [`Registry::add`]).

@@ -111,6 +111,17 @@ pub fn next_wait(now_ms: u64, interval: Duration, offset: Duration) -> Duration 
     Duration::from_millis(wait)
 }
 
+/// The loop's wait from now until this box's next slot ([`next_wait`]); with the `test-hooks`
+/// feature `MONKY_DEPLOYD_TEST_INTERVAL_MS` replaces it (the soak's fast loop).
+pub fn wait_from_now(interval: Duration, offset: Duration) -> Duration {
+    crate::testhook::interval(next_wait(now_ms(), interval, offset))
+}
+
+/// Top of each loop turn: with the `test-hooks` feature the watchdog test wedges the loop here.
+pub fn loop_turn() {
+    crate::testhook::wedge("loop");
+}
+
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -277,6 +277,16 @@ only_libc_family() {
 names_its_sdk() { local out; out=$(env -i "$1" version) && echo "$out" && echo "$out" | grep -q 'ziti sdk: 1.18.2'; }
 check "release binary links the OpenZiti SDK statically: ldd shows only libc-family libraries" only_libc_family "$BIN"
 check "release binary runs from target/release with no environment and names its SDK" names_its_sdk "$BIN"
+# The test hooks (cargo feature test-hooks, on only under `cargo test`) are not in what ships:
+# `version` does not list them, and no MONKY_DEPLOYD_TEST_* name (TEST_POLICY=off would turn
+# the boundary off) is in the binary, so no environment can reach one.
+no_test_hooks() {
+  local out
+  out=$(env -i MONKY_DEPLOYD_TEST_POLICY=off "$1" version) || return 1
+  case $out in *test-hooks*) echo "version lists test hooks: $out"; return 1 ;; esac
+  if grep -aoE 'MONKY_DEPLOYD_TEST_[A-Z_]+' "$1" | sort -u | grep .; then echo "^ hook names in $1"; return 1; fi
+}
+check "release binary has no test hooks (version, and no MONKY_DEPLOYD_TEST_ name inside)" no_test_hooks "$BIN"
 check "deb: config example and docs" bash -c "grep -q 'usr/share/doc/monky-deployd/config.example.yaml' '$WORK/deb-contents' && grep -q 'usr/share/doc/monky-deployd/OPERATIONS.md' '$WORK/deb-contents'"
 check "deb ships nothing under /etc or /var (config and token are never package files)" \
   bash -c "! grep -Eq ' \./(etc|var)/.' '$WORK/deb-contents'"

@@ -276,11 +276,11 @@ pub(super) fn disk_refusal(root: &Path, free: u64, need: u64) -> Option<Refusal>
     })
 }
 
-/// Debug builds only, for tests that prove each layer is enough on its own:
-/// `MONKY_DEPLOYD_TEST_POLICY=no-file` skips the file analyses, `off` also the engine guard.
-/// Release builds ignore the variable.
+/// Only with the `test-hooks` feature (`cargo test`), for tests that prove each layer is enough
+/// on its own: `MONKY_DEPLOYD_TEST_POLICY=no-file` skips the file analyses, `off` also the
+/// engine guard. Without it the variable's name is not in the binary: always "on".
 pub(super) fn test_policy() -> &'static str {
-    #[cfg(debug_assertions)]
+    #[cfg(feature = "test-hooks")]
     {
         if let Ok(v) = std::env::var("MONKY_DEPLOYD_TEST_POLICY") {
             if v == "no-file" {

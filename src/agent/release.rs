@@ -307,7 +307,6 @@ mod tests {
     /// double quotes, was masked only in that exact rendered form.
     #[test]
     fn a_tick_that_applies_nothing_masks_the_running_release_s_values() {
-        redact::isolate();
         let d = tempfile::tempdir().unwrap();
         std::fs::write(
             d.path().join("env.template"),
@@ -327,7 +326,6 @@ mod tests {
     #[test]
     fn the_written_registry_credential_is_masked_in_later_ticks() {
         use base64::Engine;
-        redact::isolate();
         let d = tempfile::tempdir().unwrap();
         let blob = base64::engine::general_purpose::STANDARD.encode("robot:reg-pa55-word");
         std::fs::write(

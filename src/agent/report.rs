@@ -172,7 +172,6 @@ mod tests {
 
     #[test]
     fn cuts_never_split_a_character() {
-        redact::isolate();
         assert_eq!(redact::redact_cut("ééé", 3, Keep::Head), "é");
         assert_eq!(redact::redact_cut("ééé", 3, Keep::Tail), "é");
         assert_eq!(redact::redact_cut("abc", 9, Keep::Head), "abc");

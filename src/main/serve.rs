@@ -206,7 +206,7 @@ pub(super) async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCo
     let mut identity = sdk_identity(&cfg);
     let (mut ticks, mut streak, mut outage_since) = (0u64, 0u32, None);
     loop {
-        monky_deployd::testhook::wedge("loop");
+        service::loop_turn();
         let started = std::time::Instant::now();
         let (code, ex) = finish_tick(&mut agent).await;
         ticks += 1;
@@ -217,11 +217,7 @@ pub(super) async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCo
             (streak, outage_since) = (0, None);
         }
         marker.write(ticks, ex as i32, wd.every);
-        let wait = monky_deployd::testhook::interval(service::next_wait(
-            service::now_ms(),
-            interval,
-            offset,
-        ));
+        let wait = service::wait_from_now(interval, offset);
         wd.notify.send(&format!(
             "STATUS=tick {ticks}: exit {} in {} ms; next in {} s",
             ex as i32,
@@ -269,11 +265,7 @@ pub(super) async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCo
                     match reloaded {
                         Reload::Keep(_) => {
                             // the rest of the wait
-                            wait = monky_deployd::testhook::interval(service::next_wait(
-                                service::now_ms(),
-                                interval,
-                                offset,
-                            ));
+                            wait = service::wait_from_now(interval, offset);
                             continue;
                         }
                         Reload::Afresh => return start_afresh("configuration reloaded", true),

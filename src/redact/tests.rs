@@ -48,7 +48,6 @@ fn the_prefilter_never_skips_a_pattern_that_matches() {
 
 #[test]
 fn masks_registered_values_and_encodings() {
-    isolate();
     register("sup3r-s3cret\"quote");
     let r = redact("value sup3r-s3cret\"quote json sup3r-s3cret\\\"quote");
     assert!(!r.contains("sup3r"), "{r}");
@@ -75,7 +74,6 @@ fn masks_registered_values_and_encodings() {
 
 #[test]
 fn a_mask_cannot_complete_a_value() {
-    isolate();
     // `x` + the mask of `zz9z` spells the secret `x***` (same length: `x***` is tried first)
     register("x***");
     register("zz9z");
@@ -212,4 +210,21 @@ fn every_form_of_a_registry_credential_is_masked() {
         let out = r.redact(&format!("<{t}>"));
         assert_eq!(out, "<***>", "{t}");
     }
+}
+
+/// Unit tests share no registry: another thread's registrations and `forget_all` (a tick's
+/// end) leave this test's registry as it was.
+#[test]
+fn another_thread_neither_clears_nor_adds_to_this_test_s_registry() {
+    register("this-test-s-own-secret");
+    std::thread::spawn(|| {
+        register("another-test-s-secret");
+        forget_all();
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        redact("this-test-s-own-secret another-test-s-secret"),
+        "*** another-test-s-secret"
+    );
 }

@@ -68,7 +68,6 @@ impl EngineApi for Busy {
 }
 
 fn gather_busy(n: usize, bytes: usize) -> (Value, usize) {
-    redact::isolate();
     let secret = "Kp4-busy-secret-value9";
     redact::register(secret);
     let dir = tempfile::tempdir().unwrap();
@@ -148,7 +147,6 @@ fn the_log_budget_fits_the_bundle_at_any_count() {
 
 #[test]
 fn every_string_is_redacted_and_names_stay() {
-    redact::isolate();
     redact::register("hunter2-diag-secret");
     let mut v = json!({
         "services": [{"service": "web", "log_tail": "pw=hunter2-diag-secret ok",
@@ -166,7 +164,6 @@ fn every_string_is_redacted_and_names_stay() {
 
 #[test]
 fn probe_output_is_redacted_before_its_cut_and_at_docker_s_cut() {
-    redact::isolate();
     let secret = "Zq9-probe-secret-v4lue";
     redact::register(secret);
     // straddling the cut: cut first (0.4.0), its head survived unmasked

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The fast tier: every unit test of the library and the property tests (src/props.rs), against
+# fakes. Builds no C (no SDK: --no-default-features) and needs no dockerd, OpenBao or network;
+# only Rust. scripts/test.sh runs it first, before provisioning. Extra arguments go to the test
+# harness (a name filter, --nocapture).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+exec cargo test -p monky-deployd --lib --no-default-features -- "$@"
