@@ -18,7 +18,7 @@ use tracing::{debug, info, warn};
 use zeroize::Zeroizing;
 
 use crate::bao::{Bao, BaoError};
-use crate::bundle::{self, Bundle, Refusal};
+use crate::bundle::{self, Bundle, Refusal, RefusalCode};
 use crate::compose_check;
 use crate::config::{Config, Transport, VolumesOnAbsent};
 use crate::guard::Guard;

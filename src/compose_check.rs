@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_yaml_ng::Value;
 
-use crate::bundle::Refusal;
+use crate::bundle::{Refusal, RefusalCode};
 
 mod paths;
 mod rules;
@@ -19,10 +19,10 @@ pub use yaml::{parse, MAX_NODES};
 use rules::{Ctx, FILE_RULES, SERVICE_RULES};
 use yaml::{as_str, get, untag};
 
-const CODE: &str = "PRIVILEGED_REFUSED";
+const CODE: RefusalCode = RefusalCode::PrivilegedRefused;
 /// A host path a bind, volume device, secret/config file or build context may not use
 /// (`<service> <path> (<reason>)`, PROTOCOL 0.3).
-pub const BIND_CODE: &str = "BIND_SOURCE_REFUSED";
+pub const BIND_CODE: RefusalCode = RefusalCode::BindSourceRefused;
 
 /// Where the second pass runs: the project directory compose resolved relative paths against,
 /// and the agent's own files (state dir, bootstrap grant, config) no container may see.
@@ -142,7 +142,7 @@ fn check_in(
         Value::Mapping(m) => m,
         _ => {
             return Err(Refusal::new(
-                "BUNDLE_INVALID",
+                RefusalCode::BundleInvalid,
                 "compose.yaml is not a mapping",
             ))
         }
@@ -157,7 +157,7 @@ fn check_in(
         Some(Value::Mapping(m)) => m,
         _ => {
             return Err(Refusal::new(
-                "BUNDLE_INVALID",
+                RefusalCode::BundleInvalid,
                 "compose.yaml has no services",
             ))
         }
@@ -187,7 +187,7 @@ fn check_in(
             Value::Null => continue,
             _ => {
                 return Err(Refusal::new(
-                    "BUNDLE_INVALID",
+                    RefusalCode::BundleInvalid,
                     format!("service {svc} is not a mapping"),
                 ))
             }
@@ -236,7 +236,7 @@ fn binds_invariant(
     let mut release = vec![root.clone(), root.join(".env"), root.join("compose.yaml")];
     release.extend(files.iter().map(|f| root.join(f)));
     policy::binds_invariant(&binds, &[], &release)
-        .map_err(|d| Refusal::new(BIND_CODE, release_shown(&d.0)))
+        .map_err(|d| Refusal::new(BIND_CODE, release_shown(&d.detail)))
 }
 
 /// A first-pass message as an operator reads it: the placeholder root the release is judged

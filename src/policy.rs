@@ -87,15 +87,15 @@ const CONTAINER_HARMLESS: &[(&str, &str)] = &[
     ("Shell", "image metadata"),
 ];
 
-/// Why a body was refused: the JSON path of the key (names only, never values, except host
-/// paths and network/volume names, which are not secrets).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denied(pub String);
+/// Why a body was refused: `ENGINE_REFUSED` with the JSON path of the key (names only, never
+/// values, except host paths and network/volume names, which are not secrets), or the code of
+/// the box's rule that refused it.
+pub use crate::boundary::{Refusal, RefusalCode};
 
-type R = Result<(), Denied>;
+type R = Result<(), Refusal>;
 
 fn deny(msg: impl Into<String>) -> R {
-    Err(Denied(msg.into()))
+    Err(Refusal::engine(msg))
 }
 
 /// `null`, `false`, `0`, `""`, `[]`, `{}`: a key holding this changes nothing.
@@ -149,9 +149,9 @@ pub struct Refs {
 
 /// Judges a `POST /containers/create` body. `Ok` carries the names the caller must still
 /// check against the engine.
-pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
+pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
     let Some(top) = body.as_object() else {
-        return Err(Denied("container create body is not an object".into()));
+        return Err(Refusal::engine("container create body is not an object"));
     };
     let mut refs = Refs {
         service: top
@@ -179,13 +179,13 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
                 }
                 if let Some(o) = v.as_object() {
                     if let Some(other) = o.keys().find(|k| *k != "EndpointsConfig") {
-                        return Err(Denied(format!("NetworkingConfig.{other}")));
+                        return Err(Refusal::engine(format!("NetworkingConfig.{other}")));
                     }
                 }
             }
             _ if known(CONTAINER_HARMLESS, k) => {}
             _ if is_zero(v) => {}
-            _ => return Err(Denied(k.clone())),
+            _ => return Err(Refusal::engine(k.clone())),
         }
     }
     Ok(refs)
@@ -197,10 +197,9 @@ pub fn object_name(kind: &str, name: &str, b: &Boundary) -> R {
     if b.privileged || name.is_empty() || rules::object_name_ok(name, &b.project) {
         return Ok(());
     }
-    deny(format!(
-        "{}: {}",
+    Err(Refusal::new(
         rules::NAME_CODE,
-        rules::name_refusal(kind, name.trim_start_matches('/'), &b.project)
+        rules::name_refusal(kind, name.trim_start_matches('/'), &b.project),
     ))
 }
 
@@ -210,10 +209,9 @@ pub fn container_name(name: &str, service: &str, b: &Boundary) -> R {
     if b.privileged || name.is_empty() || rules::container_name_ok(name, &b.project, service) {
         return Ok(());
     }
-    deny(format!(
-        "{}: {}",
+    Err(Refusal::new(
         rules::NAME_CODE,
-        rules::name_refusal("container", name.trim_start_matches('/'), &b.project)
+        rules::name_refusal("container", name.trim_start_matches('/'), &b.project),
     ))
 }
 
@@ -249,7 +247,7 @@ fn network_ipam(name: &str, ipam: &Value, b: &Boundary) -> R {
     let Some(space) = b.net.as_ref().filter(|_| !b.privileged) else {
         return Ok(());
     };
-    let refuse = |why: String| deny(format!("{}: {why}", netpool::NETWORK_CODE));
+    let refuse = |why: String| Err(Refusal::new(netpool::NETWORK_CODE, why));
     let driver = ipam.get("Driver").map(str_of).unwrap_or("");
     if !["", "default"].contains(&driver) {
         return refuse(format!(

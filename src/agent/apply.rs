@@ -81,7 +81,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let (mut wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
             Ok(x) => x,
             Err(TenancyError::BundleTooLarge(n)) => {
-                let r = Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes"));
+                let r = Refusal::new(RefusalCode::BundleTooLarge, format!("over {n} bytes"));
                 return Err(refused(r, ""));
             }
             Err(e) => return Err(Failure::from(e)),
@@ -183,7 +183,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 }
             }
             Err(e) => {
-                let r = Refusal::new("COMPOSE_CONFIG_INVALID", pull_diagnosis(e.output()));
+                let r = Refusal::new(
+                    RefusalCode::ComposeConfigInvalid,
+                    pull_diagnosis(e.output()),
+                );
                 return Err(refused(r, e.output()));
             }
         }
@@ -305,7 +308,7 @@ fn unreadable(e: &bundle::Entry, err: BaoError) -> Unreadable {
     match err {
         BaoError::Unavailable(..) => Unreadable::Retry(Failure::from(err)),
         other => Unreadable::Refuse(Refusal::new(
-            "SECRET_UNREADABLE",
+            RefusalCode::SecretUnreadable,
             format!("{}: {other}", e.var.as_deref().unwrap_or(&e.path)),
         )),
     }

@@ -26,6 +26,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         release: &Path,
         privileged: bool,
     ) -> Result<Option<Guard>, Failure> {
+        self.guard_checked(compose, release, privileged)
+            .await
+            .map_err(Failure::from)
+    }
+
+    /// As [`Self::guard`], with the preflight's refusal kept apart (`plan` lists it).
+    pub(super) async fn guard_checked(
+        &self,
+        compose: &mut Compose,
+        release: &Path,
+        privileged: bool,
+    ) -> Result<Option<Guard>, GuardStart> {
         if !guard_on() {
             return Ok(None);
         }
@@ -69,9 +81,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Failure::fail(format!("cannot start the engine guard: {e}")).caused_by(e)
         })?;
         // no container on the box may write what compose is about to read
-        if let Err(why) = g.preflight().await {
-            return Err(Failure::from(Refusal::new(compose_check::BIND_CODE, why)));
-        }
+        g.preflight().await.map_err(GuardStart::Refused)?;
         compose.set_docker_host(g.docker_host());
         Ok(Some(g))
     }
@@ -132,7 +142,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let allowed = b.meta.agent.allow_rollback && self.cfg.permit_rollback;
         (b.meta.serial < applied && !allowed).then(|| {
             Refusal::new(
-                "ROLLBACK_REFUSED",
+                RefusalCode::RollbackRefused,
                 format!(
                     "bundle serial {} is older than the applied {applied}{}",
                     b.meta.serial,
@@ -183,11 +193,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     out.disk = Some((root, free, need));
                 }
                 Err(e) => r.push(Refusal::new(
-                    "DISK_INSUFFICIENT",
+                    RefusalCode::DiskInsufficient,
                     format!("cannot measure {}: {e}", root.display()),
                 )),
             },
-            Err(e) => r.push(Refusal::new("DOCKER_UNAVAILABLE", e.to_string())),
+            Err(e) => r.push(Refusal::new(RefusalCode::DockerUnavailable, e.to_string())),
         }
         out
     }
@@ -206,7 +216,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let unset = runtime::unset_variables(warnings);
         if !unset.is_empty() {
             out.push(Refusal::new(
-                "ENV_INCOMPLETE",
+                RefusalCode::EnvIncomplete,
                 format!(
                     "compose.yaml uses variables nothing defines: {}",
                     unset.join(", ")
@@ -223,6 +233,24 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Ok(_) => {}
         }
         out
+    }
+}
+
+/// Why the engine guard did not start: its preflight refused the box as it is, or it failed.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum GuardStart {
+    #[error(transparent)]
+    Refused(Refusal),
+    #[error(transparent)]
+    Failed(#[from] Failure),
+}
+
+impl From<GuardStart> for Failure {
+    fn from(g: GuardStart) -> Failure {
+        match g {
+            GuardStart::Refused(r) => Failure::from(r),
+            GuardStart::Failed(f) => f,
+        }
     }
 }
 
@@ -265,7 +293,7 @@ pub(super) fn disk_need(b: &Bundle) -> u64 {
 pub(super) fn disk_refusal(root: &Path, free: u64, need: u64) -> Option<Refusal> {
     (free < need).then(|| {
         Refusal::new(
-            "DISK_INSUFFICIENT",
+            RefusalCode::DiskInsufficient,
             format!(
                 "{} has {} MiB free, needs {} MiB (need_bytes × 1.5 + 2 GiB)",
                 root.display(),
@@ -318,11 +346,7 @@ pub(super) fn engine_refused(g: Option<&Guard>, failed: bool) -> Option<Failure>
         return None;
     }
     // a refusal with its own code (a reserved port, a name, an image) keeps it
-    let r = match policy::rules::split_code(&denied[0]) {
-        Some((code, rest)) => Refusal::new(code, rest),
-        None => Refusal::new("ENGINE_REFUSED", denied.join("; ")),
-    };
-    Some(Failure::from(r))
+    denied.reported().map(Failure::from)
 }
 
 #[cfg(test)]

@@ -292,7 +292,7 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
     let code = |y: &str, c: &Normalised| {
         check_bundle(&parse(y.as_bytes()).unwrap(), false, c)
             .err()
-            .map(|r| (r.code, r.detail))
+            .map(|r| (r.code.as_str(), r.detail))
     };
     for (body, detail) in [
         ("    ports: [\"22:22\"]\n", "web 0.0.0.0:22 (reserved by the box)"),
@@ -364,7 +364,11 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         "    sysctls: [kernel.panic=1]\n",
         "    security_opt: [\"label=disable\"]\n",
     ] {
-        assert_eq!(code(&svc(body), &ctx).map(|c| c.0), Some(CODE), "{body}");
+        assert_eq!(
+            code(&svc(body), &ctx).map(|c| c.0),
+            Some(CODE.as_str()),
+            "{body}"
+        );
     }
     let capped = Normalised {
         limits: crate::policy::Limits {

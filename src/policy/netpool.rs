@@ -8,7 +8,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The refusal code of every network rule.
-pub const NETWORK_CODE: &str = "NETWORK_REFUSED";
+pub const NETWORK_CODE: crate::boundary::RefusalCode = crate::boundary::RefusalCode::NetworkRefused;
 
 /// Docker's built-in default address pools (`/info` does not expose them): 172.17–31.x/16 and
 /// 192.168.0.0/16. Used when the box's config sets no `network_pools`.
