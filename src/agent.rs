@@ -23,7 +23,7 @@ use crate::compose_check;
 use crate::config::{Config, Transport, VolumesOnAbsent};
 use crate::guard::Guard;
 use crate::http::HttpClient;
-use crate::policy::{self, Boundary};
+use crate::policy;
 use crate::redact;
 use crate::registry;
 use crate::runtime::{self, Compose, Engine, RuntimeError};

@@ -1,6 +1,9 @@
-//! The box's boundary: the refusal every layer reports ([`Refusal`], a typed [`RefusalCode`]).
-//! Pure rules, no I/O.
+//! The box's boundary: its facts for one apply ([`BoxFacts`], one value both layers judge
+//! against) and the refusal every layer reports ([`Refusal`], a typed [`RefusalCode`]).
+//! Pure values, no I/O.
 
+mod facts;
 mod refusal;
 
+pub use facts::BoxFacts;
 pub use refusal::{Refusal, RefusalCode};

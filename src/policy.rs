@@ -7,7 +7,6 @@
 //! `HostConfig`, `paths` the bind-source rule.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
@@ -24,36 +23,9 @@ pub use rules::{Limits, SAFE_CAPS};
 
 use host_config::host_config;
 
-/// What a create body may touch on this box, fixed for one compose call.
-#[derive(Debug, Clone, Default)]
-pub struct Boundary {
-    /// `com.docker.compose.project` every created object must carry.
-    pub project: String,
-    /// The release directory compose runs from (canonical): binds inside it are allowed.
-    pub release_dir: Option<PathBuf>,
-    /// Operator-listed data roots (box config `bind_roots`, canonical).
-    pub bind_roots: Vec<PathBuf>,
-    /// The agent's own files (state dir, config, bootstrap grant): never reachable by a bind,
-    /// nor any ancestor of them, whatever the box permits.
-    pub agent_files: Vec<PathBuf>,
-    /// The Docker data root and the engine socket: never reachable unless privileged.
-    pub private: Vec<PathBuf>,
-    /// The release root and every file of the bundle in it (compose and the agent read them on
-    /// the host): never inside a writable bind.
-    pub release_files: Vec<PathBuf>,
-    /// The bundle asked for `allow_privileged` and the box's `permit_privileged` agreed.
-    pub privileged: bool,
-    /// Host ports no container may publish: the agent's own transport ports and the box's
-    /// `reserved_ports`.
-    pub reserved_ports: Vec<u16>,
-    /// The box's `container_limits`.
-    pub limits: Limits,
-    /// Where the images this project pulled are recorded (`None`: images not judged).
-    pub image_ledger: Option<PathBuf>,
-    /// The box's address space: the pools and what no subnet may overlap (`None`: subnets and
-    /// addresses not judged; the agent always sets it).
-    pub net: Option<netpool::AddressSpace>,
-}
+/// What a create body may touch on this box: the box's one set of facts, which the file passes
+/// judge against too.
+pub use crate::boundary::BoxFacts as Boundary;
 
 /// Keys whose every value is harmless on the host (resources, ports, names, process settings
 /// inside the container's own namespaces).

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{Normalised, BIND_CODE, CODE};
+use super::{BoxFacts, BIND_CODE, CODE};
 use crate::bundle::Refusal;
 use crate::policy;
 
@@ -57,7 +57,7 @@ pub(super) fn check_bind(
     who: &str,
     src: &str,
     read_only: bool,
-    ctx: Option<&Normalised>,
+    ctx: Option<&BoxFacts>,
 ) -> Result<(), Refusal> {
     let s = src.trim();
     if s.starts_with('/') {
@@ -65,11 +65,11 @@ pub(super) fn check_bind(
             // compose resolved `./x` against the project dir: the release's own files are fine
             // even when the state dir itself is a forbidden host path (/var/lib/monky-deployd)
             let n = normalise(s);
-            let pd = normalise(&ctx.project_dir.to_string_lossy());
+            let pd = normalise(&super::rules::release_root(Some(ctx)));
             if under(&n, &pd) {
                 return Ok(());
             }
-            for p in &ctx.private {
+            for p in &ctx.agent_files {
                 let p = normalise(&p.to_string_lossy());
                 if under(&n, &p) || under(&p, &n) {
                     return Err(bind_refused(who, s, "the agent's own files"));
@@ -78,7 +78,9 @@ pub(super) fn check_bind(
         }
         let real = policy::resolve(Path::new(s));
         let lex = policy::lexical(Path::new(s));
-        let roots = ctx.and_then(|c| c.bind_roots.as_ref());
+        // confined to the release and the bind roots unless the box permits privilege, as in
+        // the guard
+        let roots = ctx.filter(|c| !c.privileged).map(|c| &c.bind_roots);
         let in_root = roots
             .into_iter()
             .flatten()
@@ -115,7 +117,7 @@ pub(super) fn check_bind(
 pub(super) fn check_bind_source(
     who: &str,
     src: &str,
-    ctx: Option<&Normalised>,
+    ctx: Option<&BoxFacts>,
 ) -> Result<(), Refusal> {
     check_bind(who, src, false, ctx)
 }
@@ -126,12 +128,17 @@ pub(super) fn check_file_in_release(
     who: &str,
     what: &str,
     p: &str,
-    ctx: Option<&Normalised>,
+    ctx: Option<&BoxFacts>,
 ) -> Result<(), Refusal> {
     let t = p.trim();
     let inside = if t.starts_with('/') {
-        ctx.map(|c| under(&normalise(t), &normalise(&c.project_dir.to_string_lossy())))
-            .unwrap_or(false)
+        ctx.map(|c| {
+            under(
+                &normalise(t),
+                &normalise(&super::rules::release_root(Some(c))),
+            )
+        })
+        .unwrap_or(false)
     } else {
         !t.starts_with('~') && !t.contains('$') && !t.split('/').any(|c| c == "..")
     };

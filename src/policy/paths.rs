@@ -147,7 +147,7 @@ pub fn bind_source(src: &Path, read_only: bool, b: &Boundary, refs: &mut Refs) -
         .as_ref()
         .is_some_and(|r| under(&real, r) && under(&lex, r));
     let mut private: Vec<PathBuf> = b.agent_files.clone();
-    private.extend(b.private.iter().cloned());
+    private.extend(b.engine_paths.iter().cloned());
     private.extend(PRIVATE_TREES.iter().map(PathBuf::from));
     for p in &private {
         for cand in [&lex, &real] {

@@ -3,7 +3,7 @@
 
 use super::*;
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn boundary(dir: &Path) -> Boundary {
     Boundary {
@@ -11,7 +11,7 @@ fn boundary(dir: &Path) -> Boundary {
         release_dir: Some(dir.join("state/releases/abc")),
         bind_roots: vec![dir.join("srv")],
         agent_files: vec![dir.join("state")],
-        private: vec![PathBuf::from("/var/run/docker.sock")],
+        engine_paths: vec![PathBuf::from("/var/run/docker.sock")],
         release_files: Vec::new(),
         privileged: false,
         ..Default::default()
