@@ -7,3 +7,6 @@ mod refusal;
 
 pub use facts::BoxFacts;
 pub use refusal::{Refusal, RefusalCode};
+
+#[cfg(test)]
+mod agree;

@@ -219,43 +219,32 @@ fn network_ipam(name: &str, ipam: &Value, b: &Boundary) -> R {
     let Some(space) = b.net.as_ref().filter(|_| !b.privileged) else {
         return Ok(());
     };
-    let refuse = |why: String| Err(Refusal::new(netpool::NETWORK_CODE, why));
     let driver = ipam.get("Driver").map(str_of).unwrap_or("");
-    if !["", "default"].contains(&driver) {
-        return refuse(format!(
-            "{name} IPAM driver {driver} (only the engine's own)"
-        ));
-    }
-    for c in ipam
+    let entries: Vec<netpool::IpamEntry> = ipam
         .get("Config")
         .and_then(|c| c.as_array())
         .into_iter()
         .flatten()
-    {
-        let subnet = c.get("Subnet").map(str_of).unwrap_or("");
-        let own: Vec<String> = if subnet.is_empty() {
-            Vec::new()
-        } else {
-            if let Some(why) = space.subnet_refusal(name, subnet) {
-                return refuse(why);
+        .map(|c| {
+            let mut addrs: Vec<String> = ["IPRange", "Gateway"]
+                .iter()
+                .filter_map(|k| c.get(*k).map(str_of))
+                .filter(|a| !a.is_empty())
+                .map(String::from)
+                .collect();
+            if let Some(aux) = c.get("AuxiliaryAddresses").and_then(|a| a.as_object()) {
+                addrs.extend(aux.values().map(|a| str_of(a).to_string()));
             }
-            vec![subnet.to_string()]
-        };
-        let mut addrs: Vec<&str> = ["IPRange", "Gateway"]
-            .iter()
-            .filter_map(|k| c.get(*k).map(str_of))
-            .filter(|a| !a.is_empty())
-            .collect();
-        if let Some(aux) = c.get("AuxiliaryAddresses").and_then(|a| a.as_object()) {
-            addrs.extend(aux.values().map(str_of));
-        }
-        for a in addrs {
-            if let Some(why) = netpool::address_refusal(name, a, &own) {
-                return refuse(why);
+            netpool::IpamEntry {
+                subnet: c.get("Subnet").map(str_of).unwrap_or("").to_string(),
+                addrs,
             }
-        }
+        })
+        .collect();
+    match netpool::ipam_refusal(name, driver, &entries, space) {
+        Some(why) => Err(Refusal::new(netpool::NETWORK_CODE, why)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn network_name(name: &str, refs: &mut Refs) -> R {

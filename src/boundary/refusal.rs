@@ -128,6 +128,16 @@ impl Refusal {
         self
     }
 
+    /// A refusal of the request `what` (`container for service web`, `volume create`): a
+    /// code of the guard's own reads alone, any other says which request.
+    pub fn for_request(self, what: impl fmt::Display) -> Self {
+        if self.code.is_own_guard_code() {
+            self
+        } else {
+            self.within(what)
+        }
+    }
+
     /// How the engine guard words it to compose and in its log: an `ENGINE_REFUSED` by its
     /// detail alone, any other with its code.
     pub fn guard_text(&self) -> String {

@@ -200,9 +200,6 @@ pub(super) async fn decide(
             };
             if let Err(why) = verdict {
                 // a refusal with its own code (a port, a name, an image) reads alone
-                if why.code.is_own_guard_code() {
-                    return (None, Some(refused(sh, why)), None);
-                }
                 let what = match r {
                     Route::CreateContainer => {
                         let svc = v
@@ -214,7 +211,7 @@ pub(super) async fn decide(
                     Route::CreateVolume => "volume create".into(),
                     _ => "network create".into(),
                 };
-                return (None, Some(refused(sh, why.within(what))), None);
+                return (None, Some(refused(sh, why.for_request(what))), None);
             }
             let made = match r {
                 Route::CreateContainer => Made::Container,

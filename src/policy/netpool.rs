@@ -166,6 +166,46 @@ pub fn address_refusal(network: &str, addr: &str, subnets: &[String]) -> Option<
     Some(format!("{network} {} ({why})", addr.trim()))
 }
 
+/// One entry of a network's IPAM config: its subnet ("" = the engine picks one) and the
+/// addresses set inside it (IP range, gateway, auxiliary addresses).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IpamEntry {
+    pub subnet: String,
+    pub addrs: Vec<String>,
+}
+
+/// The IPAM rule, the one both layers call (`NETWORK_REFUSED` detail): the engine's own IPAM
+/// driver; every subnet from the box's pools and clear of what the box routes and dials; every
+/// address of an entry inside that entry's subnet.
+pub fn ipam_refusal(
+    network: &str,
+    driver: &str,
+    entries: &[IpamEntry],
+    space: &AddressSpace,
+) -> Option<String> {
+    if !["", "default"].contains(&driver) {
+        return Some(format!(
+            "{network} IPAM driver {driver} (only the engine's own)"
+        ));
+    }
+    for e in entries {
+        let own: Vec<String> = if e.subnet.is_empty() {
+            Vec::new()
+        } else {
+            if let Some(why) = space.subnet_refusal(network, &e.subnet) {
+                return Some(why);
+            }
+            vec![e.subnet.clone()]
+        };
+        for a in &e.addrs {
+            if let Some(why) = address_refusal(network, a, &own) {
+                return Some(why);
+            }
+        }
+    }
+    None
+}
+
 /// The host's routes (main table, IPv4 and IPv6) with their interface, from `/proc/net/route`
 /// and `/proc/net/ipv6_route` texts. Default routes (/0) are left out: they cover every address
 /// and say nothing about who owns one.
