@@ -16,8 +16,8 @@ mod paths;
 pub mod rules;
 
 pub use paths::{
-    bind_source, binds_invariant, lexical, release_outside_writable, resolve, trace, HostBind,
-    Traced, PRIVATE_TREES, READ_ONLY_FILES,
+    bind_rule, bind_source, binds_invariant, lexical, release_outside_writable, resolve, trace,
+    HostBind, Judged, Traced, Unreachable, PRIVATE_TREES, READ_ONLY_DEEP, READ_ONLY_FILES,
 };
 pub use rules::{Limits, SAFE_CAPS};
 

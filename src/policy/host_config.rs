@@ -282,7 +282,7 @@ fn ulimits(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
     for u in v.as_array().into_iter().flatten() {
         let n = u.get("Name").map(str_of).unwrap_or("");
         let num = |k: &str| u.get(k).and_then(|x| x.as_i64()).unwrap_or(0);
-        if let Err(why) = rules::ulimit_allowed(n, num("Soft"), num("Hard")) {
+        if let Some(why) = rules::ulimit_refusal(n, num("Soft"), num("Hard")) {
             if !b.privileged {
                 return deny(format!("{path} {why}"));
             }

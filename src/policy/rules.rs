@@ -77,8 +77,8 @@ pub const MEMLOCK_MAX: i64 = 8 << 20;
 
 /// Ulimits that raise a share of the box: real-time priority, nice priority, locked memory.
 /// Others (`nofile`, `nproc`, `core`, …) stay inside the container's own accounting.
-/// `Err` names the limit and its value.
-pub fn ulimit_allowed(name: &str, soft: i64, hard: i64) -> Result<(), String> {
+/// `Some` names the limit and its value.
+pub fn ulimit_refusal(name: &str, soft: i64, hard: i64) -> Option<String> {
     let max = soft.max(hard);
     let over = match name.trim().to_ascii_lowercase().as_str() {
         "rtprio" | "nice" => soft != 0 || hard != 0,
@@ -91,9 +91,9 @@ pub fn ulimit_allowed(name: &str, soft: i64, hard: i64) -> Result<(), String> {
         } else {
             max.to_string()
         };
-        Err(format!("{name} {v}"))
+        Some(format!("{name} {v}"))
     } else {
-        Ok(())
+        None
     }
 }
 
@@ -271,16 +271,16 @@ mod tests {
 
     #[test]
     fn ulimits_that_share_the_box_are_named() {
-        assert!(ulimit_allowed("nofile", 1024, 65536).is_ok());
-        assert!(ulimit_allowed("rtprio", 0, 0).is_ok());
-        assert_eq!(ulimit_allowed("rtprio", 99, 99).unwrap_err(), "rtprio 99");
-        assert_eq!(ulimit_allowed("nice", 0, 10).unwrap_err(), "nice 10");
-        assert!(ulimit_allowed("memlock", 65536, 65536).is_ok());
+        assert!(ulimit_refusal("nofile", 1024, 65536).is_none());
+        assert!(ulimit_refusal("rtprio", 0, 0).is_none());
+        assert_eq!(ulimit_refusal("rtprio", 99, 99).unwrap(), "rtprio 99");
+        assert_eq!(ulimit_refusal("nice", 0, 10).unwrap(), "nice 10");
+        assert!(ulimit_refusal("memlock", 65536, 65536).is_none());
         assert_eq!(
-            ulimit_allowed("memlock", -1, -1).unwrap_err(),
+            ulimit_refusal("memlock", -1, -1).unwrap(),
             "memlock unlimited"
         );
-        assert!(ulimit_allowed("memlock", 1 << 30, 1 << 30).is_err());
+        assert!(ulimit_refusal("memlock", 1 << 30, 1 << 30).is_some());
         assert!(oom_score_adj_allowed(500) && !oom_score_adj_allowed(-1));
     }
 

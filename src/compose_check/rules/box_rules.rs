@@ -56,7 +56,7 @@ pub(super) fn ulimits(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
                 (n, n)
             }
         };
-        if let Err(why) = shared::ulimit_allowed(&name, soft, hard) {
+        if let Some(why) = shared::ulimit_refusal(&name, soft, hard) {
             return refuse(format!("service {svc} sets ulimits {why}"));
         }
     }
