@@ -382,3 +382,28 @@ async fn forward(sh: &Shared, mut req: Request<Body>) -> Response<Body> {
         }
     }
 }
+
+#[cfg(test)]
+mod denials_tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_call_reports_an_own_code_alone_and_anything_else_as_engine_refused() {
+        let port = Refusal::new(
+            RefusalCode::PortRefused,
+            "web 0.0.0.0:22 (reserved by the box)",
+        );
+        let key = Refusal::engine("container for service web: HostConfig.X");
+        assert_eq!(Denials::default().reported(), None);
+        assert_eq!(
+            Denials(vec![port.clone(), key.clone()]).reported(),
+            Some(port.clone())
+        );
+        let r = Denials(vec![key, port]).reported().unwrap();
+        assert_eq!(r.code, RefusalCode::EngineRefused);
+        assert_eq!(
+            r.detail,
+            "container for service web: HostConfig.X; PORT_REFUSED: web 0.0.0.0:22 (reserved by the box)"
+        );
+    }
+}
