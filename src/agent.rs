@@ -18,11 +18,11 @@ use tracing::{debug, info, warn};
 use zeroize::Zeroizing;
 
 use crate::bao::{Bao, BaoError};
-use crate::bundle::{self, Bundle, Refusal};
+use crate::bundle::{self, Bundle, Refusal, RefusalCode};
 use crate::compose_check;
 use crate::config::{Config, Transport, VolumesOnAbsent};
 use crate::guard::Guard;
-use crate::policy::{self, Boundary};
+use crate::policy;
 use crate::redact;
 use crate::registry;
 use crate::remotes::{self, Clients};

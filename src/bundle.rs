@@ -4,7 +4,6 @@
 //! request.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::Path;
 
 use base64::Engine;
@@ -22,29 +21,7 @@ pub const MAX_ENTRIES: usize = 256;
 /// A file of a release read back by the agent (compose.yaml, bundle.json, .env) is at most this.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
-/// A refusal: a code from the protocol's list plus a detail that names things, never values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub code: &'static str,
-    pub detail: String,
-}
-
-impl Refusal {
-    pub fn new(code: &'static str, detail: impl Into<String>) -> Self {
-        Refusal {
-            code,
-            detail: detail.into(),
-        }
-    }
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.detail)
-    }
-}
-
-impl std::error::Error for Refusal {}
+pub use crate::boundary::{Refusal, RefusalCode};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
@@ -148,28 +125,31 @@ impl Bundle {
     pub fn decode(w: BundleWire, env_id: &str, want_sha: &str) -> Result<Bundle, Refusal> {
         if w.env_id != env_id {
             return Err(Refusal::new(
-                "BUNDLE_ENV_MISMATCH",
+                RefusalCode::BundleEnvMismatch,
                 format!("bundle is for {:?}, this box is {env_id:?}", w.env_id),
             ));
         }
         if w.files.len() > MAX_FILES {
             return Err(Refusal::new(
-                "BUNDLE_TOO_LARGE",
+                RefusalCode::BundleTooLarge,
                 format!("{} files (max {MAX_FILES})", w.files.len()),
             ));
         }
         let mut files = BTreeMap::new();
         for f in w.files {
-            check_path(&f.path).map_err(|e| Refusal::new("BUNDLE_PATH_UNSAFE", e))?;
+            check_path(&f.path).map_err(|e| Refusal::new(RefusalCode::BundlePathUnsafe, e))?;
             // a file and a directory of the same name cannot both be written
             let content = base64::engine::general_purpose::STANDARD
                 .decode(f.content_b64.as_bytes())
                 .map_err(|e| {
-                    Refusal::new("BUNDLE_INVALID", format!("{}: content_b64: {e}", f.path))
+                    Refusal::new(
+                        RefusalCode::BundleInvalid,
+                        format!("{}: content_b64: {e}", f.path),
+                    )
                 })?;
             if files.insert(f.path.clone(), content).is_some() {
                 return Err(Refusal::new(
-                    "BUNDLE_PATH_UNSAFE",
+                    RefusalCode::BundlePathUnsafe,
                     format!("{:?} appears twice", f.path),
                 ));
             }
@@ -183,7 +163,7 @@ impl Bundle {
                 prefix.push_str(c);
                 if files.contains_key(&prefix) {
                     return Err(Refusal::new(
-                        "BUNDLE_PATH_UNSAFE",
+                        RefusalCode::BundlePathUnsafe,
                         format!("{prefix:?} is both a file and a directory"),
                     ));
                 }
@@ -192,30 +172,34 @@ impl Bundle {
         let sha = canonical_sha(files.iter().map(|(p, c)| (p.as_str(), c.as_slice())));
         if sha != want_sha || w.sha.to_ascii_lowercase() != want_sha {
             return Err(Refusal::new(
-                "BUNDLE_SHA_MISMATCH",
+                RefusalCode::BundleShaMismatch,
                 format!("content hashes to {sha}, expected {want_sha}"),
             ));
         }
         if !files.contains_key("compose.yaml") {
             return Err(Refusal::new(
-                "BUNDLE_INVALID",
+                RefusalCode::BundleInvalid,
                 "no compose.yaml in the bundle",
             ));
         }
         let meta: Meta = match files.get("bundle.json") {
-            Some(b) => serde_json::from_slice(b)
-                .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("bundle.json: {e}")))?,
+            Some(b) => serde_json::from_slice(b).map_err(|e| {
+                Refusal::new(RefusalCode::BundleInvalid, format!("bundle.json: {e}"))
+            })?,
             None => Meta::default(),
         };
         let manifest: Manifest = match files.get("secrets.manifest.json") {
             Some(b) => serde_json::from_slice(b).map_err(|e| {
-                Refusal::new("BUNDLE_INVALID", format!("secrets.manifest.json: {e}"))
+                Refusal::new(
+                    RefusalCode::BundleInvalid,
+                    format!("secrets.manifest.json: {e}"),
+                )
             })?,
             None => Manifest::default(),
         };
         if manifest.entries.len() > MAX_ENTRIES {
             return Err(Refusal::new(
-                "BUNDLE_INVALID",
+                RefusalCode::BundleInvalid,
                 "secrets manifest has too many entries",
             ));
         }
@@ -252,7 +236,7 @@ impl Bundle {
             let ok = matches!(rest, Some(r) if !r.is_empty() && check_path(r).is_ok() && !r.contains(['?', '#', '%']));
             if !ok {
                 return Err(Refusal::new(
-                    "MANIFEST_PATH_FOREIGN",
+                    RefusalCode::ManifestPathForeign,
                     format!("{} is outside {prefix}", e.path),
                 ));
             }
@@ -264,7 +248,7 @@ impl Bundle {
                 .all(|c| c.is_ascii_alphanumeric() || "-._~/".contains(c))
             {
                 return Err(Refusal::new(
-                    "BUNDLE_INVALID",
+                    RefusalCode::BundleInvalid,
                     format!(
                         "manifest path {:?} has characters outside [A-Za-z0-9._~/-]",
                         e.path
@@ -273,7 +257,7 @@ impl Bundle {
             }
             if e.key.is_empty() {
                 return Err(Refusal::new(
-                    "BUNDLE_INVALID",
+                    RefusalCode::BundleInvalid,
                     format!("manifest entry {} has an empty key", e.path),
                 ));
             }
@@ -282,20 +266,20 @@ impl Bundle {
             }
             if let Some(u) = &e.use_ {
                 return Err(Refusal::new(
-                    "BUNDLE_INVALID",
+                    RefusalCode::BundleInvalid,
                     format!("manifest entry {}: unknown use {u:?}", e.path),
                 ));
             }
             let var = e.var.as_deref().unwrap_or_default();
             if !valid_var(var) {
                 return Err(Refusal::new(
-                    "BUNDLE_INVALID",
+                    RefusalCode::BundleInvalid,
                     format!("manifest entry {} has no valid var name", e.path),
                 ));
             }
             if !vars.insert(var) {
                 return Err(Refusal::new(
-                    "BUNDLE_INVALID",
+                    RefusalCode::BundleInvalid,
                     format!("manifest names {var} twice"),
                 ));
             }

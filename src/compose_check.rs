@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_yaml_ng::Value;
 
-use crate::bundle::Refusal;
+use crate::bundle::{Refusal, RefusalCode};
 
 mod paths;
 mod rules;
@@ -19,30 +19,15 @@ pub use yaml::{parse, MAX_NODES};
 use rules::{Ctx, FILE_RULES, SERVICE_RULES};
 use yaml::{as_str, get, untag};
 
-const CODE: &str = "PRIVILEGED_REFUSED";
+const CODE: RefusalCode = RefusalCode::PrivilegedRefused;
 /// A host path a bind, volume device, secret/config file or build context may not use
 /// (`<service> <path> (<reason>)`, PROTOCOL 0.3).
-pub const BIND_CODE: &str = "BIND_SOURCE_REFUSED";
+pub const BIND_CODE: RefusalCode = RefusalCode::BindSourceRefused;
 
-/// Where the second pass runs: the project directory compose resolved relative paths against,
-/// and the agent's own files (state dir, bootstrap grant, config) no container may see.
-#[derive(Debug, Clone, Default)]
-pub struct Normalised {
-    pub project_dir: PathBuf,
-    pub private: Vec<PathBuf>,
-    /// The box's `bind_roots`; `None` when the box permits privileged bundles (no confinement).
-    pub bind_roots: Option<Vec<PathBuf>>,
-    /// The bundle's files (relative paths), which compose reads on the host.
-    pub bundle_files: Vec<String>,
-    /// The box's project: volume, network and container names must be in its namespace.
-    pub project: String,
-    /// Host ports the box reserves (its own transport ports and `reserved_ports`).
-    pub reserved_ports: Vec<u16>,
-    /// The box's `container_limits`.
-    pub limits: crate::policy::Limits,
-    /// The box's address space (`None`: subnets and addresses not judged).
-    pub net: Option<crate::policy::netpool::AddressSpace>,
-}
+/// The box's facts both passes judge against (the engine guard's own, [`BoxFacts`]): the
+/// release directory compose resolved relative paths against, the agent's own files no
+/// container may see, the box's bind roots, project, ports, ceilings and address space.
+pub use crate::boundary::BoxFacts;
 
 /// Where the first pass places the release, which does not exist yet: relative paths are judged
 /// under it, and it is nowhere on the host.
@@ -109,14 +94,14 @@ pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal
     check_in(doc, allow_privileged, None, None)
 }
 
-/// The first pass of an apply or a plan, knowing the box (its `ctx.project_dir` is
+/// The first pass of an apply or a plan, knowing the box (its `ctx.release_dir` is
 /// [`FIRST_PASS_ROOT`]): `env_file` and secret/config `file:` must name a bundle file, no
 /// writable bind may hold one, and the box's binds, names, ports and limits are judged by the
 /// same rules as the second pass and the engine guard.
 pub fn check_bundle(
     doc: &Value,
     allow_privileged: bool,
-    ctx: &Normalised,
+    ctx: &BoxFacts,
 ) -> Result<Vec<String>, Refusal> {
     check_in(doc, allow_privileged, Some(ctx), Some(&ctx.bundle_files))
 }
@@ -127,7 +112,7 @@ pub fn check_bundle(
 pub fn check_normalised(
     doc: &Value,
     allow_privileged: bool,
-    ctx: &Normalised,
+    ctx: &BoxFacts,
 ) -> Result<Vec<String>, Refusal> {
     check_in(doc, allow_privileged, Some(ctx), None)
 }
@@ -135,14 +120,14 @@ pub fn check_normalised(
 fn check_in(
     doc: &Value,
     allow_privileged: bool,
-    normalised: Option<&Normalised>,
+    normalised: Option<&BoxFacts>,
     bundle_files: Option<&[String]>,
 ) -> Result<Vec<String>, Refusal> {
     let root = match untag(doc) {
         Value::Mapping(m) => m,
         _ => {
             return Err(Refusal::new(
-                "BUNDLE_INVALID",
+                RefusalCode::BundleInvalid,
                 "compose.yaml is not a mapping",
             ))
         }
@@ -157,7 +142,7 @@ fn check_in(
         Some(Value::Mapping(m)) => m,
         _ => {
             return Err(Refusal::new(
-                "BUNDLE_INVALID",
+                RefusalCode::BundleInvalid,
                 "compose.yaml has no services",
             ))
         }
@@ -187,7 +172,7 @@ fn check_in(
             Value::Null => continue,
             _ => {
                 return Err(Refusal::new(
-                    "BUNDLE_INVALID",
+                    RefusalCode::BundleInvalid,
                     format!("service {svc} is not a mapping"),
                 ))
             }
@@ -218,7 +203,7 @@ fn check_in(
 /// them again, resolved, against every bind on the box): the same function, so both layers agree.
 fn binds_invariant(
     ctx: &Ctx,
-    normalised: Option<&Normalised>,
+    normalised: Option<&BoxFacts>,
     bundle_files: Option<&[String]>,
 ) -> Result<(), Refusal> {
     use crate::policy::{self, HostBind};
@@ -236,7 +221,7 @@ fn binds_invariant(
     let mut release = vec![root.clone(), root.join(".env"), root.join("compose.yaml")];
     release.extend(files.iter().map(|f| root.join(f)));
     policy::binds_invariant(&binds, &[], &release)
-        .map_err(|d| Refusal::new(BIND_CODE, release_shown(&d.0)))
+        .map_err(|d| Refusal::new(BIND_CODE, release_shown(&d.detail)))
 }
 
 /// A first-pass message as an operator reads it: the placeholder root the release is judged

@@ -7,9 +7,9 @@
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::bundle::Refusal;
+use crate::bundle::{Refusal, RefusalCode};
 
-pub const CODE: &str = "COMPOSE_KEY_REFUSED";
+pub const CODE: RefusalCode = RefusalCode::ComposeKeyRefused;
 
 /// Top-level keys.
 pub const TOP: &[(&str, &str)] = &[

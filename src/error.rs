@@ -5,6 +5,8 @@
 
 use crate::bao::BaoError;
 use crate::bundle::Refusal;
+#[cfg(test)]
+use crate::bundle::RefusalCode;
 use crate::runtime::RuntimeError;
 use crate::state::StateError;
 use crate::tenancy::TenancyError;
@@ -285,7 +287,7 @@ impl From<RuntimeError> for Failure {
 impl From<Refusal> for Failure {
     fn from(r: Refusal) -> Self {
         let mut f = Failure::fail(r.to_string());
-        f.code = Some(Code::of(r.code));
+        f.code = Some(Code::of(r.code.as_str()));
         f.caused_by(r)
     }
 }
@@ -321,10 +323,13 @@ mod tests {
         let f = Failure::from(TenancyError::EnvMismatch("env-b".into()));
         assert_eq!(f.exit(), Exit::EnvMismatch);
         assert!(f.source().unwrap().downcast_ref::<TenancyError>().is_some());
-        let f = Failure::from(Refusal::new("PRIVILEGED_REFUSED", "service a: privileged"));
+        let f = Failure::from(Refusal::new(
+            RefusalCode::PrivilegedRefused,
+            "service a: privileged",
+        ));
         assert_eq!(f.code(), Some(Code::Refused("PRIVILEGED_REFUSED")));
         // a refusal that carries one of the agent's own codes is that code
-        let f = Failure::from(Refusal::new("COMPOSE_PULL_FAILED", "denied"));
+        let f = Failure::from(Refusal::new(RefusalCode::ComposePullFailed, "denied"));
         assert_eq!(f.code(), Some(Code::ComposePullFailed));
         // a message that merely looks coded has no code
         assert_eq!(Failure::fail("UNHEALTHY: typed by hand").code(), None);

@@ -25,6 +25,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::UnixListener;
 use tracing::{debug, warn};
 
+use crate::boundary::{Refusal, RefusalCode};
 use crate::http::{BoxError, Cause};
 use crate::policy::Boundary;
 use crate::transport::UnixConnector;
@@ -41,7 +42,7 @@ struct Shared {
     /// The real engine socket, through the same pooled client as `runtime::Engine`.
     upstream: Client<UnixConnector, Body>,
     boundary: Boundary,
-    denied: Mutex<Vec<String>>,
+    denied: Mutex<Vec<Refusal>>,
     /// Requests seen, and the time spent deciding them (the hop's own cost, logged on drop).
     requests: AtomicU64,
     check_us: AtomicU64,
@@ -173,17 +174,19 @@ impl Guard {
     /// Before compose reads the release: no container on the box (made by anyone, with any
     /// policy) may write a file of it. The guard keeps that from being created; this catches
     /// what was there before.
-    pub async fn preflight(&self) -> Result<(), String> {
+    /// A refusal is `BIND_SOURCE_REFUSED`, whatever kept the check from passing.
+    pub async fn preflight(&self) -> Result<(), Refusal> {
         // on the guard's thread, with its engine client
         let sh = self.shared.clone();
+        let bind = |detail: String| Refusal::new(RefusalCode::BindSourceRefused, detail);
         self.rt
             .spawn(async move {
                 let binds = judge::box_binds(&sh).await?;
                 crate::policy::release_outside_writable(&binds, &sh.boundary.release_files)
-                    .map_err(|d| d.0)
             })
             .await
-            .map_err(|e| format!("engine guard: {e}"))?
+            .map_err(|e| bind(format!("engine guard: {e}")))?
+            .map_err(|r| bind(r.detail))
     }
 
     /// Requests the guard itself has sent the engine so far, to judge.
@@ -192,12 +195,14 @@ impl Guard {
     }
 
     /// What was refused so far, in order (names and host paths only).
-    pub fn denied(&self) -> Vec<String> {
-        self.shared
-            .denied
-            .lock()
-            .map(|d| d.clone())
-            .unwrap_or_default()
+    pub fn denied(&self) -> Denials {
+        Denials(
+            self.shared
+                .denied
+                .lock()
+                .map(|d| d.clone())
+                .unwrap_or_default(),
+        )
     }
 }
 
@@ -237,11 +242,47 @@ where
     }
 }
 
-fn refused(sh: &Shared, why: String) -> Response<Body> {
+/// The guard's refusals of one compose call, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Denials(pub Vec<Refusal>);
+
+impl std::ops::Deref for Denials {
+    type Target = [Refusal];
+    fn deref(&self) -> &[Refusal] {
+        &self.0
+    }
+}
+
+impl Denials {
+    /// As the guard words them, joined by `sep`.
+    pub fn join(&self, sep: &str) -> String {
+        let texts: Vec<String> = self.0.iter().map(Refusal::guard_text).collect();
+        texts.join(sep)
+    }
+
+    /// What a failed compose call reports: the first refusal when it carries a code of its
+    /// own (a reserved port, a name, an image), else `ENGINE_REFUSED` with all of them.
+    pub fn reported(&self) -> Option<Refusal> {
+        let first = self.0.first()?;
+        Some(if first.code.is_own_guard_code() {
+            first.clone()
+        } else {
+            Refusal::engine(self.join("; "))
+        })
+    }
+}
+
+/// A lock the guard's state is behind was poisoned (a judging task panicked).
+fn poisoned<T>(_: T) -> Refusal {
+    Refusal::engine("guard poisoned")
+}
+
+fn refused(sh: &Shared, r: Refusal) -> Response<Body> {
+    let why = r.guard_text();
     warn!("engine request refused: {why}");
     if let Ok(mut d) = sh.denied.lock() {
-        if !d.contains(&why) {
-            d.push(why.clone());
+        if !d.contains(&r) {
+            d.push(r);
         }
     }
     let msg = serde_json::json!({"message": format!("refused by monky-deployd: {why}")});
@@ -283,7 +324,7 @@ async fn handle(sh: &Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
             }
         }
         (_, Some(resp)) => resp,
-        (None, None) => refused(sh, "internal: nothing to forward".into()),
+        (None, None) => refused(sh, Refusal::engine("internal: nothing to forward")),
     }
 }
 /// `path` on the real engine: the Uri the pooled client needs (its authority is ignored).
@@ -339,5 +380,30 @@ async fn forward(sh: &Shared, mut req: Request<Body>) -> Response<Body> {
                 .body(full(Bytes::from(msg.to_string())))
                 .unwrap_or_else(|_| Response::new(full(Bytes::new())))
         }
+    }
+}
+
+#[cfg(test)]
+mod denials_tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_call_reports_an_own_code_alone_and_anything_else_as_engine_refused() {
+        let port = Refusal::new(
+            RefusalCode::PortRefused,
+            "web 0.0.0.0:22 (reserved by the box)",
+        );
+        let key = Refusal::engine("container for service web: HostConfig.X");
+        assert_eq!(Denials::default().reported(), None);
+        assert_eq!(
+            Denials(vec![port.clone(), key.clone()]).reported(),
+            Some(port.clone())
+        );
+        let r = Denials(vec![key, port]).reported().unwrap();
+        assert_eq!(r.code, RefusalCode::EngineRefused);
+        assert_eq!(
+            r.detail,
+            "container for service web: HostConfig.X; PORT_REFUSED: web 0.0.0.0:22 (reserved by the box)"
+        );
     }
 }

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod bao;
 pub mod beneath;
+pub mod boundary;
 pub mod bundle;
 pub mod care;
 pub mod clock;

@@ -7,7 +7,6 @@
 //! `HostConfig`, `paths` the bind-source rule.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
@@ -17,43 +16,16 @@ mod paths;
 pub mod rules;
 
 pub use paths::{
-    bind_source, binds_invariant, lexical, release_outside_writable, resolve, trace, HostBind,
-    Traced, PRIVATE_TREES, READ_ONLY_FILES,
+    bind_rule, bind_source, binds_invariant, lexical, release_outside_writable, resolve, trace,
+    HostBind, Judged, Traced, Unreachable, PRIVATE_TREES, READ_ONLY_DEEP, READ_ONLY_FILES,
 };
 pub use rules::{Limits, SAFE_CAPS};
 
 use host_config::host_config;
 
-/// What a create body may touch on this box, fixed for one compose call.
-#[derive(Debug, Clone, Default)]
-pub struct Boundary {
-    /// `com.docker.compose.project` every created object must carry.
-    pub project: String,
-    /// The release directory compose runs from (canonical): binds inside it are allowed.
-    pub release_dir: Option<PathBuf>,
-    /// Operator-listed data roots (box config `bind_roots`, canonical).
-    pub bind_roots: Vec<PathBuf>,
-    /// The agent's own files (state dir, config, bootstrap grant): never reachable by a bind,
-    /// nor any ancestor of them, whatever the box permits.
-    pub agent_files: Vec<PathBuf>,
-    /// The Docker data root and the engine socket: never reachable unless privileged.
-    pub private: Vec<PathBuf>,
-    /// The release root and every file of the bundle in it (compose and the agent read them on
-    /// the host): never inside a writable bind.
-    pub release_files: Vec<PathBuf>,
-    /// The bundle asked for `allow_privileged` and the box's `permit_privileged` agreed.
-    pub privileged: bool,
-    /// Host ports no container may publish: the agent's own transport ports and the box's
-    /// `reserved_ports`.
-    pub reserved_ports: Vec<u16>,
-    /// The box's `container_limits`.
-    pub limits: Limits,
-    /// Where the images this project pulled are recorded (`None`: images not judged).
-    pub image_ledger: Option<PathBuf>,
-    /// The box's address space: the pools and what no subnet may overlap (`None`: subnets and
-    /// addresses not judged; the agent always sets it).
-    pub net: Option<netpool::AddressSpace>,
-}
+/// What a create body may touch on this box: the box's one set of facts, which the file passes
+/// judge against too.
+pub use crate::boundary::BoxFacts as Boundary;
 
 /// Keys whose every value is harmless on the host (resources, ports, names, process settings
 /// inside the container's own namespaces).
@@ -87,15 +59,15 @@ const CONTAINER_HARMLESS: &[(&str, &str)] = &[
     ("Shell", "image metadata"),
 ];
 
-/// Why a body was refused: the JSON path of the key (names only, never values, except host
-/// paths and network/volume names, which are not secrets).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denied(pub String);
+/// Why a body was refused: `ENGINE_REFUSED` with the JSON path of the key (names only, never
+/// values, except host paths and network/volume names, which are not secrets), or the code of
+/// the box's rule that refused it.
+pub use crate::boundary::{Refusal, RefusalCode};
 
-type R = Result<(), Denied>;
+type R = Result<(), Refusal>;
 
 fn deny(msg: impl Into<String>) -> R {
-    Err(Denied(msg.into()))
+    Err(Refusal::engine(msg))
 }
 
 /// `null`, `false`, `0`, `""`, `[]`, `{}`: a key holding this changes nothing.
@@ -149,9 +121,9 @@ pub struct Refs {
 
 /// Judges a `POST /containers/create` body. `Ok` carries the names the caller must still
 /// check against the engine.
-pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
+pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
     let Some(top) = body.as_object() else {
-        return Err(Denied("container create body is not an object".into()));
+        return Err(Refusal::engine("container create body is not an object"));
     };
     let mut refs = Refs {
         service: top
@@ -179,13 +151,13 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Denied> {
                 }
                 if let Some(o) = v.as_object() {
                     if let Some(other) = o.keys().find(|k| *k != "EndpointsConfig") {
-                        return Err(Denied(format!("NetworkingConfig.{other}")));
+                        return Err(Refusal::engine(format!("NetworkingConfig.{other}")));
                     }
                 }
             }
             _ if known(CONTAINER_HARMLESS, k) => {}
             _ if is_zero(v) => {}
-            _ => return Err(Denied(k.clone())),
+            _ => return Err(Refusal::engine(k.clone())),
         }
     }
     Ok(refs)
@@ -197,10 +169,9 @@ pub fn object_name(kind: &str, name: &str, b: &Boundary) -> R {
     if b.privileged || name.is_empty() || rules::object_name_ok(name, &b.project) {
         return Ok(());
     }
-    deny(format!(
-        "{}: {}",
+    Err(Refusal::new(
         rules::NAME_CODE,
-        rules::name_refusal(kind, name.trim_start_matches('/'), &b.project)
+        rules::name_refusal(kind, name.trim_start_matches('/'), &b.project),
     ))
 }
 
@@ -210,10 +181,9 @@ pub fn container_name(name: &str, service: &str, b: &Boundary) -> R {
     if b.privileged || name.is_empty() || rules::container_name_ok(name, &b.project, service) {
         return Ok(());
     }
-    deny(format!(
-        "{}: {}",
+    Err(Refusal::new(
         rules::NAME_CODE,
-        rules::name_refusal("container", name.trim_start_matches('/'), &b.project)
+        rules::name_refusal("container", name.trim_start_matches('/'), &b.project),
     ))
 }
 
@@ -249,43 +219,32 @@ fn network_ipam(name: &str, ipam: &Value, b: &Boundary) -> R {
     let Some(space) = b.net.as_ref().filter(|_| !b.privileged) else {
         return Ok(());
     };
-    let refuse = |why: String| deny(format!("{}: {why}", netpool::NETWORK_CODE));
     let driver = ipam.get("Driver").map(str_of).unwrap_or("");
-    if !["", "default"].contains(&driver) {
-        return refuse(format!(
-            "{name} IPAM driver {driver} (only the engine's own)"
-        ));
-    }
-    for c in ipam
+    let entries: Vec<netpool::IpamEntry> = ipam
         .get("Config")
         .and_then(|c| c.as_array())
         .into_iter()
         .flatten()
-    {
-        let subnet = c.get("Subnet").map(str_of).unwrap_or("");
-        let own: Vec<String> = if subnet.is_empty() {
-            Vec::new()
-        } else {
-            if let Some(why) = space.subnet_refusal(name, subnet) {
-                return refuse(why);
+        .map(|c| {
+            let mut addrs: Vec<String> = ["IPRange", "Gateway"]
+                .iter()
+                .filter_map(|k| c.get(*k).map(str_of))
+                .filter(|a| !a.is_empty())
+                .map(String::from)
+                .collect();
+            if let Some(aux) = c.get("AuxiliaryAddresses").and_then(|a| a.as_object()) {
+                addrs.extend(aux.values().map(|a| str_of(a).to_string()));
             }
-            vec![subnet.to_string()]
-        };
-        let mut addrs: Vec<&str> = ["IPRange", "Gateway"]
-            .iter()
-            .filter_map(|k| c.get(*k).map(str_of))
-            .filter(|a| !a.is_empty())
-            .collect();
-        if let Some(aux) = c.get("AuxiliaryAddresses").and_then(|a| a.as_object()) {
-            addrs.extend(aux.values().map(str_of));
-        }
-        for a in addrs {
-            if let Some(why) = netpool::address_refusal(name, a, &own) {
-                return refuse(why);
+            netpool::IpamEntry {
+                subnet: c.get("Subnet").map(str_of).unwrap_or("").to_string(),
+                addrs,
             }
-        }
+        })
+        .collect();
+    match netpool::ipam_refusal(name, driver, &entries, space) {
+        Some(why) => Err(Refusal::new(netpool::NETWORK_CODE, why)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn network_name(name: &str, refs: &mut Refs) -> R {

@@ -154,7 +154,7 @@ proptest! {
                 }
             }
             Err(r) => prop_assert!(
-                ["BUNDLE_PATH_UNSAFE", "BUNDLE_INVALID"].contains(&r.code),
+                ["BUNDLE_PATH_UNSAFE", "BUNDLE_INVALID"].contains(&r.code.as_str()),
                 "unexpected refusal {}", r
             ),
         }
@@ -349,7 +349,7 @@ proptest! {
     fn compose_analysis_never_panics(text in yamlish(), allow in any::<bool>()) {
         if let Ok(doc) = compose_check::parse(text.as_bytes()) {
             if let Err(r) = compose_check::check(&doc, allow) {
-                prop_assert!(["PRIVILEGED_REFUSED", "BIND_SOURCE_REFUSED", "BUNDLE_INVALID"].contains(&r.code));
+                prop_assert!(["PRIVILEGED_REFUSED", "BIND_SOURCE_REFUSED", "BUNDLE_INVALID"].contains(&r.code.as_str()));
             }
         }
     }
@@ -1272,10 +1272,10 @@ proptest! {
                             }
                         }
                     }
-                    Err(r) => prop_assert!(["MANIFEST_PATH_FOREIGN", "BUNDLE_INVALID"].contains(&r.code), "{}", r),
+                    Err(r) => prop_assert!(["MANIFEST_PATH_FOREIGN", "BUNDLE_INVALID"].contains(&r.code.as_str()), "{}", r),
                 }
                 if let Err(r) = b.check_env_template() {
-                    prop_assert!(["ENV_INCOMPLETE", "ENV_VALUE_UNSAFE"].contains(&r.code), "{}", r);
+                    prop_assert!(["ENV_INCOMPLETE", "ENV_VALUE_UNSAFE"].contains(&r.code.as_str()), "{}", r);
                 }
                 // signatures of any shape: no configured key → not judged; a configured key →
                 // refused by name (never carrying signature bytes) unless one really verifies

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use ed25519_dalek::{Signature, VerifyingKey};
 
-use crate::bundle::Refusal;
+use crate::bundle::{Refusal, RefusalCode};
 use crate::tenancy::SignatureWire;
 
-pub const CODE: &str = "BUNDLE_SIGNATURE_INVALID";
+pub const CODE: RefusalCode = RefusalCode::BundleSignatureInvalid;
 
 /// The box's trusted release keys, by key id.
 #[derive(Debug, Clone, Default)]

@@ -12,37 +12,11 @@ pub const AGENT_KIND: &str = "monky-agent/1";
 /// A statement is a few hundred bytes; anything larger is not one (bound before decoding).
 pub const MAX_BYTES: usize = 4096;
 
-/// Why a statement is not accepted, by the code the report carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
-    /// `STATEMENT_REFUSED: <field> (<reason>)`
-    Refused,
-    /// `BUNDLE_EXPIRED_REFUSED: <sha12> expired <RFC 3339>`
-    Expired,
-    /// `ROLLBACK_REFUSED: serial <n> below <high water>`
-    Rollback,
-}
-
-impl Code {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::Refused => "STATEMENT_REFUSED",
-            Code::Expired => "BUNDLE_EXPIRED_REFUSED",
-            Code::Rollback => "ROLLBACK_REFUSED",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {detail}", code.as_str())]
-pub struct Rejected {
-    pub code: Code,
-    pub detail: String,
-}
+pub use crate::boundary::{Refusal as Rejected, RefusalCode};
 
 fn refused(field: &str, why: impl std::fmt::Display) -> Rejected {
     Rejected {
-        code: Code::Refused,
+        code: RefusalCode::StatementRefused,
         detail: format!("{field} ({why})"),
     }
 }
@@ -218,13 +192,13 @@ pub fn check_bundle(bytes: &[u8], f: &BundleFacts<'_>) -> Result<BundleStatement
     if let Some(hw) = f.high_water {
         if serial < hw.serial {
             return Err(Rejected {
-                code: Code::Rollback,
+                code: RefusalCode::RollbackRefused,
                 detail: format!("serial {serial} below {}", hw.serial),
             });
         }
         if serial == hw.serial && !hw.sha.eq_ignore_ascii_case(f.sha) {
             return Err(Rejected {
-                code: Code::Rollback,
+                code: RefusalCode::RollbackRefused,
                 detail: format!(
                     "serial {serial} equals the high-water mark, accepted for {}",
                     &hw.sha[..hw.sha.len().min(12)]
@@ -246,7 +220,7 @@ pub fn check_bundle(bytes: &[u8], f: &BundleFacts<'_>) -> Result<BundleStatement
 
 pub fn expired(sha: &str, expires_at: i64) -> Rejected {
     Rejected {
-        code: Code::Expired,
+        code: RefusalCode::BundleExpiredRefused,
         detail: format!(
             "{} expired {}",
             &sha[..sha.len().min(12)],
@@ -299,7 +273,7 @@ pub fn check_agent(bytes: &[u8], f: &AgentFacts<'_>) -> Result<AgentStatement, R
     let (issued_at, expires_at) = life(&w.issued_at, &w.expires_at)?;
     if f.now >= expires_at {
         return Err(Rejected {
-            code: Code::Expired,
+            code: RefusalCode::BundleExpiredRefused,
             detail: format!("agent {version} expired {}", rfc3339(expires_at)),
         });
     }

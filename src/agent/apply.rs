@@ -82,7 +82,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let (mut wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
             Ok(x) => x,
             Err(TenancyError::BundleTooLarge(n)) => {
-                let r = Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes"));
+                let r = Refusal::new(RefusalCode::BundleTooLarge, format!("over {n} bytes"));
                 return Err(refused(r, ""));
             }
             Err(e) => return Err(Failure::from(e)),
@@ -118,10 +118,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         signatures: &[crate::tenancy::SignatureWire],
     ) -> Result<Option<crate::statement::BundleStatement>, Failure> {
         use crate::statement::{self, BundleFacts};
-        let reject = |r: statement::Rejected| refused(Refusal::new(r.code.as_str(), r.detail), "");
+        let reject = |r: statement::Rejected| refused(r, "");
         let Some(b64) = statement.filter(|_| !self.keys.is_empty()) else {
             if self.cfg.require_statements {
-                return Err(refused(Refusal::new("STATEMENT_REFUSED", "missing"), ""));
+                return Err(refused(
+                    Refusal::new(RefusalCode::StatementRefused, "missing"),
+                    "",
+                ));
             }
             if let Some(id) = self
                 .keys
@@ -243,7 +246,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 }
             }
             Err(e) => {
-                let r = Refusal::new("COMPOSE_CONFIG_INVALID", pull_diagnosis(e.output()));
+                let r = Refusal::new(
+                    RefusalCode::ComposeConfigInvalid,
+                    pull_diagnosis(e.output()),
+                );
                 return Err(refused(r, e.output()));
             }
         }
@@ -365,7 +371,7 @@ fn unreadable(e: &bundle::Entry, err: BaoError) -> Unreadable {
     match err {
         BaoError::Unavailable(..) => Unreadable::Retry(Failure::from(err)),
         other => Unreadable::Refuse(Refusal::new(
-            "SECRET_UNREADABLE",
+            RefusalCode::SecretUnreadable,
             format!("{}: {other}", e.var.as_deref().unwrap_or(&e.path)),
         )),
     }

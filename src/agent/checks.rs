@@ -2,6 +2,7 @@
 //! compose policy, privilege, serial, disk; and the engine guard's wiring.
 
 use super::*;
+use crate::boundary::BoxFacts;
 use crate::error::Code;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
@@ -26,6 +27,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         release: &Path,
         privileged: bool,
     ) -> Result<Option<Guard>, Failure> {
+        self.guard_checked(compose, release, privileged)
+            .await
+            .map_err(Failure::from)
+    }
+
+    /// As [`Self::guard`], with the preflight's refusal kept apart (`plan` lists it).
+    pub(super) async fn guard_checked(
+        &self,
+        compose: &mut Compose,
+        release: &Path,
+        privileged: bool,
+    ) -> Result<Option<Guard>, GuardStart> {
         if !guard_on() {
             return Ok(None);
         }
@@ -33,92 +46,79 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.engine.docker_root().await.map_err(|e| {
                 Failure::coded(Kind::Fail, Code::DockerUnavailable, &e).caused_by(e)
             })?;
-        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p));
-        let mut agent_files = Vec::new();
-        for p in [
-            &self.cfg.state_dir,
-            &self.cfg.bootstrap_path,
-            &self.cfg.path,
-        ] {
-            if !p.as_os_str().is_empty() {
-                agent_files.push(canon(p));
-                agent_files.push(policy::lexical(p));
-            }
-        }
         let sock = self.cfg.docker_socket();
-        let release_dir = canon(release);
-        let boundary = Boundary {
-            project: self.cfg.compose_project.clone(),
-            release_files: release_files(&release_dir),
-            release_dir: Some(release_dir),
-            bind_roots: self.cfg.bind_roots.iter().map(|p| canon(p)).collect(),
-            agent_files,
-            reserved_ports: self.cfg.reserved_ports(),
-            limits: self.cfg.limits(),
-            image_ledger: Some(self.cfg.state_dir.join(crate::guard::IMAGE_LEDGER)),
-            net: Some(self.address_space().await),
-            private: vec![
-                canon(&root),
-                policy::lexical(&root),
-                canon(&sock),
-                policy::lexical(&sock),
-            ],
+        let boundary = self.box_facts(
+            release,
             privileged,
-        };
+            Vec::new(),
+            &[&root, &sock],
+            self.address_space().await,
+        );
         let g = Guard::start(&sock, &self.cfg.state_dir.join("guard"), boundary).map_err(|e| {
             Failure::fail(format!("cannot start the engine guard: {e}")).caused_by(e)
         })?;
         // no container on the box may write what compose is about to read
-        if let Err(why) = g.preflight().await {
-            return Err(Failure::from(Refusal::new(compose_check::BIND_CODE, why)));
-        }
+        g.preflight().await.map_err(GuardStart::Refused)?;
         compose.set_docker_host(g.docker_host());
         Ok(Some(g))
     }
 
-    /// The second privilege pass's view: compose resolved relative paths against `project_dir`;
-    /// the agent's own files (state dir, bootstrap grant, config) are never a bind source.
+    /// The box's facts for one pass or compose call on `release`, the one place they are
+    /// built: every path canonicalised once, the same way (a path that does not exist yet is
+    /// taken lexically), and the agent's own files and the engine's paths kept both canonical
+    /// and as written. `engine` are the Docker data root and socket (the guard's; the file
+    /// passes judge the engine's trees by name).
+    pub(super) fn box_facts(
+        &self,
+        release: &Path,
+        privileged: bool,
+        bundle_files: Vec<String>,
+        engine: &[&Path],
+        net: policy::netpool::AddressSpace,
+    ) -> BoxFacts {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p));
+        let both = |paths: &[&Path]| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .filter(|p| !p.as_os_str().is_empty())
+                .flat_map(|p| [canon(p), policy::lexical(p)])
+                .collect()
+        };
+        let release_dir = canon(release);
+        BoxFacts {
+            project: self.cfg.compose_project.clone(),
+            release_files: release_files(&release_dir),
+            release_dir: Some(release_dir),
+            bundle_files,
+            bind_roots: self.cfg.bind_roots.iter().map(|p| canon(p)).collect(),
+            agent_files: both(&[
+                &self.cfg.state_dir,
+                &self.cfg.bootstrap_path,
+                &self.cfg.path,
+            ]),
+            engine_paths: both(engine),
+            privileged,
+            reserved_ports: self.cfg.reserved_ports(),
+            limits: self.cfg.limits(),
+            image_ledger: Some(self.cfg.state_dir.join(crate::guard::IMAGE_LEDGER)),
+            net: Some(net),
+        }
+    }
+
+    /// The second privilege pass's view: compose resolved relative paths against `project_dir`.
     pub(super) fn normalised_ctx(
         &self,
         project_dir: &Path,
         privileged: bool,
         b: &Bundle,
         net: policy::netpool::AddressSpace,
-    ) -> compose_check::Normalised {
-        let mut private = Vec::new();
-        for p in [
-            &self.cfg.state_dir,
-            &self.cfg.bootstrap_path,
-            &self.cfg.path,
-        ] {
-            if p.as_os_str().is_empty() {
-                continue;
-            }
-            if let Ok(c) = std::fs::canonicalize(p) {
-                private.push(c);
-            }
-            private.push(p.clone());
-        }
-        compose_check::Normalised {
-            project_dir: project_dir.to_path_buf(),
-            private,
-            bind_roots: (!privileged).then(|| {
-                self.cfg
-                    .bind_roots
-                    .iter()
-                    .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| policy::lexical(p)))
-                    .collect()
-            }),
-            bundle_files: b.files.keys().cloned().collect(),
-            project: self.cfg.compose_project.clone(),
-            reserved_ports: self.cfg.reserved_ports(),
-            limits: self.cfg.limits(),
-            net: Some(net),
-        }
+    ) -> BoxFacts {
+        let files = b.files.keys().cloned().collect();
+        self.box_facts(project_dir, privileged, files, &[], net)
     }
 
     /// The first pass's view: as the second's, with the release not yet anywhere on the host.
-    pub(super) async fn first_pass_ctx(&self, b: &Bundle) -> compose_check::Normalised {
+    pub(super) async fn first_pass_ctx(&self, b: &Bundle) -> BoxFacts {
         let root = Path::new(compose_check::FIRST_PASS_ROOT);
         let net = self.address_space().await;
         self.normalised_ctx(root, self.privileged(b), b, net)
@@ -132,7 +132,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let allowed = b.meta.agent.allow_rollback && self.cfg.permit_rollback;
         (b.meta.serial < applied && !allowed).then(|| {
             Refusal::new(
-                "ROLLBACK_REFUSED",
+                RefusalCode::RollbackRefused,
                 format!(
                     "bundle serial {} is older than the applied {applied}{}",
                     b.meta.serial,
@@ -183,11 +183,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     out.disk = Some((root, free, need));
                 }
                 Err(e) => r.push(Refusal::new(
-                    "DISK_INSUFFICIENT",
+                    RefusalCode::DiskInsufficient,
                     format!("cannot measure {}: {e}", root.display()),
                 )),
             },
-            Err(e) => r.push(Refusal::new("DOCKER_UNAVAILABLE", e.to_string())),
+            Err(e) => r.push(Refusal::new(RefusalCode::DockerUnavailable, e.to_string())),
         }
         out
     }
@@ -206,7 +206,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let unset = runtime::unset_variables(warnings);
         if !unset.is_empty() {
             out.push(Refusal::new(
-                "ENV_INCOMPLETE",
+                RefusalCode::EnvIncomplete,
                 format!(
                     "compose.yaml uses variables nothing defines: {}",
                     unset.join(", ")
@@ -223,6 +223,24 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Ok(_) => {}
         }
         out
+    }
+}
+
+/// Why the engine guard did not start: its preflight refused the box as it is, or it failed.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum GuardStart {
+    #[error(transparent)]
+    Refused(Refusal),
+    #[error(transparent)]
+    Failed(#[from] Failure),
+}
+
+impl From<GuardStart> for Failure {
+    fn from(g: GuardStart) -> Failure {
+        match g {
+            GuardStart::Refused(r) => Failure::from(r),
+            GuardStart::Failed(f) => f,
+        }
     }
 }
 
@@ -265,7 +283,7 @@ pub(super) fn disk_need(b: &Bundle) -> u64 {
 pub(super) fn disk_refusal(root: &Path, free: u64, need: u64) -> Option<Refusal> {
     (free < need).then(|| {
         Refusal::new(
-            "DISK_INSUFFICIENT",
+            RefusalCode::DiskInsufficient,
             format!(
                 "{} has {} MiB free, needs {} MiB (need_bytes × 1.5 + 2 GiB)",
                 root.display(),
@@ -318,11 +336,7 @@ pub(super) fn engine_refused(g: Option<&Guard>, failed: bool) -> Option<Failure>
         return None;
     }
     // a refusal with its own code (a reserved port, a name, an image) keeps it
-    let r = match policy::rules::split_code(&denied[0]) {
-        Some((code, rest)) => Refusal::new(code, rest),
-        None => Refusal::new("ENGINE_REFUSED", denied.join("; ")),
-    };
-    Some(Failure::from(r))
+    denied.reported().map(Failure::from)
 }
 
 #[cfg(test)]

@@ -168,9 +168,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                             refusals.push(r);
                         }
                     }
-                    Err(TenancyError::BundleTooLarge(n)) => {
-                        refusals.push(Refusal::new("BUNDLE_TOO_LARGE", format!("over {n} bytes")))
-                    }
+                    Err(TenancyError::BundleTooLarge(n)) => refusals.push(Refusal::new(
+                        RefusalCode::BundleTooLarge,
+                        format!("over {n} bytes"),
+                    )),
                     // transport trouble (75) or tenancy's refusal to hand it out
                     Err(e) => return Err(Failure::from(e)),
                 }

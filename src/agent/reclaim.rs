@@ -66,7 +66,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let disk_first = checks
             .refusals
             .first()
-            .is_some_and(|r| r.code == "DISK_INSUFFICIENT");
+            .is_some_and(|r| r.code == RefusalCode::DiskInsufficient);
         if !disk_first || checks.disk.is_none() {
             return false;
         }

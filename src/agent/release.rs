@@ -226,7 +226,8 @@ pub(super) fn overlay(from: &Path, to: &Path) -> std::io::Result<()> {
 /// means something outside the policy did.
 pub(super) fn verify(release: &Path, b: &Bundle, env_sha: &[u8]) -> Result<(), Refusal> {
     use sha2::{Digest, Sha256};
-    let bad = |f: &str, why: String| Refusal::new("RELEASE_REFUSED", format!("{f}: {why}"));
+    let bad =
+        |f: &str, why: String| Refusal::new(RefusalCode::ReleaseRefused, format!("{f}: {why}"));
     for (p, content) in &b.files {
         let got = crate::beneath::read(release, Path::new(p), bundle::MAX_FILE_BYTES)
             .map_err(|e| bad(p, e.to_string()))?;

@@ -273,10 +273,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Err(e) = up {
             if !denied.is_empty() {
                 // a refusal with its own code (a name, an image) keeps it
-                if policy::rules::split_code(&denied[0]).is_some() {
-                    return Err(denied[0].clone());
+                if let Some(r) = denied.reported() {
+                    return Err(r.to_string());
                 }
-                return Err(format!("ENGINE_REFUSED: {}", denied.join("; ")));
             }
             return Err(match e {
                 RuntimeError::Interrupted(step) => format!("INTERRUPTED: {step} (SIGTERM)"),
@@ -352,7 +351,7 @@ mod tests {
             Kind::Fail
         )));
         assert!(!rollback_worthy(&Failure::from(Refusal::new(
-            "PRIVILEGED_REFUSED",
+            RefusalCode::PrivilegedRefused,
             "web: privileged"
         ))));
         // SIGTERM or a dead OpenBao: the next tick converges, nothing to roll back

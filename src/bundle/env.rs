@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use zeroize::Zeroizing;
 
-use super::{Bundle, Refusal};
+use super::{Bundle, Refusal, RefusalCode};
 
 impl Bundle {
     /// Every placeholder `env.template` uses must be a manifest variable: `ENV_INCOMPLETE` is
@@ -79,7 +79,7 @@ pub fn render_env(
     }
     if !missing.is_empty() {
         return Err(Refusal::new(
-            "ENV_INCOMPLETE",
+            RefusalCode::EnvIncomplete,
             format!(
                 "unresolved: {}",
                 missing.into_iter().collect::<Vec<_>>().join(", ")
@@ -88,7 +88,7 @@ pub fn render_env(
     }
     if !unsafe_vals.is_empty() {
         return Err(Refusal::new(
-            "ENV_VALUE_UNSAFE",
+            RefusalCode::EnvValueUnsafe,
             format!(
                 "secret value contains a line break: {}",
                 unsafe_vals.into_iter().collect::<Vec<_>>().join(", ")
@@ -97,7 +97,7 @@ pub fn render_env(
     }
     if !inexact.is_empty() {
         return Err(Refusal::new(
-            "ENV_VALUE_UNSAFE",
+            RefusalCode::EnvValueUnsafe,
             format!(
                 "secret value cannot be written to .env so that compose reads it back exactly \
                  (it contains `${{`, or `$` with a quote or backslash): {}",

@@ -7,7 +7,7 @@ use serde_yaml_ng::Value;
 
 use super::paths::{check_bind, check_bind_source, check_file_in_release};
 use super::yaml::{as_str, get, seq_strings, truthy, untag};
-use super::{Normalised, CODE};
+use super::{BoxFacts, CODE};
 use crate::bundle::Refusal;
 use crate::policy::rules as shared;
 
@@ -22,7 +22,7 @@ use box_rules::{
 #[derive(Default)]
 pub(super) struct Ctx<'a> {
     /// Set on the second pass (compose's normalised `config`).
-    pub(super) normalised: Option<&'a Normalised>,
+    pub(super) normalised: Option<&'a BoxFacts>,
     /// Named volumes that are really host binds: (name, device).
     pub(super) bind_volumes: Vec<(String, String)>,
     /// Keys of top-level networks that are the host's network.
@@ -41,12 +41,18 @@ pub(super) struct Ctx<'a> {
 /// under it.
 pub(super) const RELEASE: &str = "/.release";
 
+/// The release root a pass judges under: the box's release directory, or [`RELEASE`].
+pub(super) fn release_root(facts: Option<&BoxFacts>) -> String {
+    facts
+        .and_then(|n| n.release_dir.as_ref())
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_else(|| RELEASE.to_string())
+}
+
 impl Ctx<'_> {
     /// The release root this pass judges under.
     pub(super) fn root(&self) -> String {
-        self.normalised
-            .map(|n| n.project_dir.to_string_lossy().into_owned())
-            .unwrap_or_else(|| RELEASE.to_string())
+        release_root(self.normalised)
     }
 
     /// The project whose namespace names must be in ("" = not known: names not judged).

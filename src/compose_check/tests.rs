@@ -66,11 +66,11 @@ fn secrets_and_configs_files_are_binds() {
 
 #[test]
 fn second_pass_confines_binds_to_the_release_and_bind_roots() {
-    let ctx = Normalised {
-        project_dir: "/var/lib/monky-deployd/staging/abc".into(),
-        private: vec!["/var/lib/monky-deployd".into()],
+    let ctx = BoxFacts {
+        release_dir: Some("/var/lib/monky-deployd/staging/abc".into()),
+        agent_files: vec!["/var/lib/monky-deployd".into()],
         bundle_files: Vec::new(),
-        bind_roots: Some(vec!["/srv/monky".into()]),
+        bind_roots: vec!["/srv/monky".into()],
         ..Default::default()
     };
     let doc = |src: &str| {
@@ -97,14 +97,13 @@ fn second_pass_confines_binds_to_the_release_and_bind_roots() {
 
 #[test]
 fn second_pass_knows_the_project_dir_and_the_agents_files() {
-    let ctx = Normalised {
-        project_dir: "/var/lib/monky-deployd/staging/abc".into(),
-        private: vec![
+    let ctx = BoxFacts {
+        release_dir: Some("/var/lib/monky-deployd/staging/abc".into()),
+        agent_files: vec![
             "/var/lib/monky-deployd".into(),
             "/etc/monky-deployd/bootstrap.jwt".into(),
         ],
         bundle_files: Vec::new(),
-        bind_roots: None,
         ..Default::default()
     };
     let doc = |src: &str| {
@@ -129,11 +128,11 @@ fn second_pass_knows_the_project_dir_and_the_agents_files() {
         let r = check_normalised(&doc(bad), false, &ctx);
         assert!(r.is_err(), "not refused: {bad}");
     }
-    let tmp = Normalised {
-        project_dir: "/tmp/it/state/staging/abc".into(),
-        private: vec!["/tmp/it/state".into()],
+    let tmp = BoxFacts {
+        release_dir: Some("/tmp/it/state/staging/abc".into()),
+        agent_files: vec!["/tmp/it/state".into()],
         bundle_files: Vec::new(),
-        bind_roots: None,
+        bind_roots: vec!["/srv".into()],
         ..Default::default()
     };
     for bad in ["/tmp/it/state/bao.token", "/tmp/it", "/tmp"] {
@@ -182,11 +181,10 @@ fn other_containers_host_files_builds_hooks_and_profiles() {
     ] {
         assert!(run(&svc(extra)).is_ok(), "refused: {extra}");
     }
-    let ctx = Normalised {
-        project_dir: "/var/lib/monky-deployd/staging/abc".into(),
-        private: vec!["/var/lib/monky-deployd".into()],
+    let ctx = BoxFacts {
+        release_dir: Some("/var/lib/monky-deployd/staging/abc".into()),
+        agent_files: vec!["/var/lib/monky-deployd".into()],
         bundle_files: Vec::new(),
-        bind_roots: None,
         ..Default::default()
     };
     let ok = parse(b"services:\n  a:\n    image: x\n    env_file: [/var/lib/monky-deployd/staging/abc/.env]\n    build:\n      context: /var/lib/monky-deployd/staging/abc/app\n").unwrap();
@@ -282,17 +280,17 @@ fn each_rule_judges_a_distinct_key_the_allow_list_does_not_wave_through() {
 /// project's namespace, scheduling and OOM priority, its ceilings.
 #[test]
 fn the_boxs_ports_names_scheduling_and_ceilings() {
-    let ctx = Normalised {
-        project_dir: FIRST_PASS_ROOT.into(),
+    let ctx = BoxFacts {
+        release_dir: Some(FIRST_PASS_ROOT.into()),
         project: "monky-a".into(),
         reserved_ports: vec![22, 18443],
         ..Default::default()
     };
     let svc = |body: &str| format!("services:\n  web:\n    image: x\n{body}");
-    let code = |y: &str, c: &Normalised| {
+    let code = |y: &str, c: &BoxFacts| {
         check_bundle(&parse(y.as_bytes()).unwrap(), false, c)
             .err()
-            .map(|r| (r.code, r.detail))
+            .map(|r| (r.code.as_str(), r.detail))
     };
     for (body, detail) in [
         ("    ports: [\"22:22\"]\n", "web 0.0.0.0:22 (reserved by the box)"),
@@ -364,9 +362,13 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         "    sysctls: [kernel.panic=1]\n",
         "    security_opt: [\"label=disable\"]\n",
     ] {
-        assert_eq!(code(&svc(body), &ctx).map(|c| c.0), Some(CODE), "{body}");
+        assert_eq!(
+            code(&svc(body), &ctx).map(|c| c.0),
+            Some(CODE.as_str()),
+            "{body}"
+        );
     }
-    let capped = Normalised {
+    let capped = BoxFacts {
         limits: crate::policy::Limits {
             memory: Some(256 << 20),
             pids: Some(100),
@@ -408,8 +410,8 @@ fn jobs_from_compose_depends_on_and_the_marker_label() {
 
 #[test]
 fn a_writable_bind_of_the_release_is_named_for_an_operator() {
-    let ctx = Normalised {
-        project_dir: FIRST_PASS_ROOT.into(),
+    let ctx = BoxFacts {
+        release_dir: Some(FIRST_PASS_ROOT.into()),
         project: "monky-a".into(),
         bundle_files: vec!["compose.yaml".into(), "conf/app.conf".into()],
         ..Default::default()
@@ -447,11 +449,11 @@ fn the_boxs_address_space_subnets_and_static_addresses() {
         crate::policy::netpool::Cidr::parse("10.100.5.0/24").unwrap(),
         "a route of the host via eth1",
     );
-    let ctx = Normalised {
-        project_dir: "/rel".into(),
+    let ctx = BoxFacts {
+        release_dir: Some("/rel".into()),
         project: "monky-t".into(),
         net: Some(net),
-        ..Normalised::default()
+        ..BoxFacts::default()
     };
     let judge = |y: &str| check_normalised(&parse(y.as_bytes()).unwrap(), false, &ctx);
     let svc = |nets: &str| {
@@ -486,7 +488,7 @@ fn the_boxs_address_space_subnets_and_static_addresses() {
     // an external network's subnet is the engine's: the guard judges the address
     judge("services:\n  web:\n    image: x\n    networks:\n      ext:\n        ipv4_address: 10.100.7.9\nnetworks:\n  ext:\n    external: true\n    name: monky-t_ext\n").unwrap();
     // the first pass leaves an interpolated subnet to the second
-    let first = Normalised {
+    let first = BoxFacts {
         bundle_files: vec![],
         ..ctx.clone()
     };

@@ -3,14 +3,18 @@
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::bundle::Refusal;
+use crate::bundle::{Refusal, RefusalCode};
 
 /// Parse compose YAML into a value with aliases and merge keys resolved.
 pub fn parse(text: &[u8]) -> Result<Value, Refusal> {
     let mut v: Value = serde_yaml_ng::from_slice(text)
-        .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml: {e}")))?;
-    v.apply_merge()
-        .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml merge keys: {e}")))?;
+        .map_err(|e| Refusal::new(RefusalCode::BundleInvalid, format!("compose.yaml: {e}")))?;
+    v.apply_merge().map_err(|e| {
+        Refusal::new(
+            RefusalCode::BundleInvalid,
+            format!("compose.yaml merge keys: {e}"),
+        )
+    })?;
     // merge keys may sit at any depth (service level, under deploy, …)
     fn deep_merge(v: &mut Value) -> Result<(), serde_yaml_ng::Error> {
         match v {
@@ -30,8 +34,12 @@ pub fn parse(text: &[u8]) -> Result<Value, Refusal> {
         }
         Ok(())
     }
-    deep_merge(&mut v)
-        .map_err(|e| Refusal::new("BUNDLE_INVALID", format!("compose.yaml merge keys: {e}")))?;
+    deep_merge(&mut v).map_err(|e| {
+        Refusal::new(
+            RefusalCode::BundleInvalid,
+            format!("compose.yaml merge keys: {e}"),
+        )
+    })?;
     // what our parser and compose's could read differently is refused, not interpreted:
     // tags (`!reset`, `!!binary`, …) and non-string keys; and the expanded size is bounded
     let mut nodes = 0usize;
@@ -46,13 +54,13 @@ fn shape(v: &Value, nodes: &mut usize) -> Result<(), Refusal> {
     *nodes += 1;
     if *nodes > MAX_NODES {
         return Err(Refusal::new(
-            "BUNDLE_INVALID",
+            RefusalCode::BundleInvalid,
             format!("compose.yaml expands to more than {MAX_NODES} nodes"),
         ));
     }
     match v {
         Value::Tagged(t) => Err(Refusal::new(
-            "BUNDLE_INVALID",
+            RefusalCode::BundleInvalid,
             format!(
                 "compose.yaml uses the YAML tag {} (tags are not accepted)",
                 t.tag
@@ -62,7 +70,7 @@ fn shape(v: &Value, nodes: &mut usize) -> Result<(), Refusal> {
             for (k, x) in m {
                 if !matches!(k, Value::String(_)) {
                     return Err(Refusal::new(
-                        "BUNDLE_INVALID",
+                        RefusalCode::BundleInvalid,
                         "compose.yaml has a non-string key",
                     ));
                 }

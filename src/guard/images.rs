@@ -20,7 +20,9 @@ use hyper::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::poisoned;
 use super::{upstream_get, Body, Shared};
+use crate::boundary::Refusal;
 use crate::http::Cause;
 use crate::policy::rules;
 
@@ -41,6 +43,15 @@ pub struct Entry {
     pub at: u64,
 }
 
+/// Why the ledger could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    #[error(transparent)]
+    Write(#[from] crate::state::StateError),
+}
+
 impl Ledger {
     /// `None` when there is no ledger yet (a box upgraded from before it, or a new one).
     pub fn load(path: &Path) -> Option<Ledger> {
@@ -48,9 +59,9 @@ impl Ledger {
         Some(serde_json::from_slice(&b).unwrap_or_default())
     }
 
-    pub fn save(&self, path: &Path) -> Result<(), String> {
-        let b = serde_json::to_vec_pretty(self).map_err(|e| e.to_string())?;
-        crate::state::write_private(path, &b, 0o600).map_err(|e| e.to_string())
+    pub fn save(&self, path: &Path) -> Result<(), LedgerError> {
+        let b = serde_json::to_vec_pretty(self)?;
+        Ok(crate::state::write_private(path, &b, 0o600)?)
     }
 
     fn add(&mut self, id: &str, reference: &str) -> bool {
@@ -82,11 +93,11 @@ impl Ledger {
 /// The ledger this guard works with, loaded once. A box with no ledger yet starts it from the
 /// images of the containers this project already runs (they were pulled for it before the
 /// ledger existed).
-pub(super) async fn ledger(sh: &Shared) -> Result<Ledger, String> {
+pub(super) async fn ledger(sh: &Shared) -> Result<Ledger, Refusal> {
     let Some(path) = &sh.boundary.image_ledger else {
         return Ok(Ledger::default());
     };
-    if let Some(l) = sh.ledger.lock().map_err(|_| "guard poisoned")?.clone() {
+    if let Some(l) = sh.ledger.lock().map_err(poisoned)?.clone() {
         return Ok(l);
     }
     let l = match Ledger::load(path) {
@@ -103,7 +114,7 @@ pub(super) async fn ledger(sh: &Shared) -> Result<Ledger, String> {
             );
             let (_, body) = upstream_get(sh, &q)
                 .await
-                .map_err(|e| format!("cannot list containers: {}", Cause(&*e)))?;
+                .map_err(|e| Refusal::engine(format!("cannot list containers: {}", Cause(&*e))))?;
             let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             for c in v.as_array().into_iter().flatten() {
                 let id = c.get("ImageID").and_then(|x| x.as_str()).unwrap_or("");
@@ -112,20 +123,20 @@ pub(super) async fn ledger(sh: &Shared) -> Result<Ledger, String> {
                     l.add(id, r);
                 }
             }
-            l.save(path)?;
+            l.save(path).map_err(|e| Refusal::engine(e.to_string()))?;
             l
         }
     };
-    *sh.ledger.lock().map_err(|_| "guard poisoned")? = Some(l.clone());
+    *sh.ledger.lock().map_err(poisoned)? = Some(l.clone());
     Ok(l)
 }
 
 /// The id the engine gives `image` now; `None` when it has no such image (the create then
 /// fails on its own: the Engine API never pulls on create).
-async fn image_id(sh: &Shared, image: &str) -> Result<Option<String>, String> {
+async fn image_id(sh: &Shared, image: &str) -> Result<Option<String>, Refusal> {
     let (status, body) = upstream_get(sh, &format!("/images/{image}/json"))
         .await
-        .map_err(|e| format!("image {image}: cannot inspect: {}", Cause(&*e)))?;
+        .map_err(|e| Refusal::engine(format!("image {image}: cannot inspect: {}", Cause(&*e))))?;
     if status == StatusCode::NOT_FOUND {
         return Ok(None);
     }
@@ -140,7 +151,7 @@ async fn image_id(sh: &Shared, image: &str) -> Result<Option<String>, String> {
 }
 
 /// A container of `service` may run `image`: its id is one this project pulled.
-pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(), String> {
+pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(), Refusal> {
     let Some(path) = sh.boundary.image_ledger.clone() else {
         return Ok(());
     };
@@ -150,12 +161,8 @@ pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(
     let _one = sh.judging_images.lock().await;
     // a reference moves to another image only by a pull, through this guard (tag, load and
     // import are refused) or by the engine's own users: until the next pull, a verdict stands
-    if sh.pulled.lock().map_err(|_| "guard poisoned")?.is_empty()
-        && sh
-            .runnable
-            .lock()
-            .map_err(|_| "guard poisoned")?
-            .contains(image)
+    if sh.pulled.lock().map_err(poisoned)?.is_empty()
+        && sh.runnable.lock().map_err(poisoned)?.contains(image)
     {
         return Ok(());
     }
@@ -167,7 +174,7 @@ pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(
     // stay listed until the shared ledger holds them: compose creates services in parallel,
     // and a create that found the list already drained by another (still resolving the ids)
     // would not see the pull at all
-    let pulled: Vec<String> = sh.pulled.lock().map_err(|_| "guard poisoned")?.clone();
+    let pulled: Vec<String> = sh.pulled.lock().map_err(poisoned)?.clone();
     let mut ids = Vec::new();
     for r in &pulled {
         if let Some(pid) = image_id(sh, r).await? {
@@ -175,32 +182,32 @@ pub(super) async fn may_run(sh: &Shared, service: &str, image: &str) -> Result<(
         }
     }
     let l = {
-        let mut cached = sh.ledger.lock().map_err(|_| "guard poisoned")?;
+        let mut cached = sh.ledger.lock().map_err(poisoned)?;
         let mut l = cached.clone().unwrap_or(l);
         let mut changed = false;
         for (pid, r) in &ids {
             changed |= l.add(pid, r);
         }
         if changed {
-            l.save(&path)?;
+            l.save(&path).map_err(|e| Refusal::engine(e.to_string()))?;
             *cached = Some(l.clone());
         }
         l
     };
     sh.pulled
         .lock()
-        .map_err(|_| "guard poisoned")?
+        .map_err(poisoned)?
         .retain(|r| !pulled.contains(r));
     if l.images.contains_key(&id) {
         sh.runnable
             .lock()
-            .map_err(|_| "guard poisoned")?
+            .map_err(poisoned)?
             .insert(image.to_string());
         return Ok(());
     }
-    Err(format!(
-        "{}: {service} {image} (not pulled by this project)",
-        rules::IMAGE_CODE
+    Err(Refusal::new(
+        rules::IMAGE_CODE,
+        format!("{service} {image} (not pulled by this project)"),
     ))
 }
 

@@ -17,8 +17,10 @@ use tracing::debug;
 use super::{full, refused, upstream_get, Body, Shared};
 
 mod own;
+use super::poisoned;
+use crate::boundary::Refusal;
 use crate::http::Cause;
-use crate::policy::{self, Denied};
+use crate::policy;
 use own::{forget, forget_all, not_claimed, owned, service_of};
 pub(super) use own::{learn, Made};
 
@@ -136,7 +138,7 @@ pub(super) async fn decide(
     }
     let check = match &r {
         Route::Pass | Route::Pull => Ok(()),
-        Route::Refuse(why) => Err(why.clone()),
+        Route::Refuse(why) => Err(Refusal::engine(why.clone())),
         Route::Quiet => {
             let r = Response::builder()
                 .status(StatusCode::FORBIDDEN)
@@ -158,7 +160,7 @@ pub(super) async fn decide(
                     let service = service_of(sh, id).await;
                     match policy::container_name(&name, &service, &sh.boundary) {
                         Ok(()) => not_claimed(sh, "container", &name).await,
-                        Err(d) => Err(d.0),
+                        Err(d) => Err(d),
                     }
                 }
                 Err(e) => Err(e),
@@ -175,7 +177,10 @@ pub(super) async fn decide(
                 Err(e) => {
                     return (
                         None,
-                        Some(refused(sh, format!("{path}: body is not JSON ({e})"))),
+                        Some(refused(
+                            sh,
+                            Refusal::engine(format!("{path}: body is not JSON ({e})")),
+                        )),
                         None,
                     )
                 }
@@ -186,18 +191,15 @@ pub(super) async fn decide(
                 }
                 Route::CreateVolume => match policy::volume_create(&v, &sh.boundary) {
                     Ok(()) => not_claimed(sh, "volume", v["Name"].as_str().unwrap_or("")).await,
-                    Err(d) => Err(d.0),
+                    Err(d) => Err(d),
                 },
                 _ => match policy::network_create(&v, &sh.boundary) {
                     Ok(()) => not_claimed(sh, "network", v["Name"].as_str().unwrap_or("")).await,
-                    Err(d) => Err(d.0),
+                    Err(d) => Err(d),
                 },
             };
             if let Err(why) = verdict {
                 // a refusal with its own code (a port, a name, an image) reads alone
-                if policy::rules::split_code(&why).is_some() {
-                    return (None, Some(refused(sh, why)), None);
-                }
                 let what = match r {
                     Route::CreateContainer => {
                         let svc = v
@@ -209,7 +211,7 @@ pub(super) async fn decide(
                     Route::CreateVolume => "volume create".into(),
                     _ => "network create".into(),
                 };
-                return (None, Some(refused(sh, format!("{what}: {why}"))), None);
+                return (None, Some(refused(sh, why.for_request(what))), None);
             }
             let made = match r {
                 Route::CreateContainer => Made::Container,
@@ -257,7 +259,10 @@ async fn connect(
         let v: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
-                let r = refused(sh, format!("{path}: body is not JSON ({e})"));
+                let r = refused(
+                    sh,
+                    Refusal::engine(format!("{path}: body is not JSON ({e})")),
+                );
                 return (None, Some(r), None);
             }
         };
@@ -275,15 +280,20 @@ async fn connect(
 
 /// A static address lies inside the network's own subnet, as the engine reports it
 /// (`NETWORK_REFUSED` otherwise; the engine's default networks have none a bundle may use).
-async fn address_in_network(sh: &Shared, network: &str, addr: &str) -> Result<(), String> {
+async fn address_in_network(sh: &Shared, network: &str, addr: &str) -> Result<(), Refusal> {
     let subnets: Vec<String> = match network {
         "" | "default" | "bridge" | "none" => Vec::new(),
         n => {
-            let (status, body) = upstream_get(sh, &format!("/networks/{n}"))
-                .await
-                .map_err(|e| format!("cannot inspect network {n}: {}", Cause(&*e)))?;
+            let (status, body) =
+                upstream_get(sh, &format!("/networks/{n}"))
+                    .await
+                    .map_err(|e| {
+                        Refusal::engine(format!("cannot inspect network {n}: {}", Cause(&*e)))
+                    })?;
             let v: Value = serde_json::from_slice(&body).map_err(|e| {
-                format!("cannot inspect network {n}: engine answered {status} ({e})")
+                Refusal::engine(format!(
+                    "cannot inspect network {n}: engine answered {status} ({e})"
+                ))
             })?;
             v.pointer("/IPAM/Config")
                 .and_then(|c| c.as_array())
@@ -295,14 +305,14 @@ async fn address_in_network(sh: &Shared, network: &str, addr: &str) -> Result<()
         }
     };
     match policy::netpool::address_refusal(network, addr, &subnets) {
-        Some(why) => Err(format!("{}: {why}", policy::netpool::NETWORK_CODE)),
+        Some(why) => Err(Refusal::new(policy::netpool::NETWORK_CODE, why)),
         None => Ok(()),
     }
 }
 
-async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), String> {
-    let refs = policy::container_create(v, &sh.boundary).map_err(|Denied(d)| d)?;
-    policy::container_name(name, &refs.service, &sh.boundary).map_err(|Denied(d)| d)?;
+async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Refusal> {
+    let refs = policy::container_create(v, &sh.boundary)?;
+    policy::container_name(name, &refs.service, &sh.boundary)?;
     not_claimed(sh, "container", name).await?;
     let image = v.get("Image").and_then(|i| i.as_str()).unwrap_or("");
     super::images::may_run(sh, &refs.service, image).await?;
@@ -325,7 +335,7 @@ async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Strin
     let mut seen = sh
         .seen
         .lock()
-        .map_err(|_| "guard state poisoned".to_string())?;
+        .map_err(|_| Refusal::engine("guard state poisoned"))?;
     box_binds.extend(seen.iter().cloned());
     let verdict = if sh.boundary.privileged {
         // a box that permits privilege trusts the bundle's layout; the release stays unwritable
@@ -333,13 +343,14 @@ async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Strin
     } else {
         policy::binds_invariant(&refs.binds, &box_binds, &sh.boundary.release_files)
     };
-    verdict.map_err(|Denied(d)| format!("HostConfig.Binds: {d}"))?;
+    verdict.map_err(|d| d.within("HostConfig.Binds"))?;
     seen.extend(refs.binds);
     Ok(())
 }
 
-fn lock<T>(m: &std::sync::Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, String> {
-    m.lock().map_err(|_| "guard state poisoned".to_string())
+fn lock<T>(m: &std::sync::Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Refusal> {
+    m.lock()
+        .map_err(|_| Refusal::engine("guard state poisoned"))
 }
 
 /// Every bind and volume mount of every container on the box, traced as the engine resolves it
@@ -349,13 +360,16 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Stri
 /// container already traced by this guard is not traced again: its mounts are fixed at create,
 /// and the directories its sources pass through are outside every writable bind (the
 /// invariant), so no container can change how they resolve during this compose call.
-pub(super) async fn box_binds(sh: &Shared) -> Result<Vec<policy::HostBind>, String> {
+pub(super) async fn box_binds(sh: &Shared) -> Result<Vec<policy::HostBind>, Refusal> {
     let (status, body) = upstream_get(sh, "/containers/json?all=1")
         .await
-        .map_err(|e| format!("cannot list containers: {}", Cause(&*e)))?;
+        .map_err(|e| Refusal::engine(format!("cannot list containers: {}", Cause(&*e))))?;
     // an unreadable list is not an empty box
-    let listed: Vec<Listed> = serde_json::from_slice(&body)
-        .map_err(|e| format!("cannot list containers: engine answered {status} ({e})"))?;
+    let listed: Vec<Listed> = serde_json::from_slice(&body).map_err(|e| {
+        Refusal::engine(format!(
+            "cannot list containers: engine answered {status} ({e})"
+        ))
+    })?;
     let mut traced = lock(&sh.box_mounts)?;
     let mut now: HashMap<String, Vec<policy::HostBind>> = HashMap::with_capacity(listed.len());
     for c in listed {
@@ -407,7 +421,7 @@ async fn read_body(sh: &Shared, body: Incoming, path: &str) -> Result<Bytes, Res
         Ok(b) => Ok(b.to_bytes()),
         Err(_) => Err(refused(
             sh,
-            format!("{path}: body over {CREATE_BODY_MAX} bytes"),
+            Refusal::engine(format!("{path}: body over {CREATE_BODY_MAX} bytes")),
         )),
     }
 }

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::paths::bind_source;
 use super::rules;
-use super::{deny, is_zero, known, network_name, short_value, str_of, Boundary, Denied, Refs, R};
+use super::{deny, is_zero, known, network_name, short_value, str_of, Boundary, Refs, R};
+use crate::boundary::Refusal;
 
 /// Keys whose every value is harmless on the host; they pass before any rule is looked up.
 pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
@@ -141,14 +142,14 @@ fn unmask(path: &str, _: &Value, b: &Boundary, _: &mut Refs) -> R {
 
 fn binds(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
     for s in v.as_array().into_iter().flatten() {
-        bind_string(str_of(s), b, refs).map_err(|d| Denied(format!("{path}: {}", d.0)))?;
+        bind_string(str_of(s), b, refs).map_err(|d| d.within(path))?;
     }
     Ok(())
 }
 
 fn mounts(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
     for m in v.as_array().into_iter().flatten() {
-        mount(m, b, refs).map_err(|d| Denied(format!("{path}: {}", d.0)))?;
+        mount(m, b, refs).map_err(|d| d.within(path))?;
     }
     Ok(())
 }
@@ -262,7 +263,7 @@ fn port_bindings(_: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
                 continue;
             };
             if let Some(why) = rules::port_refusal(&refs.service, ip, range, &b.reserved_ports) {
-                return deny(format!("{}: {why}", rules::PORT_CODE));
+                return Err(Refusal::new(rules::PORT_CODE, why));
             }
         }
     }
@@ -281,7 +282,7 @@ fn ulimits(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
     for u in v.as_array().into_iter().flatten() {
         let n = u.get("Name").map(str_of).unwrap_or("");
         let num = |k: &str| u.get(k).and_then(|x| x.as_i64()).unwrap_or(0);
-        if let Err(why) = rules::ulimit_allowed(n, num("Soft"), num("Hard")) {
+        if let Some(why) = rules::ulimit_refusal(n, num("Soft"), num("Hard")) {
             if !b.privileged {
                 return deny(format!("{path} {why}"));
             }
@@ -303,7 +304,7 @@ pub(super) fn limits(hc: &Value, b: &Boundary, refs: &Refs) -> R {
     let memory = hc.get("Memory").and_then(|v| v.as_u64()).unwrap_or(0);
     let pids = hc.get("PidsLimit").and_then(|v| v.as_i64()).unwrap_or(0);
     match b.limits.refusal(&refs.service, memory, pids) {
-        Some(why) => deny(format!("{}: {why}", rules::LIMIT_CODE)),
+        Some(why) => Err(Refusal::new(rules::LIMIT_CODE, why)),
         None => Ok(()),
     }
 }

@@ -8,7 +8,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The refusal code of every network rule.
-pub const NETWORK_CODE: &str = "NETWORK_REFUSED";
+pub const NETWORK_CODE: crate::boundary::RefusalCode = crate::boundary::RefusalCode::NetworkRefused;
 
 /// Docker's built-in default address pools (`/info` does not expose them): 172.17–31.x/16 and
 /// 192.168.0.0/16. Used when the box's config sets no `network_pools`.
@@ -164,6 +164,46 @@ pub fn address_refusal(network: &str, addr: &str, subnets: &[String]) -> Option<
         }
     };
     Some(format!("{network} {} ({why})", addr.trim()))
+}
+
+/// One entry of a network's IPAM config: its subnet ("" = the engine picks one) and the
+/// addresses set inside it (IP range, gateway, auxiliary addresses).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IpamEntry {
+    pub subnet: String,
+    pub addrs: Vec<String>,
+}
+
+/// The IPAM rule, the one both layers call (`NETWORK_REFUSED` detail): the engine's own IPAM
+/// driver; every subnet from the box's pools and clear of what the box routes and dials; every
+/// address of an entry inside that entry's subnet.
+pub fn ipam_refusal(
+    network: &str,
+    driver: &str,
+    entries: &[IpamEntry],
+    space: &AddressSpace,
+) -> Option<String> {
+    if !["", "default"].contains(&driver) {
+        return Some(format!(
+            "{network} IPAM driver {driver} (only the engine's own)"
+        ));
+    }
+    for e in entries {
+        let own: Vec<String> = if e.subnet.is_empty() {
+            Vec::new()
+        } else {
+            if let Some(why) = space.subnet_refusal(network, &e.subnet) {
+                return Some(why);
+            }
+            vec![e.subnet.clone()]
+        };
+        for a in &e.addrs {
+            if let Some(why) = address_refusal(network, a, &own) {
+                return Some(why);
+            }
+        }
+    }
+    None
 }
 
 /// The host's routes (main table, IPv4 and IPv6) with their interface, from `/proc/net/route`

@@ -127,14 +127,59 @@ fn under(p: &Path, dir: &Path) -> bool {
     p.starts_with(dir)
 }
 
-/// The bind-source rule: the engine socket, the Docker data root, the agent's files and the
-/// private trees are never reachable (nor any ancestor of them); sockets and devices never;
-/// writable only inside the release or a `bind_roots` entry; read-only also for a few
-/// harmless system files.
-pub fn bind_source(src: &Path, read_only: bool, b: &Boundary, refs: &mut Refs) -> R {
-    if !src.is_absolute() {
-        return deny(format!("{}: bind source is not absolute", src.display()));
-    }
+/// System trees a container may bind read-only (time zone, CA certificates, …) but never
+/// writable: a writable bind is root on the host (cron, sudoers, systemd units, binaries,
+/// package maintainer scripts, `ld.so.preload`). Also refused writable: anything above them.
+pub const READ_ONLY_DEEP: &[&str] = &[
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/var/lib",
+    "/var/spool",
+];
+
+/// Why a host path is out of a container's reach ([`bind_rule`]); each layer words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreachable {
+    NotAbsolute,
+    /// It is, is inside, or is above one of the agent's own files.
+    AgentFile(PathBuf),
+    /// It is, is inside, or is above the engine's paths or a private tree.
+    Private(PathBuf),
+    /// A socket or a device node.
+    SocketOrDevice,
+    /// Writable, and reaches a system tree ([`READ_ONLY_DEEP`]).
+    SystemTreeWritable,
+    /// Outside the release, the box's bind roots and the harmless read-only files.
+    OutsideRoots,
+}
+
+/// A bind source as the rule judged it: written (lexical), resolved, and how to show it.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub lex: PathBuf,
+    pub real: PathBuf,
+    /// `lex`, or `lex (resolves to real)` when they differ.
+    pub shown: String,
+}
+
+/// The bind-source rule, the one both layers call. Judged on the path as written and as the
+/// engine resolves it: inside the release is allowed; the agent's files, the engine's paths and
+/// the private trees are never reachable (nor any ancestor of them; the box's privilege permit
+/// lifts all but the agent's files); sockets and devices never; writable never into a system
+/// tree; outside the release only into a `bind_roots` entry or, read-only, a harmless system
+/// file. `facts` is `None` for a pass that does not know the box: its own trees only, not
+/// confined to any root.
+pub fn bind_rule(
+    src: &Path,
+    read_only: bool,
+    facts: Option<&Boundary>,
+) -> (Judged, Result<(), Unreachable>) {
     let lex = lexical(src);
     let real = trace(src).real;
     let shown = if real == lex {
@@ -142,45 +187,95 @@ pub fn bind_source(src: &Path, read_only: bool, b: &Boundary, refs: &mut Refs) -
     } else {
         format!("{} (resolves to {})", lex.display(), real.display())
     };
+    let verdict = judge_bind(src, &lex, &real, read_only, facts);
+    (Judged { lex, real, shown }, verdict)
+}
+
+fn judge_bind(
+    src: &Path,
+    lex: &Path,
+    real: &Path,
+    read_only: bool,
+    facts: Option<&Boundary>,
+) -> Result<(), Unreachable> {
+    if !src.is_absolute() {
+        return Err(Unreachable::NotAbsolute);
+    }
+    let none = Boundary::default();
+    let b = facts.unwrap_or(&none);
     let in_release = b
         .release_dir
         .as_ref()
-        .is_some_and(|r| under(&real, r) && under(&lex, r));
-    let mut private: Vec<PathBuf> = b.agent_files.clone();
-    private.extend(b.private.iter().cloned());
-    private.extend(PRIVATE_TREES.iter().map(PathBuf::from));
-    for p in &private {
-        for cand in [&lex, &real] {
+        .is_some_and(|r| under(real, r) && under(lex, r));
+    let agent = b.agent_files.iter().map(|p| (p.clone(), true));
+    let others = b
+        .engine_paths
+        .iter()
+        .cloned()
+        .chain(PRIVATE_TREES.iter().map(PathBuf::from))
+        .map(|p| (p, false));
+    for (p, is_agent) in agent.chain(others) {
+        for cand in [lex, real] {
             // the release dir lives in the state dir: inside it is the one allowed place
-            let inside_release = in_release && under(cand, b.release_dir.as_deref().unwrap_or(p));
-            if (under(cand, p) && !inside_release) || (p.starts_with(cand.as_path())) {
-                if b.privileged && !is_agent_file(p, b) {
+            let inside_release = in_release && under(cand, b.release_dir.as_deref().unwrap_or(&p));
+            if (under(cand, &p) && !inside_release) || p.starts_with(cand) {
+                if b.privileged && !is_agent_file(&p, b) {
                     continue;
                 }
-                return deny(format!("{shown}: reaches {}", p.display()));
+                return Err(if is_agent {
+                    Unreachable::AgentFile(p)
+                } else {
+                    Unreachable::Private(p)
+                });
             }
         }
     }
-    if let Ok(md) = std::fs::metadata(&real) {
+    if let Ok(md) = std::fs::metadata(real) {
         use std::os::unix::fs::FileTypeExt;
         let ft = md.file_type();
         if (ft.is_socket() || ft.is_block_device() || ft.is_char_device()) && !b.privileged {
-            return deny(format!("{shown}: a socket or device"));
+            return Err(Unreachable::SocketOrDevice);
         }
     }
-    let in_root = b
-        .bind_roots
+    let in_root = b.bind_roots.iter().any(|r| under(real, r) && under(lex, r));
+    // a box's bind_roots entry is the operator's word for writable data
+    let system = READ_ONLY_DEEP
         .iter()
-        .any(|r| under(&real, r) && under(&lex, r));
-    let harmless_ro = read_only && READ_ONLY_FILES.iter().any(|f| under(&real, Path::new(f)));
-    if !(in_release || in_root || harmless_ro || b.privileged) {
-        return deny(format!(
+        .map(Path::new)
+        .any(|d| under(lex, d) || d.starts_with(lex));
+    if !read_only && !in_release && !in_root && !b.privileged && system {
+        return Err(Unreachable::SystemTreeWritable);
+    }
+    let confined = facts.is_some() && !b.privileged;
+    let harmless_ro = read_only && READ_ONLY_FILES.iter().any(|f| under(real, Path::new(f)));
+    if confined && !(in_release || in_root || harmless_ro) {
+        return Err(Unreachable::OutsideRoots);
+    }
+    Ok(())
+}
+
+/// The engine guard's wording of [`bind_rule`]: records the bind for the invariant when it
+/// passes.
+pub fn bind_source(src: &Path, read_only: bool, b: &Boundary, refs: &mut Refs) -> R {
+    let (j, verdict) = bind_rule(src, read_only, Some(b));
+    let shown = &j.shown;
+    match verdict {
+        Ok(()) => {
+            refs.binds.push(HostBind::new(src, !read_only));
+            Ok(())
+        }
+        Err(Unreachable::NotAbsolute) => {
+            deny(format!("{}: bind source is not absolute", src.display()))
+        }
+        Err(Unreachable::AgentFile(p) | Unreachable::Private(p)) => {
+            deny(format!("{shown}: reaches {}", p.display()))
+        }
+        Err(Unreachable::SocketOrDevice) => deny(format!("{shown}: a socket or device")),
+        Err(Unreachable::SystemTreeWritable | Unreachable::OutsideRoots) => deny(format!(
             "{shown}: {} bind outside the release and the box's bind_roots",
             if read_only { "read-only" } else { "writable" }
-        ));
+        )),
     }
-    refs.binds.push(HostBind::new(src, !read_only));
-    Ok(())
 }
 
 /// The agent's own files stay out of reach even with `privileged` permitted.

@@ -77,8 +77,8 @@ pub const MEMLOCK_MAX: i64 = 8 << 20;
 
 /// Ulimits that raise a share of the box: real-time priority, nice priority, locked memory.
 /// Others (`nofile`, `nproc`, `core`, …) stay inside the container's own accounting.
-/// `Err` names the limit and its value.
-pub fn ulimit_allowed(name: &str, soft: i64, hard: i64) -> Result<(), String> {
+/// `Some` names the limit and its value.
+pub fn ulimit_refusal(name: &str, soft: i64, hard: i64) -> Option<String> {
     let max = soft.max(hard);
     let over = match name.trim().to_ascii_lowercase().as_str() {
         "rtprio" | "nice" => soft != 0 || hard != 0,
@@ -91,9 +91,9 @@ pub fn ulimit_allowed(name: &str, soft: i64, hard: i64) -> Result<(), String> {
         } else {
             max.to_string()
         };
-        Err(format!("{name} {v}"))
+        Some(format!("{name} {v}"))
     } else {
-        Ok(())
+        None
     }
 }
 
@@ -117,10 +117,12 @@ pub fn reserved_in(range: (u16, u16), reserved: &[u16]) -> Option<u16> {
     hit.first().copied()
 }
 
-pub const PORT_CODE: &str = "PORT_REFUSED";
-pub const NAME_CODE: &str = "NAME_REFUSED";
-pub const IMAGE_CODE: &str = "IMAGE_REFUSED";
-pub const LIMIT_CODE: &str = "LIMIT_REFUSED";
+use crate::boundary::RefusalCode;
+
+pub const PORT_CODE: RefusalCode = RefusalCode::PortRefused;
+pub const NAME_CODE: RefusalCode = RefusalCode::NameRefused;
+pub const IMAGE_CODE: RefusalCode = RefusalCode::ImageRefused;
+pub const LIMIT_CODE: RefusalCode = RefusalCode::LimitRefused;
 
 /// `PORT_REFUSED` detail for a published host port: `<service> <ip:port> (reserved by the box)`.
 pub fn port_refusal(
@@ -248,24 +250,6 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
     (v.is_finite() && v >= 0.0 && v < u64::MAX as f64).then_some(v as u64)
 }
 
-/// The codes a guard refusal may carry itself (the box's shared resources); any other guard
-/// refusal is `ENGINE_REFUSED`.
-pub const GUARD_CODES: &[&str] = &[
-    PORT_CODE,
-    NAME_CODE,
-    IMAGE_CODE,
-    LIMIT_CODE,
-    super::netpool::NETWORK_CODE,
-];
-
-/// A refusal detail that carries its own code (`PORT_REFUSED: …`), as the guard records the
-/// shared-resource refusals: `(code, rest)`.
-pub fn split_code(s: &str) -> Option<(&'static str, &str)> {
-    let (code, rest) = s.split_once(": ")?;
-    let code = GUARD_CODES.iter().find(|c| **c == code)?;
-    Some((code, rest))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,16 +271,16 @@ mod tests {
 
     #[test]
     fn ulimits_that_share_the_box_are_named() {
-        assert!(ulimit_allowed("nofile", 1024, 65536).is_ok());
-        assert!(ulimit_allowed("rtprio", 0, 0).is_ok());
-        assert_eq!(ulimit_allowed("rtprio", 99, 99).unwrap_err(), "rtprio 99");
-        assert_eq!(ulimit_allowed("nice", 0, 10).unwrap_err(), "nice 10");
-        assert!(ulimit_allowed("memlock", 65536, 65536).is_ok());
+        assert!(ulimit_refusal("nofile", 1024, 65536).is_none());
+        assert!(ulimit_refusal("rtprio", 0, 0).is_none());
+        assert_eq!(ulimit_refusal("rtprio", 99, 99).unwrap(), "rtprio 99");
+        assert_eq!(ulimit_refusal("nice", 0, 10).unwrap(), "nice 10");
+        assert!(ulimit_refusal("memlock", 65536, 65536).is_none());
         assert_eq!(
-            ulimit_allowed("memlock", -1, -1).unwrap_err(),
+            ulimit_refusal("memlock", -1, -1).unwrap(),
             "memlock unlimited"
         );
-        assert!(ulimit_allowed("memlock", 1 << 30, 1 << 30).is_err());
+        assert!(ulimit_refusal("memlock", 1 << 30, 1 << 30).is_some());
         assert!(oom_score_adj_allowed(500) && !oom_score_adj_allowed(-1));
     }
 
@@ -385,14 +369,5 @@ mod tests {
             .unwrap()
             .contains("pids unset"));
         assert!(Limits::default().refusal("web", 0, 0).is_none());
-    }
-
-    #[test]
-    fn coded_details_split() {
-        assert_eq!(
-            split_code("PORT_REFUSED: web 0.0.0.0:22 (reserved by the box)"),
-            Some(("PORT_REFUSED", "web 0.0.0.0:22 (reserved by the box)"))
-        );
-        assert_eq!(split_code("container for service web: HostConfig.X"), None);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn boundary(dir: &Path) -> Boundary {
     Boundary {
@@ -11,7 +11,7 @@ fn boundary(dir: &Path) -> Boundary {
         release_dir: Some(dir.join("state/releases/abc")),
         bind_roots: vec![dir.join("srv")],
         agent_files: vec![dir.join("state")],
-        private: vec![PathBuf::from("/var/run/docker.sock")],
+        engine_paths: vec![PathBuf::from("/var/run/docker.sock")],
         release_files: Vec::new(),
         privileged: false,
         ..Default::default()
@@ -32,7 +32,7 @@ fn known_keys_pass_unknown_keys_are_named() {
     );
     assert_eq!(
         container_create(&ok, &b).unwrap_err(),
-        Denied("HostConfig.CapAdd NET_ADMIN".into())
+        Refusal::engine("HostConfig.CapAdd NET_ADMIN")
     );
     let ok = create(json!({"Memory": 100, "NetworkMode": "monky-t_default", "CapAdd": ["CHOWN"]}));
     let r = container_create(&ok, &b).unwrap();
@@ -40,12 +40,12 @@ fn known_keys_pass_unknown_keys_are_named() {
     let bad = create(json!({"FutureKnob": "x"}));
     assert_eq!(
         container_create(&bad, &b).unwrap_err(),
-        Denied("HostConfig.FutureKnob x".into())
+        Refusal::engine("HostConfig.FutureKnob x")
     );
     let top = json!({"Labels": {"com.docker.compose.project": "monky-t"}, "NewThing": 1});
     assert_eq!(
         container_create(&top, &b).unwrap_err(),
-        Denied("NewThing".into())
+        Refusal::engine("NewThing")
     );
     let other = json!({"Labels": {"com.docker.compose.project": "someone-else"}});
     assert!(container_create(&other, &b).is_err());
@@ -235,7 +235,8 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         json!({"Image": "x", "Labels": {"com.docker.compose.project": "monky-t",
             "com.docker.compose.service": "web"}, "HostConfig": hc})
     };
-    let err = |hc: Value, b: &Boundary| container_create(&body(hc), b).err().map(|d| d.0);
+    let err =
+        |hc: Value, b: &Boundary| container_create(&body(hc), b).err().map(|d| d.guard_text());
     assert_eq!(
         err(
             json!({"PortBindings": {"80/tcp": [{"HostIp": "", "HostPort": "18440-18450"}]}}),
@@ -279,14 +280,14 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
     assert_eq!(
         container_name("monky-victim-web-1", "web", &b)
             .unwrap_err()
-            .0,
+            .guard_text(),
         "NAME_REFUSED: container monky-victim-web-1 (outside project monky-t)"
     );
     let vol =
         json!({"Name": "monky-victim_data", "Labels": {"com.docker.compose.project": "monky-t"}});
     assert!(volume_create(&vol, &b)
         .unwrap_err()
-        .0
+        .guard_text()
         .starts_with("NAME_REFUSED: volume monky-victim_data"));
     let net = json!({"Name": "monky-t_default", "Driver": "bridge", "Labels": {"com.docker.compose.project": "monky-t"}});
     assert!(network_create(&net, &b).is_ok());
@@ -310,7 +311,7 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
     let bare = json!({"Image": "x", "Labels": {"com.docker.compose.project": "monky-t"}});
     assert!(container_create(&bare, &b)
         .unwrap_err()
-        .0
+        .guard_text()
         .starts_with("LIMIT_REFUSED"));
     // a box that permits privilege trusts the bundle with all of it
     b.privileged = true;
@@ -334,7 +335,7 @@ fn network_subnets_and_static_addresses_are_the_boxs() {
     let create =
         |ipam: Value| json!({"Name": "monky-t_n", "Driver": "bridge", "Labels": l, "IPAM": ipam});
     let ok = |ipam: Value| network_create(&create(ipam), &b).unwrap();
-    let no = |ipam: Value| network_create(&create(ipam), &b).unwrap_err().0;
+    let no = |ipam: Value| network_create(&create(ipam), &b).unwrap_err().guard_text();
     ok(json!({"Driver": "default", "Config": []}));
     ok(
         json!({"Config": [{"Subnet": "10.100.1.0/24", "Gateway": "10.100.1.1",

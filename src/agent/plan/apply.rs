@@ -2,6 +2,7 @@
 //! placeholder secrets in a scratch copy, the registry credential and the per-service diff.
 
 use super::*;
+use crate::agent::checks::GuardStart;
 
 /// The registry host of an image reference (`None`: Docker Hub).
 pub(super) fn image_registry(image: &str) -> Option<&str> {
@@ -103,31 +104,36 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         // service's `env_file: .env` reads as in the apply
         let env = b.render_env_with_every_var_as(PLACEHOLDER)?;
         state::ensure_dir(&self.cfg.staging_dir(), 0o700)
-            .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
+            .map_err(|e| Refusal::new(RefusalCode::PlanScratch, e.to_string()))?;
         let scratch = Scratch(
             self.cfg
                 .staging_dir()
                 .join(format!("plan-{}", std::process::id())),
         );
         bundle::stage(&scratch.0, &b, &env)
-            .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
+            .map_err(|e| Refusal::new(RefusalCode::PlanScratch, e.to_string()))?;
         let env_file = self
             .cfg
             .staging_dir()
             .join(format!("plan-{}.placeholders", std::process::id()));
         state::write_private(&env_file, env.as_bytes(), 0o600)
-            .map_err(|e| Refusal::new("PLAN_SCRATCH", e.to_string()))?;
+            .map_err(|e| Refusal::new(RefusalCode::PlanScratch, e.to_string()))?;
         let _env_file_gone = Scratch(env_file.clone());
         let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
             .await
-            .map_err(|e| Refusal::new("COMPOSE_CONFIG_INVALID", e.to_string()))?;
+            .map_err(|e| Refusal::new(RefusalCode::ComposeConfigInvalid, e.to_string()))?;
         compose.set_deadline(Some(
             tokio::time::Instant::now() + Duration::from_secs(self.cfg.tick_budget_s),
         ));
+        // the preflight's refusal keeps its own code; a guard that could not start is the
+        // engine's refusal
         let guard = self
-            .guard(&mut compose, &scratch.0, privileged)
+            .guard_checked(&mut compose, &scratch.0, privileged)
             .await
-            .map_err(|f| Refusal::new("ENGINE_REFUSED", f.message()))?;
+            .map_err(|g| match g {
+                GuardStart::Refused(r) => r,
+                GuardStart::Failed(f) => Refusal::engine(f.message()),
+            })?;
         let config = compose.config(&scratch.0).await;
         let mut desired_images = BTreeMap::new();
         match config {
@@ -141,7 +147,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 );
             }
             Err(e) => refusals.push(Refusal::new(
-                "COMPOSE_CONFIG_INVALID",
+                RefusalCode::ComposeConfigInvalid,
                 pull_diagnosis(e.output()),
             )),
         }
@@ -166,7 +172,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 .map(|(s, i)| format!("{s} ({i})"))
                 .collect();
             refusals.push(Refusal::new(
-                "REGISTRY_CREDENTIAL_MISSING",
+                RefusalCode::RegistryCredentialMissing,
                 format!(
                     "{} pull from {reg} but the manifest has no `use: registry-auth` entry and the box \
                      holds no credential for it: the pull would fail (COMPOSE_PULL_FAILED)",

@@ -56,7 +56,7 @@ pub(super) fn ulimits(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
                 (n, n)
             }
         };
-        if let Err(why) = shared::ulimit_allowed(&name, soft, hard) {
+        if let Some(why) = shared::ulimit_refusal(&name, soft, hard) {
             return refuse(format!("service {svc} sets ulimits {why}"));
         }
     }
@@ -202,34 +202,23 @@ pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
         }
         let mut subnets = Vec::new();
         if let Some(Value::Mapping(ipam)) = get(nm, "ipam").map(untag) {
+            // what the second pass sees interpolated is judged there, not here
             let driver = get(ipam, "driver").and_then(as_str).unwrap_or_default();
-            if !["", "default"].contains(&driver.as_str()) && !interpolated(&driver) {
-                return refuse(format!(
-                    "{name} IPAM driver {driver} (only the engine's own)"
-                ));
-            }
+            let driver = if interpolated(&driver) { "" } else { &driver };
             let configs = match get(ipam, "config").map(untag) {
                 Some(Value::Sequence(c)) => c.as_slice(),
                 _ => &[],
             };
+            let mut entries = Vec::new();
             for c in configs {
                 let Value::Mapping(c) = untag(c) else {
                     continue;
                 };
                 let subnet = get(c, "subnet").and_then(as_str).unwrap_or_default();
+                subnets.push(subnet.clone());
                 if interpolated(&subnet) {
-                    subnets.push(subnet);
                     continue;
                 }
-                if !subnet.is_empty() {
-                    if let Some(why) = space.subnet_refusal(&name, &subnet) {
-                        return refuse(why);
-                    }
-                }
-                let own: Vec<String> = [subnet.clone()]
-                    .into_iter()
-                    .filter(|s| !s.is_empty())
-                    .collect();
                 let mut addrs: Vec<String> = ["ip_range", "gateway"]
                     .iter()
                     .filter_map(|k| get(c, k).and_then(as_str))
@@ -237,12 +226,12 @@ pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
                 if let Some(Value::Mapping(aux)) = get(c, "aux_addresses").map(untag) {
                     addrs.extend(aux.values().filter_map(as_str));
                 }
-                for a in addrs.iter().filter(|a| !a.is_empty() && !interpolated(a)) {
-                    if let Some(why) = netpool::address_refusal(&name, a, &own) {
-                        return refuse(why);
-                    }
-                }
-                subnets.extend(own);
+                addrs.retain(|a| !a.is_empty() && !interpolated(a));
+                entries.push(netpool::IpamEntry { subnet, addrs });
+            }
+            subnets.retain(|s| !s.is_empty());
+            if let Some(why) = netpool::ipam_refusal(&name, driver, &entries, space) {
+                return refuse(why);
             }
         }
         let known = !subnets.iter().any(|s| interpolated(s));

@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::super::{full, upstream_get, Body, Shared};
-use super::{lock, CREATE_BODY_MAX, LABEL};
+use super::{lock, poisoned, CREATE_BODY_MAX, LABEL};
+use crate::boundary::Refusal;
 use crate::http::Cause;
 use crate::policy;
 
@@ -79,7 +80,7 @@ pub(in crate::guard) async fn learn(
 /// A name inside this project's namespace may still be inside another's: `monky-shop` and
 /// `monky-shop-eu` share the prefix, so `monky-shop-eu_data` passes the lexical rule for both.
 /// The longest project on the box whose namespace holds the name owns it (`NAME_REFUSED`).
-pub(super) async fn not_claimed(sh: &Shared, kind: &str, name: &str) -> Result<(), String> {
+pub(super) async fn not_claimed(sh: &Shared, kind: &str, name: &str) -> Result<(), Refusal> {
     if sh.boundary.privileged || name.is_empty() {
         return Ok(());
     }
@@ -93,9 +94,9 @@ pub(super) async fn not_claimed(sh: &Shared, kind: &str, name: &str) -> Result<(
             })
     });
     match claimed {
-        Some(q) => Err(format!(
-            "{}: {kind} {n} (outside project {own}: project {q} owns that prefix)",
-            policy::rules::NAME_CODE
+        Some(q) => Err(Refusal::new(
+            policy::rules::NAME_CODE,
+            format!("{kind} {n} (outside project {own}: project {q} owns that prefix)"),
         )),
         None => Ok(()),
     }
@@ -116,15 +117,15 @@ pub(super) async fn service_of(sh: &Shared, id: &str) -> String {
 /// Every compose project with a container, volume or network on the box, read once per guard.
 pub(super) async fn projects_on_box(
     sh: &Shared,
-) -> Result<std::collections::BTreeSet<String>, String> {
-    if let Some(p) = sh.projects.lock().map_err(|_| "guard poisoned")?.clone() {
+) -> Result<std::collections::BTreeSet<String>, Refusal> {
+    if let Some(p) = sh.projects.lock().map_err(poisoned)?.clone() {
         return Ok(p);
     }
     let mut out = std::collections::BTreeSet::new();
     for path in ["/containers/json?all=1", "/volumes", "/networks"] {
         let (_, body) = upstream_get(sh, path)
             .await
-            .map_err(|e| format!("cannot list {path}: {}", Cause(&*e)))?;
+            .map_err(|e| Refusal::engine(format!("cannot list {path}: {}", Cause(&*e))))?;
         let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let items = v
             .get("Volumes")
@@ -141,13 +142,13 @@ pub(super) async fn projects_on_box(
             }
         }
     }
-    *sh.projects.lock().map_err(|_| "guard poisoned")? = Some(out.clone());
+    *sh.projects.lock().map_err(poisoned)? = Some(out.clone());
     Ok(out)
 }
 
 /// The object exists and carries the project's label (an `external` volume or network of
 /// another project, or one made by hand, is never joined or removed).
-pub(super) async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), String> {
+pub(super) async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Result<(), Refusal> {
     // labels are fixed at create, a container's full id is never reused, and a volume's or
     // network's name changes hands only by a removal (this guard forgets the name when it
     // passes one; only the engine's own users, never a bundle, remove objects behind it): so
@@ -161,22 +162,22 @@ pub(super) async fn owned(sh: &Shared, path: &str, what: &str, name: &str) -> Re
     }
     let (status, body) = upstream_get(sh, path)
         .await
-        .map_err(|e| format!("{what} {name}: cannot inspect: {}", Cause(&*e)))?;
+        .map_err(|e| Refusal::engine(format!("{what} {name}: cannot inspect: {}", Cause(&*e))))?;
     if status == StatusCode::NOT_FOUND {
-        return Err(format!(
+        return Err(Refusal::engine(format!(
             "{what} {name} does not exist (external objects are not joined)"
-        ));
+        )));
     }
     // only the labels are read (an inspect body is kilobytes of settings)
     let o: Labelled = serde_json::from_slice(&body).unwrap_or_default();
     let labels = o.labels.or(o.config.and_then(|c| c.labels));
     let p = labels.as_ref().and_then(|l| l.get(LABEL));
     if p != Some(&sh.boundary.project) {
-        return Err(format!(
+        return Err(Refusal::engine(format!(
             "{what} {name} belongs to {}",
             p.map(|p| format!("project {p}"))
                 .unwrap_or_else(|| "something else on this box".into())
-        ));
+        )));
     }
     if let Some(k) = key {
         lock(&sh.own)?.insert(k);
