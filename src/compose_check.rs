@@ -180,6 +180,16 @@ fn check_in(
         if let Some(ext) = get(s, "extends") {
             rules::extends(&svc, ext)?;
         }
+        if let Some(f) = normalised {
+            // pinning is not a privilege: judged whatever the box permits. The first pass
+            // leaves an interpolated image to the second, which sees compose's value
+            let image = get(s, "image").and_then(as_str).unwrap_or_default();
+            if bundle_files.is_none() || !image.contains('$') {
+                if let Some(r) = crate::policy::rules::image_digest_refusal(f, &svc, &image) {
+                    return Err(r);
+                }
+            }
+        }
         let Some(ctx) = &ctx else { continue };
         for (key, rule) in SERVICE_RULES {
             if let Some(v) = get(s, key) {

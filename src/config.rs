@@ -201,6 +201,9 @@ pub struct Config {
     /// Whether a bundle (and an agent package) must carry a signed release statement
     /// (PROTOCOL 0.5); false accepts 0.3/0.4 bare-sha signatures too.
     pub require_statements: bool,
+    /// Whether every service image must be pinned by digest (`name[:tag]@sha256:<hex>`), in
+    /// the file passes and for every create and pull the engine guard sees (PROTOCOL 0.5).
+    pub require_image_digests: bool,
     /// Whether tenancy may move this box to an older agent version.
     pub permit_agent_downgrade: bool,
     /// How long a newly installed agent has to complete a tick before it is reverted.
@@ -272,6 +275,7 @@ impl Default for Config {
             bundle_signing_keys: Default::default(),
             agent_signing_keys: Default::default(),
             require_statements: false,
+            require_image_digests: false,
             permit_agent_downgrade: false,
             agent_update_probation_s: 600,
             metrics_textfile: String::new(),

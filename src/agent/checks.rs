@@ -102,6 +102,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             limits: self.cfg.limits(),
             image_ledger: Some(self.cfg.state_dir.join(crate::guard::IMAGE_LEDGER)),
             net: Some(net),
+            require_image_digests: self.cfg.require_image_digests,
         }
     }
 

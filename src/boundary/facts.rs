@@ -43,4 +43,7 @@ pub struct BoxFacts {
     /// The box's address space: the pools and what no subnet may overlap (`None`: subnets and
     /// addresses not judged; the agent always sets it).
     pub net: Option<AddressSpace>,
+    /// The box's `require_image_digests`: every service image, and every pull, must name its
+    /// bytes (`name[:tag]@sha256:<hex>`), so a tag moved in the registry changes nothing.
+    pub require_image_digests: bool,
 }

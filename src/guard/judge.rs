@@ -137,7 +137,16 @@ pub(super) async fn decide(
         }
     }
     let check = match &r {
-        Route::Pass | Route::Pull => Ok(()),
+        Route::Pull => match super::images::pull_reference(&query) {
+            Some(image) => {
+                match policy::rules::image_digest_refusal(&sh.boundary, "pull", &image) {
+                    Some(r) => Err(r),
+                    None => Ok(()),
+                }
+            }
+            None => Ok(()),
+        },
+        Route::Pass => Ok(()),
         Route::Refuse(why) => Err(Refusal::engine(why.clone())),
         Route::Quiet => {
             let r = Response::builder()
@@ -315,6 +324,9 @@ async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Refus
     policy::container_name(name, &refs.service, &sh.boundary)?;
     not_claimed(sh, "container", name).await?;
     let image = v.get("Image").and_then(|i| i.as_str()).unwrap_or("");
+    if let Some(r) = policy::rules::image_digest_refusal(&sh.boundary, &refs.service, image) {
+        return Err(r);
+    }
     super::images::may_run(sh, &refs.service, image).await?;
     for n in &refs.volumes {
         owned(sh, &format!("/volumes/{n}"), "volume", n).await?;

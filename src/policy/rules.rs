@@ -117,12 +117,47 @@ pub fn reserved_in(range: (u16, u16), reserved: &[u16]) -> Option<u16> {
     hit.first().copied()
 }
 
-use crate::boundary::RefusalCode;
+use crate::boundary::{BoxFacts, Refusal, RefusalCode};
 
 pub const PORT_CODE: RefusalCode = RefusalCode::PortRefused;
 pub const NAME_CODE: RefusalCode = RefusalCode::NameRefused;
 pub const IMAGE_CODE: RefusalCode = RefusalCode::ImageRefused;
 pub const LIMIT_CODE: RefusalCode = RefusalCode::LimitRefused;
+
+/// An image reference that names its bytes: `name[:tag]@sha256:<64 lowercase hex>`. A tag
+/// alone names whatever the registry says today.
+pub fn image_pinned(image: &str) -> bool {
+    let Some((name, digest)) = image.rsplit_once('@') else {
+        return false;
+    };
+    let Some(hex) = digest.strip_prefix("sha256:") else {
+        return false;
+    };
+    !name.is_empty()
+        && !name.contains('$')
+        && hex.len() == 64
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// `IMAGE_REFUSED: <who> <image> (not pinned by digest)` where the box requires digests: the
+/// one rule the file passes and the engine guard (creates and pulls) both call.
+pub fn image_digest_refusal(facts: &BoxFacts, who: &str, image: &str) -> Option<Refusal> {
+    (facts.require_image_digests && !image_pinned(image)).then(|| {
+        Refusal::new(
+            IMAGE_CODE,
+            format!(
+                "{who} {} (not pinned by digest)",
+                if image.is_empty() {
+                    "(no image)"
+                } else {
+                    image
+                }
+            ),
+        )
+    })
+}
 
 /// `PORT_REFUSED` detail for a published host port: `<service> <ip:port> (reserved by the box)`.
 pub fn port_refusal(
@@ -369,5 +404,40 @@ mod tests {
             .unwrap()
             .contains("pids unset"));
         assert!(Limits::default().refusal("web", 0, 0).is_none());
+    }
+
+    #[test]
+    fn images_pinned_by_digest_only_where_required() {
+        let hex = "0123456789abcdef".repeat(4);
+        for ok in [
+            format!("registry.example:5000/app@sha256:{hex}"),
+            format!("app:1.2@sha256:{hex}"),
+        ] {
+            assert!(image_pinned(&ok), "{ok}");
+        }
+        for bad in [
+            "app".to_string(),
+            "app:1.2".into(),
+            format!("app@sha256:{}", &hex[..63]),
+            format!("app@sha256:{}", hex.to_uppercase()),
+            format!("app@sha512:{hex}"),
+            format!("@sha256:{hex}"),
+            format!("${{IMG}}@sha256:{hex}"),
+            "".into(),
+        ] {
+            assert!(!image_pinned(&bad), "{bad}");
+        }
+        let on = BoxFacts {
+            require_image_digests: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            image_digest_refusal(&on, "web", "app:1")
+                .unwrap()
+                .to_string(),
+            "IMAGE_REFUSED: web app:1 (not pinned by digest)"
+        );
+        assert!(image_digest_refusal(&on, "web", &format!("app@sha256:{hex}")).is_none());
+        assert!(image_digest_refusal(&BoxFacts::default(), "web", "app:1").is_none());
     }
 }
