@@ -305,6 +305,20 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         self.interrupt.as_ref().is_some_and(|r| *r.borrow())
     }
 
+    /// The one way a tick runs compose (apply, rollback, heal, down): every step within the
+    /// tick's deadline and stopped by its interrupt; the containers the check-in saw are
+    /// forgotten (compose changes what runs).
+    async fn compose(&mut self) -> Result<Compose, Failure> {
+        self.now.seen = None;
+        let bounds = runtime::Bounds {
+            deadline: self.now.deadline,
+            interrupt: self.interrupt.clone(),
+        };
+        Compose::detect(&self.cfg, &self.docker_wait, bounds)
+            .await
+            .map_err(Failure::from)
+    }
+
     /// `bootstrap`: the state loaded, the token stored (see [`Agent::load_or_bootstrap_token`]),
     /// the state saved. The caller holds the tick's lock.
     pub async fn bootstrap(&mut self, force: bool) -> Result<(), Failure> {

@@ -222,7 +222,13 @@ pub async fn diagnose(cfg: Config, json: bool) -> Exit {
         Ok(Err(f)) => links.tenancy_state = format!("clients not usable: {}", f.message()),
         Err(e) => links.tenancy_state = format!("transport not usable: {e}"),
     }
-    let compose = match runtime::Compose::detect(&cfg, &Default::default()).await {
+    let compose = match runtime::Compose::detect(
+        &cfg,
+        &Default::default(),
+        runtime::Bounds::within(std::time::Duration::from_secs(60)),
+    )
+    .await
+    {
         Ok(c) => c.version().await,
         Err(e) => format!("unknown ({e})"),
     };

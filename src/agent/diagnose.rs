@@ -390,7 +390,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             },
             token_ttl_s: ttl.ok(),
         };
-        let compose = match Compose::detect(&self.cfg, &self.docker_wait).await {
+        let compose = match Compose::detect(
+            &self.cfg,
+            &self.docker_wait,
+            runtime::Bounds::within(Duration::from_secs(60)),
+        )
+        .await
+        {
             Ok(c) => c.version().await,
             Err(e) => format!("unknown ({e})"),
         };
