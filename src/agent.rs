@@ -141,7 +141,7 @@ pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
         &cfg.tenancy.ca_file,
         &system,
     )
-    .map_err(Failure::fail)?;
+    .map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
     let bh = HttpClient::new(
         dialer.connector(&b),
         b,
@@ -149,7 +149,7 @@ pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, Failure> {
         &cfg.bao.ca_file,
         &system,
     )
-    .map_err(Failure::fail)?;
+    .map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
     Ok(Clients {
         tenancy: Tenancy::new(th),
         bao: Bao::new(bh, &cfg.bao.auth_mount, &cfg.bao.role),
@@ -163,11 +163,13 @@ type Parts = (
 );
 
 fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
-    let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
+    let fail =
+        |e: Box<dyn std::error::Error + Send + Sync>| Failure::fail(e.to_string()).caused_by(e);
+    let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(|e| fail(e.into()))?;
     let agent_keys = crate::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
-        .map_err(Failure::fail)?;
+        .map_err(|e| fail(e.into()))?;
     let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
-        .map_err(Failure::fail)?;
+        .map_err(|e| fail(e.into()))?;
     Ok((keys, agent_keys, windows))
 }
 

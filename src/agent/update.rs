@@ -155,7 +155,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// (a bad package, not a bad network).
     async fn stage(&mut self, o: &AgentOffer, dir: &Path) -> Result<Staged, (String, bool)> {
         su::judge_version(&o.version, VERSION, self.cfg.permit_agent_downgrade)
-            .map_err(|e| (e, true))?;
+            .map_err(|e| (e.to_string(), true))?;
         let arch = su::arch();
         let incoming = dir.join(".incoming.deb");
         let _ = std::fs::remove_file(&incoming);
@@ -177,13 +177,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     (format!("download: {e}"), gone)
                 })?;
             let key = su::judge_package(&self.agent_keys, &o.sha256, &sha, &o.signatures)
-                .map_err(|e| (e, true))?;
+                .map_err(|e| (e.to_string(), true))?;
             debug!("self-update: {bytes} bytes, sha256 {sha}, signed by {key}");
             // judged by what it is, not by its label (read only once the bytes are signed ones)
-            let c = su::read_control(DPKG_DEB, &incoming).map_err(|e| (e, true))?;
-            su::judge_control(&c, &o.version, arch).map_err(|e| (e, true))?;
+            let c = su::read_control(DPKG_DEB, &incoming).map_err(|e| (e.to_string(), true))?;
+            su::judge_control(&c, &o.version, arch).map_err(|e| (e.to_string(), true))?;
             su::judge_version(&c.version, VERSION, self.cfg.permit_agent_downgrade)
-                .map_err(|e| (e, true))?;
+                .map_err(|e| (e.to_string(), true))?;
             if self.state.agent_update.was_reverted(&c.version) {
                 return Err((format!("{} was reverted on this box", c.version), true));
             }
