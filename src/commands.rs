@@ -63,7 +63,6 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         }
         Err(e) => (Err(e.to_string()), None, Vec::new()),
     };
-    let containers = containers.map_err(|e| e.to_string());
     let transport_detail = transport_ok.clone().unwrap_or_else(|e| e);
     let mut v = status_value(
         &cfg,
@@ -274,7 +273,7 @@ pub fn status_value(
     token_ttl: Option<u64>,
     transport_detail: &str,
     endpoints: &[(&str, String)],
-    containers: &Result<Vec<crate::tenancy::Container>, String>,
+    containers: &Result<Vec<crate::tenancy::Container>, crate::runtime::RuntimeError>,
 ) -> serde_json::Value {
     let (_, window_next) = windows_now(cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
@@ -298,7 +297,7 @@ pub fn status_value(
         "last_result": st.last_result,
         "last_error": st.last_error,
         "containers": containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]),
-        "docker": containers.as_ref().err(),
+        "docker": containers.as_ref().err().map(|e| e.to_string()),
         "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
         "metrics_textfile": (!cfg.metrics_textfile.is_empty()).then_some(&cfg.metrics_textfile),
         "apply_windows": {"entries": cfg.apply_windows, "open_now": window_next.is_none(), "next": window_next},

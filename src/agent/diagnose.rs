@@ -82,10 +82,7 @@ pub async fn gather<E: EngineApi>(
         links.token_ttl_s,
         cfg.transport.as_str(),
         &endpoints,
-        &containers
-            .as_ref()
-            .map(|c| c.clone())
-            .map_err(|e| e.to_string()),
+        &containers,
     );
     let root = st.care.docker_root.clone();
     let free = root
