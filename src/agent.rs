@@ -86,11 +86,13 @@ type Parts = (
 );
 
 fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
-    let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(Failure::fail)?;
+    let fail =
+        |e: Box<dyn std::error::Error + Send + Sync>| Failure::fail(e.to_string()).caused_by(e);
+    let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(|e| fail(e.into()))?;
     let agent_keys = crate::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
-        .map_err(Failure::fail)?;
+        .map_err(|e| fail(e.into()))?;
     let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
-        .map_err(Failure::fail)?;
+        .map_err(|e| fail(e.into()))?;
     Ok((keys, agent_keys, windows))
 }
 
@@ -98,7 +100,8 @@ fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
 /// keys, the apply windows, the HTTP clients (their CA files), and for `sdk` an identity file
 /// this process can open. `reload` runs it before it signals the service.
 pub fn check_config(cfg: &Config) -> Result<(), Failure> {
-    remotes::clients(cfg, &Dialer::System).map_err(Failure::fail)?;
+    remotes::clients(cfg, &Dialer::System)
+        .map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
     parsed_parts(cfg)?;
     if cfg.transport == Transport::Sdk {
         std::fs::File::open(&cfg.identity)
@@ -181,7 +184,8 @@ impl TickCtx {
 impl Agent {
     pub fn new(cfg: Config, prune: bool) -> Result<Agent, Failure> {
         let conn = remotes::connector(&cfg).map_err(Failure::from)?;
-        let c = remotes::clients(&cfg, &conn).map_err(Failure::fail)?;
+        let c =
+            remotes::clients(&cfg, &conn).map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
         let engine = Engine::new(cfg.docker_socket());
         Agent::from_parts(cfg, prune, c, engine)
     }
@@ -226,6 +230,20 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     fn interrupted(&self) -> bool {
         self.interrupt.as_ref().is_some_and(|r| *r.borrow())
+    }
+
+    /// The one way a tick runs compose (apply, rollback, heal, down): every step within the
+    /// tick's deadline and stopped by its interrupt; the containers the check-in saw are
+    /// forgotten (compose changes what runs).
+    async fn compose(&mut self) -> Result<Compose, Failure> {
+        self.now.seen = None;
+        let bounds = runtime::Bounds {
+            deadline: self.now.deadline,
+            interrupt: self.interrupt.clone(),
+        };
+        Compose::detect(&self.cfg, &self.docker_wait, bounds)
+            .await
+            .map_err(Failure::from)
     }
 
     /// `bootstrap`: the state loaded, the token stored (see [`Agent::load_or_bootstrap_token`]),

@@ -93,27 +93,48 @@ pub fn canonical_sha<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -
     hex::encode(h.finalize())
 }
 
+/// Why a bundle path is unsafe (the path quoted, never raw: it may hold anything).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnsafePath {
+    #[error("empty path")]
+    Empty,
+    #[error("path longer than {MAX_PATH} bytes")]
+    TooLong,
+    #[error("path contains NUL")]
+    Nul,
+    #[error("{0:?} contains a backslash")]
+    Backslash(String),
+    #[error("{0:?} is absolute")]
+    Absolute(String),
+    #[error("{0:?} has an empty component")]
+    EmptyComponent(String),
+    /// A `.` or `..` component.
+    #[error("{0:?} has a {1:?} component")]
+    Dots(String, &'static str),
+}
+
 /// Relative, `/`-separated, no empty/`.`/`..` components, no NUL or backslash, bounded length.
-pub fn check_path(p: &str) -> Result<(), String> {
+pub fn check_path(p: &str) -> Result<(), UnsafePath> {
     if p.is_empty() {
-        return Err("empty path".into());
+        return Err(UnsafePath::Empty);
     }
     if p.len() > MAX_PATH {
-        return Err(format!("path longer than {MAX_PATH} bytes"));
+        return Err(UnsafePath::TooLong);
     }
     if p.contains('\0') {
-        return Err("path contains NUL".into());
+        return Err(UnsafePath::Nul);
     }
     if p.contains('\\') {
-        return Err(format!("{p:?} contains a backslash"));
+        return Err(UnsafePath::Backslash(p.to_string()));
     }
     if p.starts_with('/') {
-        return Err(format!("{p:?} is absolute"));
+        return Err(UnsafePath::Absolute(p.to_string()));
     }
     for c in p.split('/') {
         match c {
-            "" => return Err(format!("{p:?} has an empty component")),
-            "." | ".." => return Err(format!("{p:?} has a {c:?} component")),
+            "" => return Err(UnsafePath::EmptyComponent(p.to_string())),
+            "." => return Err(UnsafePath::Dots(p.to_string(), ".")),
+            ".." => return Err(UnsafePath::Dots(p.to_string(), "..")),
             _ => {}
         }
     }
@@ -137,7 +158,8 @@ impl Bundle {
         }
         let mut files = BTreeMap::new();
         for f in w.files {
-            check_path(&f.path).map_err(|e| Refusal::new(RefusalCode::BundlePathUnsafe, e))?;
+            check_path(&f.path)
+                .map_err(|e| Refusal::new(RefusalCode::BundlePathUnsafe, e.to_string()))?;
             // a file and a directory of the same name cannot both be written
             let content = base64::engine::general_purpose::STANDARD
                 .decode(f.content_b64.as_bytes())

@@ -64,7 +64,6 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         }
         Err(e) => (Err(e.to_string()), None, Vec::new()),
     };
-    let containers = containers.map_err(|e| e.to_string());
     let transport_detail = transport_ok.clone().unwrap_or_else(|e| e);
     let mut v = status_value(
         &cfg,
@@ -243,7 +242,13 @@ pub async fn diagnose(cfg: Config, json: bool) -> Exit {
         Ok(Err(e)) => links.tenancy_state = format!("clients not usable: {e}"),
         Err(e) => links.tenancy_state = format!("transport not usable: {e}"),
     }
-    let compose = match runtime::Compose::detect(&cfg, &Default::default()).await {
+    let compose = match runtime::Compose::detect(
+        &cfg,
+        &Default::default(),
+        runtime::Bounds::within(std::time::Duration::from_secs(60)),
+    )
+    .await
+    {
         Ok(c) => c.version().await,
         Err(e) => format!("unknown ({e})"),
     };

@@ -319,7 +319,7 @@ impl Config {
             serde_yaml_ng::from_str(text).map_err(|e| invalid(e.to_string()))?
         };
         cfg.path = path.to_path_buf();
-        cfg.validate().map_err(invalid)?;
+        cfg.validate().map_err(|e| invalid(e.to_string()))?;
         Ok(cfg)
     }
 

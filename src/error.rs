@@ -60,40 +60,53 @@ pub enum Code {
 }
 
 impl Code {
-    const NAMED: [(Code, &'static str); 15] = [
-        (Code::Unhealthy, "UNHEALTHY"),
-        (Code::CrashLoop, "CRASH_LOOP"),
-        (Code::JobFailed, "JOB_FAILED"),
-        (Code::ComposeUpFailed, "COMPOSE_UP_FAILED"),
-        (Code::ComposePullFailed, "COMPOSE_PULL_FAILED"),
-        (Code::ComposeDownFailed, "COMPOSE_DOWN_FAILED"),
-        (Code::Interrupted, "INTERRUPTED"),
-        (Code::DockerUnavailable, "DOCKER_UNAVAILABLE"),
-        (Code::EngineRefused, "ENGINE_REFUSED"),
-        (Code::ApplyFailed, "APPLY_FAILED"),
-        (Code::RollbackFailed, "ROLLBACK_FAILED"),
-        (Code::StateWriteFailed, "STATE_WRITE_FAILED"),
-        (Code::AgentUnauthenticated, "AGENT_UNAUTHENTICATED"),
-        (Code::LeaseLegacyRefused, "LEASE_LEGACY_REFUSED"),
-        (Code::AgentEnvMismatch, "AGENT_ENV_MISMATCH"),
+    /// The agent's own codes (every variant but `Refused`), for [`Code::of`].
+    const OWN: [Code; 15] = [
+        Code::Unhealthy,
+        Code::CrashLoop,
+        Code::JobFailed,
+        Code::ComposeUpFailed,
+        Code::ComposePullFailed,
+        Code::ComposeDownFailed,
+        Code::Interrupted,
+        Code::DockerUnavailable,
+        Code::EngineRefused,
+        Code::ApplyFailed,
+        Code::RollbackFailed,
+        Code::StateWriteFailed,
+        Code::AgentUnauthenticated,
+        Code::LeaseLegacyRefused,
+        Code::AgentEnvMismatch,
     ];
 
+    /// The code's name; a variant without one does not compile.
     pub fn as_str(&self) -> &'static str {
         match self {
+            Code::Unhealthy => "UNHEALTHY",
+            Code::CrashLoop => "CRASH_LOOP",
+            Code::JobFailed => "JOB_FAILED",
+            Code::ComposeUpFailed => "COMPOSE_UP_FAILED",
+            Code::ComposePullFailed => "COMPOSE_PULL_FAILED",
+            Code::ComposeDownFailed => "COMPOSE_DOWN_FAILED",
+            Code::Interrupted => "INTERRUPTED",
+            Code::DockerUnavailable => "DOCKER_UNAVAILABLE",
+            Code::EngineRefused => "ENGINE_REFUSED",
+            Code::ApplyFailed => "APPLY_FAILED",
+            Code::RollbackFailed => "ROLLBACK_FAILED",
+            Code::StateWriteFailed => "STATE_WRITE_FAILED",
+            Code::AgentUnauthenticated => "AGENT_UNAUTHENTICATED",
+            Code::LeaseLegacyRefused => "LEASE_LEGACY_REFUSED",
+            Code::AgentEnvMismatch => "AGENT_ENV_MISMATCH",
             Code::Refused(c) => c,
-            named => Code::NAMED
-                .iter()
-                .find(|(c, _)| c == named)
-                .map_or("APPLY_FAILED", |(_, s)| s),
         }
     }
 
     /// A refusal's code as the enum names it (a refusal may carry one of the agent's own).
     pub fn of(code: &'static str) -> Code {
-        Code::NAMED
-            .iter()
-            .find(|(_, s)| *s == code)
-            .map_or(Code::Refused(code), |(c, _)| *c)
+        Code::OWN
+            .into_iter()
+            .find(|c| c.as_str() == code)
+            .unwrap_or(Code::Refused(code))
     }
 }
 
@@ -333,9 +346,12 @@ mod tests {
         assert_eq!(f.code(), Some(Code::ComposePullFailed));
         // a message that merely looks coded has no code
         assert_eq!(Failure::fail("UNHEALTHY: typed by hand").code(), None);
-        for (c, s) in Code::NAMED {
-            assert_eq!((c.as_str(), Code::of(s)), (s, c));
+        for c in Code::OWN {
+            assert_eq!(Code::of(c.as_str()), c);
         }
+        let names: std::collections::BTreeSet<&str> = Code::OWN.iter().map(Code::as_str).collect();
+        assert_eq!(names.len(), Code::OWN.len());
+        assert_eq!(Code::Refused("BIND_REFUSED").as_str(), "BIND_REFUSED");
         assert!(f.source().unwrap().downcast_ref::<Refusal>().is_some());
     }
 

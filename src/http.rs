@@ -62,6 +62,29 @@ pub enum HttpError {
     Io(&'static str, #[source] BoxError),
 }
 
+/// A client that cannot be made from the configuration (its CA file, its host).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The endpoint's `ca_file` is unreadable or holds a certificate rustls refuses.
+    #[error("ca_file {file}: {source}")]
+    CaFile {
+        file: String,
+        #[source]
+        source: BoxError,
+    },
+    #[error("ca_file {0}: no certificate in it")]
+    NoCertificate(String),
+    #[error(transparent)]
+    Tls(#[from] rustls::Error),
+    #[error("{label}: host {host:?} is not a valid host name: {source}")]
+    Host {
+        label: &'static str,
+        host: String,
+        #[source]
+        source: hyper::http::uri::InvalidUri,
+    },
+}
+
 /// The configured host is not a name TLS can check.
 #[derive(Debug, thiserror::Error)]
 #[error("server name {host:?}: {source}")]
@@ -107,32 +130,33 @@ pub struct Response {
 }
 
 /// Build the rustls config: the system roots plus an optional extra CA bundle.
-pub fn tls_config(ca_file: &str, system: &Roots) -> Result<Arc<rustls::ClientConfig>, String> {
+pub fn tls_config(ca_file: &str, system: &Roots) -> Result<Arc<rustls::ClientConfig>, SetupError> {
     let mut roots = rustls::RootCertStore::empty();
     roots.add_parsable_certificates(system.get().iter().cloned());
     if !ca_file.is_empty() {
         use rustls::pki_types::pem::PemObject;
+        let bad = |e: BoxError| SetupError::CaFile {
+            file: ca_file.to_string(),
+            source: e,
+        };
         let certs: Vec<_> = rustls::pki_types::CertificateDer::pem_file_iter(ca_file)
-            .map_err(|e| format!("ca_file {ca_file}: {e}"))?
+            .map_err(|e| bad(e.into()))?
             .collect::<Result<_, _>>()
-            .map_err(|e| format!("ca_file {ca_file}: {e}"))?;
+            .map_err(|e| bad(e.into()))?;
         if certs.is_empty() {
-            return Err(format!("ca_file {ca_file}: no certificate in it"));
+            return Err(SetupError::NoCertificate(ca_file.to_string()));
         }
         for c in certs {
-            roots
-                .add(c)
-                .map_err(|e| format!("ca_file {ca_file}: {e}"))?;
+            roots.add(c).map_err(|e| bad(e.into()))?;
         }
     }
     client_config(roots)
 }
 
-fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, String> {
+fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, SetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let cfg = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .with_safe_default_protocol_versions()?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(cfg))
@@ -156,14 +180,13 @@ pub fn tls_layer(
 }
 
 /// `host:port` as a Uri authority (IPv6 literals bracketed).
-fn authority(host: &str, port: u16) -> Result<Authority, String> {
+fn authority(host: &str, port: u16) -> Result<Authority, hyper::http::uri::InvalidUri> {
     let a = if host.contains(':') && !host.starts_with('[') {
         format!("[{host}]:{port}")
     } else {
         format!("{host}:{port}")
     };
     a.parse()
-        .map_err(|e| format!("host {host:?} is not a valid host name: {e}"))
 }
 
 pub struct HttpClient {
@@ -187,14 +210,18 @@ impl HttpClient {
         scheme: Scheme,
         ca_file: &str,
         system: &Roots,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SetupError> {
         let tls = match scheme {
             Scheme::Https => tls_config(ca_file, system)?,
             // never used: the https layer passes `http` Uris straight through
             Scheme::Http => client_config(rustls::RootCertStore::empty())?,
         };
-        let authority = authority(&endpoint.host, endpoint.port)
-            .map_err(|e| format!("{}: {e}", endpoint.label))?;
+        let authority =
+            authority(&endpoint.host, endpoint.port).map_err(|source| SetupError::Host {
+                label: endpoint.label,
+                host: endpoint.host.clone(),
+                source,
+            })?;
         let stack = tls_layer(connector, tls, &endpoint.host);
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())

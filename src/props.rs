@@ -170,7 +170,7 @@ proptest! {
                 prop_assert!(p.len() <= bundle::MAX_PATH);
                 prop_assert!(p.split('/').all(|c| !c.is_empty() && c != "." && c != ".."));
             }
-            Err(msg) => prop_assert!(!msg.contains('\0'), "the message carries a raw NUL: {:?}", msg),
+            Err(e) => prop_assert!(!e.to_string().contains('\0'), "the message carries a raw NUL: {:?}", e),
         }
     }
 }

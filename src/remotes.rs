@@ -66,7 +66,7 @@ impl Clients {
 }
 
 /// The HTTP clients of both remotes over `dialer`; `Err` names what is unusable (a CA file).
-pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, String> {
+pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, crate::http::SetupError> {
     let (t, b) = endpoints(cfg);
     let system = crate::http::Roots::default();
     let th = HttpClient::new(

@@ -12,12 +12,52 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::signing::Keys;
+use crate::signing::{Keys, SignatureError};
 use crate::tenancy::SignatureWire;
 
 pub mod install;
 
 pub use crate::state::AgentUpdateState;
+/// Why an offered package is refused: both the agent (staging) and the root unit (installing)
+/// judge by these rules and say why in these words.
+#[derive(Debug, thiserror::Error)]
+pub enum PackageError {
+    /// The version, cut to 64 characters.
+    #[error(
+        "version {0:?} is not a package version (digits first; letters, digits, . + ~ -; at most 64)"
+    )]
+    BadVersion(String),
+    #[error("{offered} is older than the running {running} (permit_agent_downgrade is false)")]
+    Downgrade { offered: String, running: String },
+    /// The control-field reader would not run.
+    #[error("{reader}: {source}")]
+    Reader {
+        reader: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The reader ran and refused the file (its last line of stderr).
+    #[error("not a readable package ({reader} --field: {said})")]
+    Unreadable { reader: String, said: String },
+    #[error("the package's control file has no {0}")]
+    NoField(&'static str),
+    /// What the package's own control fields say against its label.
+    #[error("the label disagrees with the package: {}", .0.join("; "))]
+    Mislabelled(Vec<String>),
+    #[error("the offered sha256 is not 64 hex characters")]
+    BadSha,
+    #[error(
+        "sha256 mismatch: offered {}, package is {}",
+        crate::tenancy::short(Some(.offered.as_str())),
+        crate::tenancy::short(Some(.computed.as_str()))
+    )]
+    ShaMismatch { offered: String, computed: String },
+    #[error("signature: {0}")]
+    Signature(#[from] SignatureError),
+    /// A release statement refused (PROTOCOL 0.5): its code and detail.
+    #[error("{0}")]
+    Statement(crate::boundary::Refusal),
+}
 
 /// What the agent stages for the root unit: `update/staged.json`, written after the package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,17 +204,19 @@ pub fn cmp_versions(a: &str, b: &str) -> Ordering {
 
 /// Whether `offered` may replace `running` on this box: a well-formed version, and not an
 /// older one without `permit_agent_downgrade`.
-pub fn judge_version(offered: &str, running: &str, permit_downgrade: bool) -> Result<(), String> {
+pub fn judge_version(
+    offered: &str,
+    running: &str,
+    permit_downgrade: bool,
+) -> Result<(), PackageError> {
     if !valid_version(offered) {
-        return Err(format!(
-            "version {:?} is not a package version (digits first; letters, digits, . + ~ -; at most 64)",
-            offered.chars().take(64).collect::<String>()
-        ));
+        return Err(PackageError::BadVersion(offered.chars().take(64).collect()));
     }
     if cmp_versions(offered, running) == Ordering::Less && !permit_downgrade {
-        return Err(format!(
-            "{offered} is older than the running {running} (permit_agent_downgrade is false)"
-        ));
+        return Err(PackageError::Downgrade {
+            offered: offered.to_string(),
+            running: running.to_string(),
+        });
     }
     Ok(())
 }
@@ -192,32 +234,35 @@ pub const PACKAGE: &str = "monky-deployd";
 
 /// The control fields of `deb`, read by `dpkg-deb --field` — the same reader `dpkg -i` uses,
 /// so what is judged here is what would be installed (no second parser to disagree with it).
-pub fn read_control(dpkg_deb: &str, deb: &Path) -> Result<Control, String> {
+pub fn read_control(dpkg_deb: &str, deb: &Path) -> Result<Control, PackageError> {
     let out = std::process::Command::new(dpkg_deb)
         .arg("--field")
         .arg(deb)
         .args(["Package", "Version", "Architecture"])
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("{dpkg_deb}: {e}"))?;
+        .map_err(|source| PackageError::Reader {
+            reader: dpkg_deb.to_string(),
+            source,
+        })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "not a readable package ({dpkg_deb} --field: {})",
-            err.trim().lines().last().unwrap_or("")
-        ));
+        return Err(PackageError::Unreadable {
+            reader: dpkg_deb.to_string(),
+            said: err.trim().lines().last().unwrap_or("").to_string(),
+        });
     }
     parse_fields(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// `Package: …`, `Version: …`, `Architecture: …` lines (dpkg-deb's answer for several fields).
-fn parse_fields(text: &str) -> Result<Control, String> {
-    let field = |name: &str| {
+fn parse_fields(text: &str) -> Result<Control, PackageError> {
+    let field = |name: &'static str| {
         text.lines()
             .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| format!("the package's control file has no {name}"))
+            .ok_or(PackageError::NoField(name))
     };
     Ok(Control {
         package: field("Package")?,
@@ -228,7 +273,7 @@ fn parse_fields(text: &str) -> Result<Control, String> {
 
 /// The offer's label agrees with what the package is: its name, its version (exactly, as
 /// dpkg will record it) and this box's architecture. Otherwise what disagrees.
-pub fn judge_control(c: &Control, label: &str, arch: &str) -> Result<(), String> {
+pub fn judge_control(c: &Control, label: &str, arch: &str) -> Result<(), PackageError> {
     let mut wrong = Vec::new();
     if c.package != PACKAGE {
         wrong.push(format!("it is package {:?}, not {PACKAGE}", c.package));
@@ -245,10 +290,7 @@ pub fn judge_control(c: &Control, label: &str, arch: &str) -> Result<(), String>
     if wrong.is_empty() {
         return Ok(());
     }
-    Err(format!(
-        "the label disagrees with the package: {}",
-        wrong.join("; ")
-    ))
+    Err(PackageError::Mislabelled(wrong))
 }
 
 /// The package bytes are the ones offered and signed: `computed` (the sha256 hex of the file
@@ -259,36 +301,36 @@ pub fn judge_package(
     computed: &str,
     sigs: &[SignatureWire],
     statement: Option<&[u8]>,
-) -> Result<String, String> {
+) -> Result<String, PackageError> {
     if !crate::tenancy::is_sha(&offered_sha.to_ascii_lowercase()) {
-        return Err("the offered sha256 is not 64 hex characters".into());
+        return Err(PackageError::BadSha);
     }
     if !computed.eq_ignore_ascii_case(offered_sha) {
-        return Err(format!(
-            "sha256 mismatch: offered {}, package is {}",
-            crate::tenancy::short(Some(offered_sha)),
-            crate::tenancy::short(Some(computed))
-        ));
+        return Err(PackageError::ShaMismatch {
+            offered: offered_sha.to_string(),
+            computed: computed.to_string(),
+        });
     }
-    match statement {
+    Ok(match statement {
         // the signatures cover the statement; its fields are judged once the control is read
-        Some(s) => keys.check_message(s, sigs),
-        None => keys.check(computed, sigs),
-    }
-    .map_err(|why| format!("signature: {why}"))
+        Some(s) => keys.check_message(s, sigs)?,
+        None => keys.check(computed, sigs)?,
+    })
 }
 
-/// The offer's release statement, decoded (when there is one and keys to verify it), or why
-/// the package is refused: `require` and none.
+/// The offer's release statement, decoded, or why the package is refused: `require` and none.
 pub fn offered_statement(
     statement: Option<&str>,
     require: bool,
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Vec<u8>>, PackageError> {
     match statement {
         Some(b64) => crate::statement::decode(b64)
             .map(Some)
-            .map_err(|r| r.to_string()),
-        None if require => Err("STATEMENT_REFUSED: missing".into()),
+            .map_err(PackageError::Statement),
+        None if require => Err(PackageError::Statement(crate::boundary::Refusal::new(
+            crate::boundary::RefusalCode::StatementRefused,
+            "missing",
+        ))),
         None => Ok(None),
     }
 }
@@ -300,7 +342,7 @@ pub fn judge_statement(
     c: &Control,
     computed: &str,
     now: u64,
-) -> Result<(), String> {
+) -> Result<(), PackageError> {
     crate::statement::check_agent(
         statement,
         &crate::statement::AgentFacts {
@@ -311,7 +353,7 @@ pub fn judge_statement(
         },
     )
     .map(|_| ())
-    .map_err(|r| r.to_string())
+    .map_err(PackageError::Statement)
 }
 
 /// sha256 hex of a file, read in pieces.
@@ -370,9 +412,9 @@ mod tests {
         }
         assert!(judge_version("0.4.0", "0.3.0", false).is_ok());
         let e = judge_version("0.2.9", "0.3.0", false).unwrap_err();
-        assert!(
-            e.contains("older") && e.contains("permit_agent_downgrade"),
-            "{e}"
+        assert_eq!(
+            e.to_string(),
+            "0.2.9 is older than the running 0.3.0 (permit_agent_downgrade is false)"
         );
         assert!(judge_version("0.2.9", "0.3.0", true).is_ok());
     }
@@ -399,11 +441,21 @@ mod tests {
             "agent-2026"
         );
         let e = judge_package(&keys, &sha, &"cd".repeat(32), &[sig(&sha)], None).unwrap_err();
-        assert!(e.starts_with("sha256 mismatch"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "sha256 mismatch: offered abababababab, package is cdcdcdcdcdcd"
+        );
         let e = judge_package(&keys, &sha, &sha, &[], None).unwrap_err();
-        assert!(e.contains("no signature"), "{e}");
+        assert!(
+            matches!(e, PackageError::Signature(SignatureError::Missing)),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "signature: no signature; this box requires one by a configured key"
+        );
         let e = judge_package(&keys, &sha, &sha, &[sig(&"cd".repeat(32))], None).unwrap_err();
-        assert!(e.contains("seen: agent-2026"), "{e}");
+        assert!(e.to_string().ends_with("seen: agent-2026"), "{e}");
         assert!(judge_package(&keys, "zz", "zz", &[], None).is_err());
         // no keys: nothing verifies (self-update off is decided before, never "unsigned ok")
         assert!(judge_package(&Keys::default(), &sha, &sha, &[sig(&sha)], None).is_err());

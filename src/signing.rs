@@ -13,6 +13,36 @@ use crate::tenancy::SignatureWire;
 
 pub const CODE: RefusalCode = RefusalCode::BundleSignatureInvalid;
 
+/// A configured public key that cannot be used; names the config key and the key id.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("{name}.{id}: not base64 ({source})")]
+    NotBase64 {
+        name: String,
+        id: String,
+        #[source]
+        source: base64::DecodeError,
+    },
+    #[error("{name}.{id}: {len} bytes, an Ed25519 public key is 32")]
+    Length {
+        name: String,
+        id: String,
+        len: usize,
+    },
+    #[error("{name}.{id}: not an Ed25519 public key")]
+    NotEd25519 { name: String, id: String },
+}
+
+/// Why no signature verifies over a sha (key ids only, never signature bytes).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    #[error("no signature; this box requires one by a configured key")]
+    Missing,
+    /// The key ids the signatures named (at most 8, printable), untrusted ones marked.
+    #[error("no valid signature by a configured key; seen: {}", .0.join(", "))]
+    NoneValid(Vec<String>),
+}
+
 /// The box's trusted release keys, by key id.
 #[derive(Debug, Clone, Default)]
 pub struct Keys(BTreeMap<String, VerifyingKey>);
@@ -20,25 +50,29 @@ pub struct Keys(BTreeMap<String, VerifyingKey>);
 impl Keys {
     /// Parses `bundle_signing_keys` (key id → base64 of the 32-byte public key); an error
     /// names the key id.
-    pub fn parse(cfg: &BTreeMap<String, String>) -> Result<Keys, String> {
+    pub fn parse(cfg: &BTreeMap<String, String>) -> Result<Keys, KeyError> {
         Keys::parse_key("bundle_signing_keys", cfg)
     }
 
     /// Parses a key map read from the config key `name` (named in errors).
-    pub fn parse_key(name: &str, cfg: &BTreeMap<String, String>) -> Result<Keys, String> {
+    pub fn parse_key(name: &str, cfg: &BTreeMap<String, String>) -> Result<Keys, KeyError> {
         let mut out = BTreeMap::new();
         for (id, b64) in cfg {
+            let (name, id_) = (name.to_string(), id.clone());
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(b64.trim())
-                .map_err(|e| format!("{name}.{id}: not base64 ({e})"))?;
-            let arr: [u8; 32] = raw.as_slice().try_into().map_err(|_| {
-                format!(
-                    "{name}.{id}: {} bytes, an Ed25519 public key is 32",
-                    raw.len()
-                )
+                .map_err(|source| KeyError::NotBase64 {
+                    name: name.clone(),
+                    id: id_.clone(),
+                    source,
+                })?;
+            let arr: [u8; 32] = raw.as_slice().try_into().map_err(|_| KeyError::Length {
+                name: name.clone(),
+                id: id_.clone(),
+                len: raw.len(),
             })?;
             let k = VerifyingKey::from_bytes(&arr)
-                .map_err(|_| format!("{name}.{id}: not an Ed25519 public key"))?;
+                .map_err(|_| KeyError::NotEd25519 { name, id: id_ })?;
             out.insert(id.clone(), k);
         }
         Ok(Keys(out))
@@ -60,12 +94,12 @@ impl Keys {
         }
         self.check(sha, sigs)
             .map(Some)
-            .map_err(|why| Refusal::new(CODE, why))
+            .map_err(|why| Refusal::new(CODE, why.to_string()))
     }
 
     /// The key id whose signature verifies over `sha`, or why none does (key ids only). With
     /// no keys configured nothing verifies.
-    pub fn check(&self, sha: &str, sigs: &[SignatureWire]) -> Result<String, String> {
+    pub fn check(&self, sha: &str, sigs: &[SignatureWire]) -> Result<String, SignatureError> {
         self.check_message(sha.to_ascii_lowercase().as_bytes(), sigs)
     }
 
@@ -80,11 +114,15 @@ impl Keys {
         }
         self.check_message(statement, sigs)
             .map(Some)
-            .map_err(|why| Refusal::new(CODE, why))
+            .map_err(|why| Refusal::new(CODE, why.to_string()))
     }
 
     /// The key id whose signature verifies over `msg`, or why none does.
-    pub fn check_message(&self, msg: &[u8], sigs: &[SignatureWire]) -> Result<String, String> {
+    pub fn check_message(
+        &self,
+        msg: &[u8],
+        sigs: &[SignatureWire],
+    ) -> Result<String, SignatureError> {
         for s in sigs {
             let Some(key) = self.0.get(&s.key_id) else {
                 continue;
@@ -121,12 +159,9 @@ impl Keys {
             .take(8)
             .collect();
         Err(if seen.is_empty() {
-            "no signature; this box requires one by a configured key".to_string()
+            SignatureError::Missing
         } else {
-            format!(
-                "no valid signature by a configured key; seen: {}",
-                seen.join(", ")
-            )
+            SignatureError::NoneValid(seen)
         })
     }
 }
@@ -190,18 +225,23 @@ mod tests {
 
     #[test]
     fn bad_keys_are_named() {
-        let e = Keys::parse(&BTreeMap::from([("k".into(), "AAAA".into())])).unwrap_err();
+        let e = Keys::parse(&BTreeMap::from([("k".into(), "AAAA".into())]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("bundle_signing_keys.k") && e.contains("32"),
             "{e}"
         );
-        let e = Keys::parse(&BTreeMap::from([("k".into(), "%%".into())])).unwrap_err();
+        let e = Keys::parse(&BTreeMap::from([("k".into(), "%%".into())]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not base64"), "{e}");
         let e = Keys::parse_key(
             "agent_signing_keys",
             &BTreeMap::from([("a".into(), "AAAA".into())]),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("agent_signing_keys.a: "), "{e}");
     }
 }

@@ -7,6 +7,21 @@ use jiff::civil::{Time, Weekday};
 use jiff::tz::TimeZone;
 use jiff::{ToSpan, Zoned};
 
+/// An `apply_windows` entry or `apply_windows_tz` the box cannot use.
+#[derive(Debug, thiserror::Error)]
+pub enum WindowError {
+    #[error(
+        "apply_windows entry {text:?}: {why} (e.g. \"Sat 02:00-05:00\", \"daily 03:00-03:30\")"
+    )]
+    Entry { text: String, why: &'static str },
+    #[error("apply_windows_tz {tz:?}: {source}")]
+    Zone {
+        tz: String,
+        #[source]
+        source: jiff::Error,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
     pub text: String,
@@ -38,9 +53,10 @@ fn hhmm(s: &str) -> Option<Time> {
 }
 
 impl Window {
-    pub fn parse(text: &str) -> Result<Window, String> {
-        let bad = |why: &str| {
-            format!("apply_windows entry {text:?}: {why} (e.g. \"Sat 02:00-05:00\", \"daily 03:00-03:30\")")
+    pub fn parse(text: &str) -> Result<Window, WindowError> {
+        let bad = |why: &'static str| WindowError::Entry {
+            text: text.to_string(),
+            why,
         };
         let (days_s, range) = text
             .trim()
@@ -125,7 +141,7 @@ impl Windows {
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
-    pub fn parse(entries: &[String], tz: &str) -> Result<Windows, String> {
+    pub fn parse(entries: &[String], tz: &str) -> Result<Windows, WindowError> {
         let list = entries
             .iter()
             .map(|e| Window::parse(e))
@@ -138,7 +154,10 @@ impl Windows {
         } else if tz.is_empty() {
             TimeZone::system()
         } else {
-            TimeZone::get(tz).map_err(|e| format!("apply_windows_tz {tz:?}: {e}"))?
+            TimeZone::get(tz).map_err(|source| WindowError::Zone {
+                tz: tz.to_string(),
+                source,
+            })?
         };
         Ok(Windows { list, tz })
     }
@@ -225,11 +244,20 @@ mod tests {
             "Sat 02:00-02:00",
             "Sat 2-3",
         ] {
-            let e = Window::parse(bad).unwrap_err();
-            assert!(e.contains(bad), "{e}");
+            let e = Window::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
         }
+        assert_eq!(
+            Window::parse("daily").unwrap_err().to_string(),
+            r#"apply_windows entry "daily": want <days> HH:MM-HH:MM (e.g. "Sat 02:00-05:00", "daily 03:00-03:30")"#
+        );
+        assert!(matches!(
+            Windows::parse(&[], "Not/AZone"),
+            Err(WindowError::Zone { .. })
+        ));
         assert!(Windows::parse(&[], "Not/AZone")
             .unwrap_err()
-            .contains("apply_windows_tz"));
+            .to_string()
+            .starts_with("apply_windows_tz \"Not/AZone\": "));
     }
 }

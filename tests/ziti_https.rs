@@ -166,7 +166,8 @@ async fn https_get(conn: &Dialer, ep: Endpoint, ca: &Path) -> Result<String, Str
         Scheme::Https,
         ca.to_str().unwrap(),
         &monky_deployd::http::Roots::default(),
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     // the full stack without a request: dial + TLS handshake (what `status` checks)
     client.probe().await.map_err(|e| e.to_string())?;
     let r = client

@@ -90,7 +90,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 info!("heal_drift: {} missing or stopped; up -d", gone.join(", "));
                 match self.bring_back(&sha, Some(&gone)).await {
                     Ok(_) => return Outcome::applied(&sha, &detail),
-                    Err(why) => warn!("heal_drift: {why}"),
+                    Err(f) => warn!("heal_drift: {}", f.message()),
                 }
             }
         }
@@ -179,10 +179,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             debug!("down: nothing running");
             return Outcome::says(None, ReportResult::Down, "", Ok(Exit::Ok));
         }
-        self.now.seen = None; // compose changes what runs
-        let mut compose = match Compose::detect(&self.cfg, &self.docker_wait).await {
+        let mut compose = match self.compose().await {
             Ok(c) => c,
-            Err(e) => return Outcome::quiet(Err(Failure::from(e))),
+            Err(f) => return Outcome::quiet(Err(f)),
         };
         let cur = self.cfg.current_link();
         let dir = if cur.join("compose.yaml").exists() {

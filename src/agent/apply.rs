@@ -26,12 +26,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         bundle::stage(&staging, &b, &env)?;
         let env_sha = Sha256::digest(env.as_bytes());
         drop(env);
-        self.now.seen = None; // compose changes what runs
-        let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
-            .await
-            .map_err(Failure::from)?;
-        compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.now.deadline));
+        let mut compose = self.compose().await?;
         let privileged = self.privileged(&b);
         self.second_pass(&b, &mut compose, &staging, privileged)
             .await?;

@@ -82,10 +82,7 @@ pub async fn gather<E: EngineApi>(
         links.token_ttl_s,
         cfg.transport.as_str(),
         &endpoints,
-        &containers
-            .as_ref()
-            .map(|c| c.clone())
-            .map_err(|e| e.to_string()),
+        &containers,
     );
     let root = st.care.docker_root.clone();
     let free = root
@@ -390,7 +387,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             },
             token_ttl_s: ttl.ok(),
         };
-        let compose = match Compose::detect(&self.cfg, &self.docker_wait).await {
+        let compose = match Compose::detect(
+            &self.cfg,
+            &self.docker_wait,
+            runtime::Bounds::within(Duration::from_secs(60)),
+        )
+        .await
+        {
             Ok(c) => c.version().await,
             Err(e) => format!("unknown ({e})"),
         };

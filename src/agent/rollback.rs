@@ -229,14 +229,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
     }
 
-    /// `compose up` of a release (or of `only` these services) from its own directory (its `.env` as it is: no lease, no
-    /// OpenBao read), then `current` → it, then the settle wait. `Ok(containers)` when healthy;
-    /// otherwise what went wrong. The rollback's and `heal_drift`'s way back.
+    /// `compose up` of a release (or of `only` these services) from its own directory (its
+    /// `.env` as it is: no lease, no OpenBao read), then `current` → it, then the settle wait.
+    /// `Ok(containers)` when healthy; otherwise what went wrong, with its code. The rollback's
+    /// and `heal_drift`'s way back.
     pub(super) async fn bring_back(
         &mut self,
         old: &str,
         only: Option<&[String]>,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, Failure> {
         let rel = self.cfg.releases_dir().join(old);
         let meta: bundle::Meta = release::read_release_file(&rel, "bundle.json")
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -244,16 +245,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let privileged = meta.agent.allow_privileged && self.cfg.permit_privileged;
         // compose reads that release's .env: its values are masked in whatever it prints
         register_env_values(&rel);
-        self.now.seen = None; // compose changes what runs
-        let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
-            .await
-            .map_err(|e| e.to_string())?;
-        compose.set_interrupt(self.interrupt.clone());
-        compose.set_deadline(Some(self.now.deadline));
-        let guard = self
-            .guard(&mut compose, &rel, privileged)
-            .await
-            .map_err(|f| f.message().to_string())?;
+        let mut compose = self.compose().await?;
+        let guard = self.guard(&mut compose, &rel, privileged).await?;
         let up = match only {
             Some(services) => {
                 info!(
@@ -274,16 +267,25 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             if !denied.is_empty() {
                 // a refusal with its own code (a name, an image) keeps it
                 if let Some(r) = denied.reported() {
-                    return Err(r.to_string());
+                    return Err(Failure::from(r));
                 }
             }
             return Err(match e {
-                RuntimeError::Interrupted(step) => format!("INTERRUPTED: {step} (SIGTERM)"),
-                e => format!("COMPOSE_UP_FAILED: {}", pull_diagnosis(e.output())),
+                RuntimeError::Interrupted(step) => Failure::coded(
+                    Kind::Temporary,
+                    Code::Interrupted,
+                    format!("{step} (SIGTERM)"),
+                ),
+                e => Failure::coded(
+                    Kind::Fail,
+                    Code::ComposeUpFailed,
+                    pull_diagnosis(e.output()),
+                ),
             });
         }
         // what runs now is the old release's: `current` says so, healthy or not
-        state::swap_symlink(&rel, &self.cfg.current_link()).map_err(|e| e.to_string())?;
+        state::swap_symlink(&rel, &self.cfg.current_link())
+            .map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
         if self.state.applied_sha.as_deref() != Some(old) {
             // a heartbeat's rollback: the applied sha follows what runs
             self.state.applied_sha = Some(old.to_string());
@@ -299,7 +301,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 self.note_restarts(&cs);
                 return Ok(cs.len());
             }
-            Settled::JobFailed(d) | Settled::CrashLoop(d) => return Err(d),
+            Settled::JobFailed(d) => return Err(Failure::fail(d).tagged(Code::JobFailed)),
+            Settled::CrashLoop(d) => return Err(Failure::fail(d).tagged(Code::CrashLoop)),
             Settled::Unhealthy(cs) | Settled::Interrupted(cs) => cs,
         };
         let bad: Vec<String> = cs
@@ -307,7 +310,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .filter(|c| unwell(c))
             .map(|c| format!("{} {}/{}", c.service, c.state, c.health))
             .collect();
-        Err(super::unhealthy_detail(self.cfg.healthy_timeout_s, &bad))
+        Err(
+            Failure::fail(super::unhealthy_detail(self.cfg.healthy_timeout_s, &bad))
+                .tagged(Code::Unhealthy),
+        )
     }
 
     /// A sha that failed and was rolled back, still desired: not applied again yet. The running

@@ -26,7 +26,7 @@ pub fn status_value(
     token_ttl: Option<u64>,
     transport_detail: &str,
     endpoints: &[(&str, String)],
-    containers: &Result<Vec<crate::tenancy::Container>, String>,
+    containers: &Result<Vec<crate::tenancy::Container>, crate::runtime::RuntimeError>,
 ) -> serde_json::Value {
     let (_, window_next) = windows_now(cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
@@ -51,7 +51,7 @@ pub fn status_value(
         "last_result": st.last_result,
         "last_error": st.last_error,
         "containers": containers.as_ref().map(|c| c.as_slice()).unwrap_or(&[]),
-        "docker": containers.as_ref().err(),
+        "docker": containers.as_ref().err().map(|e| e.to_string()),
         "bundle_signatures": {"required": !signing_keys.is_empty(), "key_ids": signing_keys},
         "statements": {"required": cfg.require_statements, "high_water": high_water,
             "running_expires_at": st.statement_expires_at},

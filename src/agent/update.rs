@@ -8,6 +8,43 @@ use crate::selfupdate::{self as su, Staged};
 use crate::tenancy::{AgentOffer, ReportResult};
 use report::Outcome;
 
+/// Why an offer was not staged; [`Unstaged::for_good`] says whether the offer itself is
+/// refused (a bad package) or the next tick tries again (a bad network, a full disk).
+#[derive(Debug, thiserror::Error)]
+enum Unstaged {
+    #[error(transparent)]
+    Package(#[from] su::PackageError),
+    #[error("{0} was reverted on this box")]
+    Reverted(String),
+    #[error("download: {0}")]
+    Download(#[source] TenancyError),
+    #[error("{}: {source}", .path.display())]
+    File {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("stage {package}: {source}")]
+    Rename {
+        package: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    State(#[from] state::StateError),
+}
+
+impl Unstaged {
+    fn for_good(&self) -> bool {
+        match self {
+            Unstaged::Package(_) | Unstaged::Reverted(_) => true,
+            // tenancy has no such package
+            Unstaged::Download(e) => matches!(e, TenancyError::Rejected { status: 404, .. }),
+            Unstaged::File { .. } | Unstaged::Rename { .. } | Unstaged::State(_) => false,
+        }
+    }
+}
+
 /// What the agent does about tenancy's `agent` this tick.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Step {
@@ -101,9 +138,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                         "self-update: {v} staged for the update unit ({})",
                         s.package
                     ),
-                    Err((why, remember)) => {
+                    Err(why) => {
                         warn!("self-update: {v}: {why}");
-                        if remember {
+                        if why.for_good() {
                             self.state.agent_update.refused =
                                 Some((o.version.clone(), o.sha256.to_ascii_lowercase()));
                         }
@@ -153,9 +190,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     /// Download, verify, stage. The error says why, and whether this offer is refused for good
     /// (a bad package, not a bad network).
-    async fn stage(&mut self, o: &AgentOffer, dir: &Path) -> Result<Staged, (String, bool)> {
-        su::judge_version(&o.version, VERSION, self.cfg.permit_agent_downgrade)
-            .map_err(|e| (e, true))?;
+    async fn stage(&mut self, o: &AgentOffer, dir: &Path) -> Result<Staged, Unstaged> {
+        su::judge_version(&o.version, VERSION, self.cfg.permit_agent_downgrade)?;
         let arch = su::arch();
         let incoming = dir.join(".incoming.deb");
         let _ = std::fs::remove_file(&incoming);
@@ -165,39 +201,36 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 .create_new(true)
                 .mode(0o600)
                 .open(&incoming)
-                .map_err(|e| (format!("{}: {e}", incoming.display()), false))?;
+                .map_err(|source| Unstaged::File {
+                    path: incoming.clone(),
+                    source,
+                })?;
             let token = self.tokens.bearer();
             let (bytes, sha) = self
                 .c
                 .tenancy
                 .agent_package(&token, &o.version, arch, &mut f)
                 .await
-                .map_err(|e| {
-                    let gone = matches!(&e, TenancyError::Rejected { status: 404, .. });
-                    (format!("download: {e}"), gone)
-                })?;
+                .map_err(Unstaged::Download)?;
             let statement =
-                su::offered_statement(o.statement.as_deref(), self.cfg.require_statements)
-                    .map_err(|e| (e, true))?;
+                su::offered_statement(o.statement.as_deref(), self.cfg.require_statements)?;
             let key = su::judge_package(
                 &self.agent_keys,
                 &o.sha256,
                 &sha,
                 &o.signatures,
                 statement.as_deref(),
-            )
-            .map_err(|e| (e, true))?;
+            )?;
             debug!("self-update: {bytes} bytes, sha256 {sha}, signed by {key}");
             // judged by what it is, not by its label (read only once the bytes are signed ones)
-            let c = su::read_control(DPKG_DEB, &incoming).map_err(|e| (e, true))?;
+            let c = su::read_control(DPKG_DEB, &incoming)?;
             if let Some(s) = &statement {
-                su::judge_statement(s, &c, &sha, self.wall()).map_err(|e| (e, true))?;
+                su::judge_statement(s, &c, &sha, self.wall())?;
             }
-            su::judge_control(&c, &o.version, arch).map_err(|e| (e, true))?;
-            su::judge_version(&c.version, VERSION, self.cfg.permit_agent_downgrade)
-                .map_err(|e| (e, true))?;
+            su::judge_control(&c, &o.version, arch)?;
+            su::judge_version(&c.version, VERSION, self.cfg.permit_agent_downgrade)?;
             if self.state.agent_update.was_reverted(&c.version) {
-                return Err((format!("{} was reverted on this box", c.version), true));
+                return Err(Unstaged::Reverted(c.version));
             }
             // one staged package at a time: older ones go
             for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -206,8 +239,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 }
             }
             let package = su::package_name(&o.version, arch);
-            std::fs::rename(&incoming, dir.join(&package))
-                .map_err(|e| (format!("stage {package}: {e}"), false))?;
+            std::fs::rename(&incoming, dir.join(&package)).map_err(|source| Unstaged::Rename {
+                package: package.clone(),
+                source,
+            })?;
             let staged = Staged {
                 version: o.version.clone(),
                 sha256: sha,
@@ -220,8 +255,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             };
             // last: the path unit starts the installer when this appears
             let body = serde_json::to_vec_pretty(&staged).expect("json");
-            state::write_private(&su::staged_json(dir), &body, 0o600)
-                .map_err(|e| (e.to_string(), false))?;
+            state::write_private(&su::staged_json(dir), &body, 0o600)?;
             Ok(staged)
         }
         .await;

@@ -36,4 +36,9 @@ fn paths() {
     for good in ["compose.yaml", "conf/nginx.conf", ".hidden", "a..b"] {
         assert!(check_path(good).is_ok(), "{good:?}");
     }
+    // the operator's words, as before the error was typed
+    let says = |p: &str| check_path(p).unwrap_err().to_string();
+    assert_eq!(says("a/../b"), r#""a/../b" has a ".." component"#);
+    assert_eq!(says("/etc/passwd"), r#""/etc/passwd" is absolute"#);
+    assert_eq!(says(""), "empty path");
 }

@@ -21,6 +21,25 @@ impl std::fmt::Display for ComposeFlavour {
     }
 }
 
+/// What bounds every step of a compose run: the tick's budget (no step may run past it: the
+/// unit's TimeoutStartSec must never be what stops a tick, or nothing is reported and nothing
+/// saved) and its interrupt (SIGTERM in `--once`: a running step is killed).
+#[derive(Debug, Clone)]
+pub struct Bounds {
+    pub deadline: tokio::time::Instant,
+    pub interrupt: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+impl Bounds {
+    /// No tick around it (`plan`, the CLI's probes): `limit` from now, no interrupt.
+    pub fn within(limit: Duration) -> Bounds {
+        Bounds {
+            deadline: tokio::time::Instant::now() + limit,
+            interrupt: None,
+        }
+    }
+}
+
 pub struct Compose {
     argv: Vec<String>,
     flavour: ComposeFlavour,
@@ -28,11 +47,7 @@ pub struct Compose {
     docker_config: PathBuf,
     docker_host: String,
     home: PathBuf,
-    /// Becomes true when the agent must stop (SIGTERM in `--once`): a running step is killed.
-    interrupt: Option<tokio::sync::watch::Receiver<bool>>,
-    /// The tick's budget: no step may run past it (the unit's TimeoutStartSec must never be
-    /// what stops a tick, or nothing is reported and nothing saved).
-    deadline: Option<tokio::time::Instant>,
+    bounds: Bounds,
     wait: DockerWait,
 }
 
@@ -41,8 +56,13 @@ impl Compose {
         self.flavour
     }
 
-    /// `auto`: the `docker compose` plugin when it answers, else standalone `docker-compose`.
-    pub async fn detect(cfg: &Config, wait: &DockerWait) -> Result<Compose, RuntimeError> {
+    /// The one constructor: every step of this run within `bounds`. `auto`: the `docker
+    /// compose` plugin when it answers, else standalone `docker-compose`.
+    pub async fn detect(
+        cfg: &Config,
+        wait: &DockerWait,
+        bounds: Bounds,
+    ) -> Result<Compose, RuntimeError> {
         let plugin = vec![cfg.docker_bin.clone(), "compose".into()];
         let standalone = vec![cfg.compose_bin.clone()];
         let argv = match cfg.compose_cmd {
@@ -82,8 +102,7 @@ impl Compose {
             docker_config: cfg.docker_config_dir(),
             docker_host: cfg.docker_host.clone(),
             home: cfg.state_dir.clone(),
-            interrupt: None,
-            deadline: None,
+            bounds,
             wait: wait.clone(),
         })
     }
@@ -92,14 +111,6 @@ impl Compose {
     /// socket, see `guard`).
     pub fn set_docker_host(&mut self, host: String) {
         self.docker_host = host;
-    }
-
-    pub fn set_interrupt(&mut self, rx: Option<tokio::sync::watch::Receiver<bool>>) {
-        self.interrupt = rx;
-    }
-
-    pub fn set_deadline(&mut self, deadline: Option<tokio::time::Instant>) {
-        self.deadline = deadline;
     }
 
     /// Runs `compose -p <project> [-f dir/compose.yaml --project-directory dir] args…` with a
@@ -161,13 +172,14 @@ impl Compose {
             .map_err(|e| RuntimeError::Spawn(format!("{what}: cannot start: {e}")))?;
         let pgid = child.id().map(|p| p as i32);
         let started = Instant::now();
-        let timeout = match self.deadline {
-            Some(d) => timeout.min(d.saturating_duration_since(tokio::time::Instant::now())),
-            None => timeout,
-        };
+        let timeout = timeout.min(
+            self.bounds
+                .deadline
+                .saturating_duration_since(tokio::time::Instant::now()),
+        );
         let wait = tokio::time::timeout(timeout, child.wait_with_output());
         tokio::pin!(wait);
-        let waited = match self.interrupt.clone() {
+        let waited = match self.bounds.interrupt.clone() {
             Some(mut rx) => tokio::select! {
                 w = &mut wait => w,
                 _ = rx.wait_for(|stop| *stop) => {

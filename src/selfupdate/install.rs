@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{self as su, Staged};
 use crate::config::Config;
-use crate::signing::Keys;
-use crate::state;
+use crate::signing::{KeyError, Keys};
+use crate::state::{self, StateError};
 
 /// Where things are and what runs them (flags of `update-install`; tests point them at a
 /// sandbox).
@@ -62,6 +62,102 @@ pub struct Probation {
 
 const PKG: &str = "monky-deployd";
 
+/// Why `update-install` installed nothing (or could not finish): the journal's line and, for
+/// a staged package, the agent's `AGENT_UPDATE_FAILED` note.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(transparent)]
+    Keys(#[from] KeyError),
+    #[error("agent_signing_keys is empty: self-update is off on this box")]
+    Off,
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("{}: corrupt ({source}); move it aside", .path.display())]
+    CorruptProbation {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("staged.json unreadable: {0}")]
+    StagedUnreadable(#[source] serde_json::Error),
+    /// The offer or the package itself is refused.
+    #[error(transparent)]
+    Package(#[from] su::PackageError),
+    /// As `Package`, about the package labelled `version`.
+    #[error("{version}: {source}")]
+    PackageOf {
+        version: String,
+        #[source]
+        source: su::PackageError,
+    },
+    #[error("{0} was reverted on this box")]
+    Reverted(String),
+    #[error("staged package name {0:?} is not this box's")]
+    NotThisBox(String),
+    #[error("{}: {source}", .path.display())]
+    File {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("{}: not a package file", .0.display())]
+    NotAPackage(PathBuf),
+    #[error(
+        "no package of the running {running} in {} to revert to (install.sh keeps the \
+         ones it installs; otherwise copy its .deb there: OPERATIONS.md, Self-update)",
+        .dir.display()
+    )]
+    NothingToRevertTo { running: String, dir: PathBuf },
+    #[error("a tick held {} for {:?}", .path.display(), .waited)]
+    Locked { path: PathBuf, waited: Duration },
+    /// dpkg or dpkg-query would not run.
+    #[error("{tool}: {source}")]
+    Tool {
+        tool: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the installed {PKG} version: {0}")]
+    NoInstalledVersion(String),
+    /// dpkg ran and failed: its status and the last line it wrote to stderr.
+    #[error("{status}: {said}")]
+    Dpkg {
+        status: std::process::ExitStatus,
+        said: String,
+    },
+    #[error("dpkg -i {package}: {source} (still {running})")]
+    NotInstalled {
+        package: String,
+        running: String,
+        #[source]
+        source: Box<InstallError>,
+    },
+    #[error("dpkg -i {package}: {source}; putting {running} back failed too: {back}")]
+    NotPutBack {
+        package: String,
+        running: String,
+        #[source]
+        source: Box<InstallError>,
+        back: Box<InstallError>,
+    },
+    /// Probation ran out and the old package would not go on again (probation.json stays).
+    #[error("reverting {new} → {old}: dpkg -i: {source}")]
+    NotReverted {
+        new: String,
+        old: String,
+        #[source]
+        source: Box<InstallError>,
+    },
+    #[error("putting {old} back after an interrupted install: {source}")]
+    NotRestored {
+        old: String,
+        #[source]
+        source: Box<InstallError>,
+    },
+}
+
 /// The units that run the agent's binary: the timer's oneshot, the service, the laptop loop.
 /// The package's postinst leaves them to the installer (see [`UNDER_INSTALLER`]).
 pub const AGENT_UNITS: [&str; 3] = [
@@ -78,17 +174,20 @@ pub const UNDER_INSTALLER: &str = "MONKY_DEPLOYD_UPDATE_INSTALL";
 
 /// One run: finish a probation left open, else install what is staged. The line for the
 /// journal, or why nothing was installed (exit 1).
-pub fn run(cfg: &Config, o: &Opts) -> Result<String, String> {
+pub fn run(cfg: &Config, o: &Opts) -> Result<String, InstallError> {
     let keys = Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)?;
     if keys.is_empty() {
-        return Err("agent_signing_keys is empty: self-update is off on this box".into());
+        return Err(InstallError::Off);
     }
-    state::ensure_dir(&o.keep_dir.join("packages"), 0o700).map_err(|e| e.to_string())?;
-    state::ensure_dir(&o.keep_dir, 0o700).map_err(|e| e.to_string())?;
+    state::ensure_dir(&o.keep_dir.join("packages"), 0o700)?;
+    state::ensure_dir(&o.keep_dir, 0o700)?;
     let prob = o.keep_dir.join("probation.json");
     if let Ok(b) = read_nofollow(&prob) {
-        let p: Probation = serde_json::from_slice(&b)
-            .map_err(|e| format!("{}: corrupt ({e}); move it aside", prob.display()))?;
+        let p: Probation =
+            serde_json::from_slice(&b).map_err(|source| InstallError::CorruptProbation {
+                path: prob.clone(),
+                source,
+            })?;
         if installed_version(o).ok().as_deref() != Some(p.new.as_str()) {
             // a run killed before its dpkg finished: put the old package back for sure
             return interrupted(cfg, o, &p);
@@ -99,8 +198,8 @@ pub fn run(cfg: &Config, o: &Opts) -> Result<String, String> {
     let Ok(b) = read_nofollow(&su::staged_json(&upd)) else {
         return Ok("nothing staged".into());
     };
-    let staged: Result<Staged, String> =
-        serde_json::from_slice(&b).map_err(|e| format!("staged.json unreadable: {e}"));
+    let staged: Result<Staged, InstallError> =
+        serde_json::from_slice(&b).map_err(InstallError::StagedUnreadable);
     let res = staged.and_then(|s| install(cfg, o, &keys, &s).map(|p| (s, p)));
     match res {
         Ok((_, Some(p))) => probation(cfg, o, &p),
@@ -126,36 +225,40 @@ pub fn run(cfg: &Config, o: &Opts) -> Result<String, String> {
 }
 
 /// Judge, keep, install. `None` when `staged` is what runs.
-fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Probation>, String> {
+fn install(
+    cfg: &Config,
+    o: &Opts,
+    keys: &Keys,
+    s: &Staged,
+) -> Result<Option<Probation>, InstallError> {
     let running = installed_version(o)?;
     if s.version == running {
         return Ok(None);
     }
     su::judge_version(&s.version, &running, cfg.permit_agent_downgrade)?;
     if reverted_here(o).contains(&s.version) {
-        return Err(format!("{} was reverted on this box", s.version));
+        return Err(InstallError::Reverted(s.version.clone()));
     }
     if s.package != su::package_name(&s.version, &s.arch) || s.arch != su::arch() {
-        return Err(format!(
-            "staged package name {:?} is not this box's",
-            s.package
-        ));
+        return Err(InstallError::NotThisBox(s.package.clone()));
     }
     let pkgs = o.keep_dir.join("packages");
     let new_pkg = pkgs.join(&s.package);
     copy_out(&cfg.update_dir().join(&s.package), &new_pkg)?;
-    let sha = su::file_sha256(&new_pkg).map_err(|e| format!("{}: {e}", new_pkg.display()))?;
-    let judged =
-        su::offered_statement(s.statement.as_deref(), cfg.require_statements).and_then(|st| {
+    let sha = su::file_sha256(&new_pkg).map_err(|source| InstallError::File {
+        path: new_pkg.clone(),
+        source,
+    })?;
+    let judged = su::offered_statement(s.statement.as_deref(), cfg.require_statements)
+        .map_err(InstallError::from)
+        .and_then(|st| {
             su::judge_package(keys, &s.sha256, &sha, &s.signatures, st.as_deref())?;
             judge_what_it_is(o, &new_pkg, s, &running, cfg.permit_agent_downgrade)?;
-            match &st {
-                Some(st) => {
-                    let c = su::read_control(&o.dpkg_deb, &new_pkg)?;
-                    su::judge_statement(st, &c, &sha, crate::state::now())
-                }
-                None => Ok(()),
+            if let Some(st) = &st {
+                let c = su::read_control(&o.dpkg_deb, &new_pkg)?;
+                su::judge_statement(st, &c, &sha, crate::clock::now())?;
             }
+            Ok(())
         });
     if let Err(e) = judged {
         let _ = std::fs::remove_file(&new_pkg);
@@ -166,11 +269,7 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
         // apt's cache still holds the package apt installed, if nobody cleaned it
         let cached = Path::new("/var/cache/apt/archives").join(su::package_name(&running, &s.arch));
         if copy_out(&cached, &old_pkg).is_err() {
-            return Err(format!(
-                "no package of the running {running} in {} to revert to (install.sh keeps the \
-                 ones it installs; otherwise copy its .deb there: OPERATIONS.md, Self-update)",
-                pkgs.display()
-            ));
+            return Err(InstallError::NothingToRevertTo { running, dir: pkgs });
         }
     }
     let lock = wait_lock(cfg, o)?;
@@ -186,12 +285,19 @@ fn install(cfg: &Config, o: &Opts, keys: &Keys, s: &Staged) -> Result<Option<Pro
     if let Err(e) = dpkg_install(o, &new_pkg) {
         let back = dpkg_install(o, &old_pkg);
         let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
+        let (package, source) = (s.package.clone(), Box::new(e));
         return Err(match back {
-            Ok(()) => format!("dpkg -i {}: {e} (still {running})", s.package),
-            Err(b) => format!(
-                "dpkg -i {}: {e}; putting {running} back failed too: {b}",
-                s.package
-            ),
+            Ok(()) => InstallError::NotInstalled {
+                package,
+                running,
+                source,
+            },
+            Err(b) => InstallError::NotPutBack {
+                package,
+                running,
+                source,
+                back: Box::new(b),
+            },
         });
     }
     drop(lock);
@@ -214,12 +320,15 @@ fn judge_what_it_is(
     s: &Staged,
     running: &str,
     permit_downgrade: bool,
-) -> Result<(), String> {
+) -> Result<(), InstallError> {
     let c = su::read_control(&o.dpkg_deb, pkg)?;
-    su::judge_control(&c, &s.version, su::arch()).map_err(|e| format!("{}: {e}", s.version))?;
+    su::judge_control(&c, &s.version, su::arch()).map_err(|source| InstallError::PackageOf {
+        version: s.version.clone(),
+        source,
+    })?;
     su::judge_version(&c.version, running, permit_downgrade)?;
     if reverted_here(o).contains(&c.version) {
-        return Err(format!("{} was reverted on this box", c.version));
+        return Err(InstallError::Reverted(c.version));
     }
     Ok(())
 }
@@ -273,7 +382,7 @@ fn booted_at() -> Option<u64> {
 /// Wait for the new agent's first counted tick; revert when probation runs out. Probation
 /// counts from the install or from the last boot, whichever is later: a box rebooted inside
 /// probation gives the new agent its full time to tick again after the boot.
-fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
+fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, InstallError> {
     let from = p.started_at.max(booted_at().unwrap_or(0));
     let deadline = from.saturating_add(cfg.agent_update_probation_s);
     let ticked = su::ticked_json(&cfg.update_dir());
@@ -307,7 +416,11 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
     drop(lock);
     if let Err(e) = r {
         // probation.json stays: the next start of the unit tries the revert again
-        return Err(format!("reverting {} → {}: dpkg -i: {e}", p.new, p.old));
+        return Err(InstallError::NotReverted {
+            new: p.new.clone(),
+            old: p.old.clone(),
+            source: Box::new(e),
+        });
     }
     restart(o);
     remember_reverted(o, &p.new);
@@ -319,7 +432,7 @@ fn probation(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
 /// An install that never completed: the old package goes on again (dpkg also finishes a
 /// half-configured one this way), and the agent is told; the staged package goes, so the agent
 /// stages the offer afresh.
-fn interrupted(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> {
+fn interrupted(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, InstallError> {
     let old_pkg = o
         .keep_dir
         .join("packages")
@@ -327,7 +440,10 @@ fn interrupted(cfg: &Config, o: &Opts, p: &Probation) -> Result<String, String> 
     let lock = wait_lock(cfg, o)?;
     let r = dpkg_install(o, &old_pkg);
     drop(lock);
-    r.map_err(|e| format!("putting {} back after an interrupted install: {e}", p.old))?;
+    r.map_err(|e| InstallError::NotRestored {
+        old: p.old.clone(),
+        source: Box::new(e),
+    })?;
     restart(o);
     // the agent stages it afresh (and it is copied in again)
     drop_kept(o, &p.new, &p.arch);
@@ -364,38 +480,42 @@ fn drop_kept(o: &Opts, version: &str, arch: &str) {
     );
 }
 
-fn installed_version(o: &Opts) -> Result<String, String> {
+fn installed_version(o: &Opts) -> Result<String, InstallError> {
     let out = Command::new(&o.dpkg_query)
         .args(["-W", "-f=${Version}", PKG])
         .output()
-        .map_err(|e| format!("{}: {e}", o.dpkg_query))?;
+        .map_err(|source| InstallError::Tool {
+            tool: o.dpkg_query.clone(),
+            source,
+        })?;
     let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if !out.status.success() || v.is_empty() {
-        return Err(format!(
-            "cannot read the installed {PKG} version: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
+        return Err(InstallError::NoInstalledVersion(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
         ));
     }
     Ok(v)
 }
 
-fn dpkg_install(o: &Opts, deb: &Path) -> Result<(), String> {
+fn dpkg_install(o: &Opts, deb: &Path) -> Result<(), InstallError> {
     let out = Command::new(&o.dpkg)
         .arg("-i")
         .arg(deb)
         .env("DEBIAN_FRONTEND", "noninteractive")
         .env(UNDER_INSTALLER, "1")
         .output()
-        .map_err(|e| format!("{}: {e}", o.dpkg))?;
+        .map_err(|source| InstallError::Tool {
+            tool: o.dpkg.clone(),
+            source,
+        })?;
     if out.status.success() {
         return Ok(());
     }
     let err = String::from_utf8_lossy(&out.stderr);
-    Err(format!(
-        "{}: {}",
-        out.status,
-        err.trim().lines().last().unwrap_or("")
-    ))
+    Err(InstallError::Dpkg {
+        status: out.status,
+        said: err.trim().lines().last().unwrap_or("").to_string(),
+    })
 }
 
 /// Restart the agent's units that run (a timer-driven oneshot is simply picked up next tick).
@@ -414,7 +534,7 @@ fn restart(o: &Opts) {
 }
 
 /// The tick lock, so nothing is installed under a running tick.
-fn wait_lock(cfg: &Config, o: &Opts) -> Result<state::TickLock, String> {
+fn wait_lock(cfg: &Config, o: &Opts) -> Result<state::TickLock, InstallError> {
     let path = cfg.lock_path();
     let start = std::time::Instant::now();
     loop {
@@ -427,13 +547,12 @@ fn wait_lock(cfg: &Config, o: &Opts) -> Result<state::TickLock, String> {
                 std::thread::sleep(o.poll.min(Duration::from_secs(1)))
             }
             Ok(None) => {
-                return Err(format!(
-                    "a tick held {} for {:?}",
-                    path.display(),
-                    o.lock_wait
-                ))
+                return Err(InstallError::Locked {
+                    path,
+                    waited: o.lock_wait,
+                })
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         }
     }
 }
@@ -455,15 +574,18 @@ fn read_nofollow(p: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// Copy `from` (a regular file, not followed if a symlink) to `to` in root's own directory.
-fn copy_out(from: &Path, to: &Path) -> Result<(), String> {
+fn copy_out(from: &Path, to: &Path) -> Result<(), InstallError> {
     let mut src = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(from)
-        .map_err(|e| format!("{}: {e}", from.display()))?;
-    let meta = src.metadata().map_err(|e| e.to_string())?;
+        .map_err(|source| InstallError::File {
+            path: from.to_path_buf(),
+            source,
+        })?;
+    let meta = src.metadata()?;
     if !meta.is_file() || meta.len() > crate::tenancy::PACKAGE_LIMIT as u64 {
-        return Err(format!("{}: not a package file", from.display()));
+        return Err(InstallError::NotAPackage(from.to_path_buf()));
     }
     let tmp = to.with_extension("deb.tmp");
     let _ = std::fs::remove_file(&tmp);
@@ -479,14 +601,17 @@ fn copy_out(from: &Path, to: &Path) -> Result<(), String> {
     })();
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("{}: {e}", to.display()));
+        return Err(InstallError::File {
+            path: to.to_path_buf(),
+            source: e,
+        });
     }
     Ok(())
 }
 
-fn write_root<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
+fn write_root<T: Serialize>(path: &Path, v: &T) -> Result<(), StateError> {
     let body = serde_json::to_vec_pretty(v).expect("json");
-    state::write_private(path, &body, 0o600).map_err(|e| e.to_string())
+    state::write_private(path, &body, 0o600)
 }
 
 /// `result.json` for the agent, owned by the agent (the owner of its state dir).
@@ -494,10 +619,7 @@ fn tell(cfg: &Config, out: &su::Outcome) {
     tracing::info!("{}", out.note);
     let dir = cfg.update_dir();
     let p = su::outcome_json(&dir);
-    if let Err(e) = state::ensure_dir(&dir, 0o700)
-        .map_err(|e| e.to_string())
-        .and_then(|_| write_root(&p, out))
-    {
+    if let Err(e) = state::ensure_dir(&dir, 0o700).and_then(|_| write_root(&p, out)) {
         tracing::error!("cannot tell the agent: {e}");
         return;
     }

@@ -35,6 +35,33 @@ pub enum Outcome {
     Refused,
 }
 
+/// No answer to a SIGHUP (the command's side).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WaitError {
+    #[error("process {0} is gone")]
+    Gone(u32),
+    #[error("no answer from process {pid} in {} within {} s", .path.display(), .limit.as_secs())]
+    NoAnswer {
+        pid: u32,
+        path: PathBuf,
+        limit: Duration,
+    },
+}
+
+/// A SIGHUP that could not be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum HangupError {
+    /// Not a pid the command may signal (0, 1, or beyond `pid_t`).
+    #[error("{0} is not a service pid")]
+    NotAService(u32),
+    #[error("SIGHUP to {pid}: {source}")]
+    Signal {
+        pid: u32,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 pub fn answer_path(state_dir: &Path) -> PathBuf {
     state_dir.join("reload.json")
 }
@@ -74,7 +101,7 @@ pub fn wait_answer(
     since_ms: u64,
     limit: Duration,
     poll: Duration,
-) -> Result<Answer, String> {
+) -> Result<Answer, WaitError> {
     let path = answer_path(state_dir);
     let start = std::time::Instant::now();
     loop {
@@ -85,14 +112,10 @@ pub fn wait_answer(
             return Ok(a);
         }
         if !alive(pid) {
-            return Err(format!("process {pid} is gone"));
+            return Err(WaitError::Gone(pid));
         }
         if start.elapsed() >= limit {
-            return Err(format!(
-                "no answer from process {pid} in {} within {} s",
-                path.display(),
-                limit.as_secs()
-            ));
+            return Err(WaitError::NoAnswer { pid, path, limit });
         }
         std::thread::sleep(poll);
     }
@@ -110,17 +133,17 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// Send SIGHUP to `pid`.
-pub fn hangup(pid: u32) -> Result<(), String> {
+pub fn hangup(pid: u32) -> Result<(), HangupError> {
     let p = libc::pid_t::try_from(pid)
         .ok()
         .filter(|p| *p > 1)
-        .ok_or_else(|| format!("{pid} is not a service pid"))?;
+        .ok_or(HangupError::NotAService(pid))?;
     // SAFETY: kill takes plain integers.
     if unsafe { libc::kill(p, libc::SIGHUP) } != 0 {
-        return Err(format!(
-            "SIGHUP to {pid}: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(HangupError::Signal {
+            pid,
+            source: std::io::Error::last_os_error(),
+        });
     }
     Ok(())
 }
@@ -140,7 +163,13 @@ mod tests {
         let since = boot_ms() + 1;
         std::thread::sleep(Duration::from_millis(5));
         let e = wait_answer(d.path(), me, since, short, fast).unwrap_err();
-        assert!(e.contains("no answer from process"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "no answer from process {me} in {} within 0 s",
+                answer_path(d.path()).display()
+            )
+        );
         // the service's refusal, written while the command waits
         let dir = d.path().to_path_buf();
         let t = std::thread::spawn(move || {
@@ -153,7 +182,10 @@ mod tests {
         assert_eq!(a.why, "interval_s 1 must be 5-3600");
         // another pid's answer is not ours
         let e = wait_answer(d.path(), me + 1, since, short, fast).unwrap_err();
-        assert!(e.contains("gone") || e.contains("no answer"), "{e}");
+        assert!(
+            matches!(e, WaitError::Gone(_) | WaitError::NoAnswer { .. }),
+            "{e}"
+        );
         let body = std::fs::read_to_string(answer_path(d.path())).unwrap();
         assert!(body.contains("\"outcome\":\"refused\""), "{body}");
     }
@@ -173,10 +205,14 @@ mod tests {
             Duration::from_millis(10),
         )
         .unwrap_err();
-        assert!(e.contains("is gone"), "{e}");
+        assert_eq!(e, WaitError::Gone(pid));
+        assert_eq!(e.to_string(), format!("process {pid} is gone"));
         assert!(t.elapsed() < Duration::from_secs(5));
-        assert!(hangup(pid).is_err());
-        assert!(hangup(1).is_err(), "never init");
+        assert!(matches!(hangup(pid), Err(HangupError::Signal { .. })));
+        assert!(
+            matches!(hangup(1), Err(HangupError::NotAService(1))),
+            "never init"
+        );
         assert!(alive(std::process::id()));
     }
 }

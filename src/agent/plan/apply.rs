@@ -119,12 +119,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         state::write_private(&env_file, env.as_bytes(), 0o600)
             .map_err(|e| Refusal::new(RefusalCode::PlanScratch, e.to_string()))?;
         let _env_file_gone = Scratch(env_file.clone());
-        let mut compose = Compose::detect(&self.cfg, &self.docker_wait)
+        let bounds = runtime::Bounds::within(Duration::from_secs(self.cfg.tick_budget_s));
+        let mut compose = Compose::detect(&self.cfg, &self.docker_wait, bounds)
             .await
             .map_err(|e| Refusal::new(RefusalCode::ComposeConfigInvalid, e.to_string()))?;
-        compose.set_deadline(Some(
-            tokio::time::Instant::now() + Duration::from_secs(self.cfg.tick_budget_s),
-        ));
         // the preflight's refusal keeps its own code; a guard that could not start is the
         // engine's refusal
         let guard = self

@@ -476,3 +476,35 @@ fn a_reverted_version_stays_refused_whatever_its_label() {
     let saved = State::load(&b.agent.cfg.state_path()).unwrap();
     assert_eq!(saved.agent_update.reverted_versions, vec![NEW.to_string()]);
 }
+
+#[test]
+fn only_a_bad_package_or_a_missing_one_is_refused_for_good() {
+    let rejected = |status| TenancyError::Rejected {
+        what: "agent package",
+        status,
+        code: "X".into(),
+        message: "x".into(),
+    };
+    assert!(Unstaged::Package(su::PackageError::BadSha).for_good());
+    assert!(Unstaged::Reverted(NEW.into()).for_good());
+    assert!(Unstaged::Download(rejected(404)).for_good());
+    assert!(!Unstaged::Download(rejected(503)).for_good());
+    let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+    let e = Unstaged::Rename {
+        package: "p.deb".into(),
+        source: full,
+    };
+    assert!(!e.for_good());
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "stage p.deb: {}",
+            std::io::Error::from(std::io::ErrorKind::StorageFull)
+        )
+    );
+    // the words the note carries, as before the error was typed
+    assert_eq!(
+        Unstaged::Download(rejected(404)).to_string(),
+        format!("download: {}", rejected(404))
+    );
+}
