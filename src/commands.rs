@@ -209,7 +209,16 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
             Ok(cs) => {
                 println!("containers");
                 for c in cs {
-                    println!("  {:<20} {:<10} {}", c.service, c.state, c.health);
+                    println!(
+                        "  {:<20} {:<10} {}{}",
+                        c.service,
+                        c.state,
+                        c.health,
+                        c.image
+                            .as_deref()
+                            .map(|i| format!("  {i}"))
+                            .unwrap_or_default()
+                    );
                 }
             }
             Err(e) => println!("containers     ? ({e})"),

@@ -56,6 +56,10 @@ pub struct Container {
     /// A one-shot service: done when it exited 0.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub job: bool,
+    /// The running container's image as `name@sha256:…` (PROTOCOL 0.5), when it was created
+    /// by a digest; omitted otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
     /// The engine's id, for diagnosis; not part of the check-in.
     #[serde(skip)]
     pub id: String,

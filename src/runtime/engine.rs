@@ -22,6 +22,8 @@ pub(super) struct ApiContainer {
     state: String,
     #[serde(rename = "Status", default)]
     status: String,
+    #[serde(rename = "Image", default)]
+    image: String,
 }
 
 impl Engine {
@@ -107,6 +109,9 @@ impl Engine {
                 health: health_of(&c.status).into(),
                 exit_code: (c.state == "exited").then(|| exit_of(&c.status)).flatten(),
                 job: c.labels.get(JOB_LABEL).is_some_and(|v| truthy(v)),
+                // the name it was created by, when that names its bytes: the list shows it
+                // with no further call (PROTOCOL 0.5 `image`)
+                image: crate::policy::rules::image_pinned(&c.image).then_some(c.image),
                 state: c.state,
                 id: c.id,
                 restarts: None,
