@@ -5,7 +5,9 @@
 //! its second close could land on a file another thread had just opened. With 1.18.2 there must
 //! be no mismatch, no EBADF and no leaked fd across ≥ 10,000 operations.
 
-mod ziti_common;
+mod common;
+
+use common::ziti as ziti_common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

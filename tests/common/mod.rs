@@ -1,7 +1,11 @@
 //! Shared harness for the integration tests: a real OpenBao, the test tenancy, a real dockerd
 //! (started by `scripts/services.sh`), and the agent binary run as a subprocess like the timer
 //! runs it. Nothing here skips: a missing real part fails the test with a message.
-#![allow(dead_code)]
+#![allow(dead_code)] // each suite uses a different subset
+
+pub mod fault_parts;
+pub mod ziti;
+pub mod ziti_svc;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

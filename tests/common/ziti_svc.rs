@@ -9,8 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::*;
-use crate::ziti_common::{unique, Net};
+use super::ziti::{unique, Net};
+use super::*;
 
 pub const T_HOST: &str = "tenancy.ziti.invalid";
 pub const B_HOST: &str = "bao.ziti.invalid";

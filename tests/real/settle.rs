@@ -5,10 +5,7 @@
 //! fails, backoff for a failing sha, SIGTERM during `up` reaching compose's whole process
 //! group; and a measurement of what the settle window adds to an apply.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -5,14 +5,11 @@
 //! only) *and* what did not happen: no lease, no OpenBao secret read, nothing outside staging,
 //! no container. The 0.1.6 token scenarios assert on the number of leases tenancy issued.
 
-#[macro_use]
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::common::*;
 use base64::Engine;
-use common::*;
 use serde_json::{json, Value};
 
 // ---- helpers ------------------------------------------------------------------------------

@@ -10,12 +10,9 @@
 //!   probe never reach tenancy, one bundle per `diagnostics_min_interval_s`, a 429 respected;
 //!   `diagnose --json` prints the same locally.
 
-#[macro_use]
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn docker(args: &[&str]) -> String {

@@ -3,12 +3,9 @@
 //! analysis off), then refused by the full agent — with no container created for it. A benign
 //! multi-service corpus still applies on all three lines.
 
-#[macro_use]
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 fn bootstrapped(name: &str, f: Flavour) -> Stack {
     let s = Stack::new(name, f);

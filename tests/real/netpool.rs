@@ -8,12 +8,9 @@
 //! The host route is one the test adds on `lo` (nothing is sent anywhere but loopback) and
 //! removes again; each flavour has its own /16 (10.221–223.0.0/16).
 
-#[macro_use]
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// A route on the loopback device, removed on drop (also when the test fails).
 struct LoRoute(String);

@@ -9,15 +9,12 @@
 //!
 //! Each test prints a table line per shape: flavour | shape | policy off | full agent | guard.
 
-#[macro_use]
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 // ---- helpers --------------------------------------------------------------------------------

@@ -14,14 +14,11 @@
 //! 4. A benign 10-service project applies on all three lines (the guard's cost is printed;
 //!    `scripts/bench-guard.sh` measures it on the release binary).
 
-#[macro_use]
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 // ---------------------------------------------------------------------------------------------
 // helpers

@@ -12,15 +12,11 @@
 //! * a wedged SDK call, or a wedged loop, starves the watchdog (debug-build hook);
 //! * SIGTERM mid-apply ends the tick `INTERRUPTED` (reported) and the process exits 0.
 
-mod common;
-mod ziti_common;
-mod ziti_svc;
-
 use std::time::{Duration, Instant};
 
-use common::*;
-use ziti_common::{require_sdk, Net};
-use ziti_svc::*;
+use crate::common::ziti::{self, require_sdk, Net};
+use crate::common::ziti_svc::*;
+use crate::common::*;
 
 #[test]
 fn service_ticks_over_sdk_notifies_reloads_and_takes_up_a_new_identity() {
@@ -135,8 +131,8 @@ fn service_survives_a_controller_and_edge_router_restart() {
     require_sdk();
     require_docker();
     // a network of its own, so stopping it disturbs no other test
-    let dir = ziti_common::repo().join("target/ziti-net-svc");
-    let (c, r) = ziti_common::ports();
+    let dir = ziti::repo().join("target/ziti-net-svc");
+    let (c, r) = ziti::ports();
     let net = Net::start_in(&dir, c + 2, r + 2);
     let (s, _id) = sdk_box(&net, "svc-restart", Flavour::V2);
     let watchdog = Duration::from_secs(20);

@@ -18,17 +18,13 @@
 //! About 25 minutes, so it is not in the test command: `scripts/soak-ziti.sh` runs it and writes
 //! its figures into docs/PERFORMANCE.md. `MONKY_ZITI_SOAK_TICKS` / `_INTERVAL_MS` shorten it.
 
-mod common;
-mod ziti_common;
-mod ziti_svc;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::*;
-use ziti_common::{require_sdk, Net};
-use ziti_svc::*;
+use crate::common::ziti::{self, require_sdk, Net};
+use crate::common::ziti_svc::*;
+use crate::common::*;
 
 /// How long each outage keeps its part down.
 const DOWN: Duration = Duration::from_secs(20);
@@ -157,8 +153,8 @@ fn sdk_service_soak_through_controller_and_router_restarts() {
 
     // a network of its own (ports + 4: beside the shared one and tests/ziti_service.rs's), in
     // two processes
-    let dir = ziti_common::repo().join("target/ziti-net-soak");
-    let (c, r) = ziti_common::ports();
+    let dir = ziti::repo().join("target/ziti-net-soak");
+    let (c, r) = ziti::ports();
     let net = Net::start_in(&dir, c + 4, r + 4);
     net.split();
     let (cport, rport) = (net.ctrl_port(), net.router_port());
@@ -504,7 +500,7 @@ fn sdk_service_soak_through_controller_and_router_restarts() {
             .unwrap_or("?")
             .to_owned(),
         zv = String::from_utf8_lossy(
-            &Command::new(ziti_common::ziti_bin())
+            &Command::new(ziti::ziti_bin())
                 .arg("version")
                 .output()
                 .unwrap()

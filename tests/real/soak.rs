@@ -14,17 +14,13 @@
 //! `scripts/soak.sh` runs it (`cargo test --test soak -- --ignored`) and writes its figures into
 //! docs/RELIABILITY.md.
 
-#[macro_use]
-mod common;
-mod fault_parts;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
-use fault_parts::DockerProxy;
+use crate::common::fault_parts::DockerProxy;
+use crate::common::*;
 use serde_json::Value;
 
 const HEARTBEATS: usize = 1000;
