@@ -3,6 +3,7 @@
 //! runs it. Nothing here skips: a missing real part fails the test with a message.
 #![allow(dead_code)] // each suite uses a different subset
 
+mod engine;
 pub mod fault_parts;
 pub mod ziti;
 pub mod ziti_svc;
@@ -13,6 +14,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+#[allow(unused_imports)] // not every binary drives the engine
+pub use engine::*;
 pub use monky_test_tenancy::{Bao, BaoRoleOpts, Signer, Tenancy, TenancyOpts};
 use serde_json::Value;
 
@@ -187,7 +190,7 @@ impl Stack {
             bp_path = self.bootstrap_path().display(),
             cc = self.flavour.config_lines(),
             ht = if self.extra.contains("healthy_timeout_s") { "" } else { "healthy_timeout_s: 30\n" },
-            // suites tick a failed sha again at once; tests/settle.rs sets its own backoff and
+            // suites tick a failed sha again at once; tests/real/settle.rs sets its own backoff and
             // settle window (a shorter window keeps the suites' many applies quick)
             bo = if self.extra.contains("retry_backoff_max_s") { "" } else { "retry_backoff_max_s: 0\n" },
             st = if self.extra.contains("settle_s") { "" } else { "settle_s: 2\n" },

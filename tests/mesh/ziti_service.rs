@@ -2,7 +2,7 @@
 //! network with the embedded SDK: the test plays the service manager's part of the notify
 //! protocol — it binds the `NOTIFY_SOCKET` datagram socket and sets `WATCHDOG_USEC` — and reads
 //! what the agent sends. Tenancy and OpenBao are reached only as Ziti services (the configured
-//! host names resolve nowhere), as in `tests/ziti_tick.rs`.
+//! host names resolve nowhere), as in `tests/mesh/ziti_tick.rs`.
 //!
 //! * ticks over sdk: `READY=1` after the first, `STATUS=` per tick, `WATCHDOG=1`; `status`
 //!   says service mode; SIGHUP takes up a changed config and keeps the old one when the new is

@@ -7,54 +7,6 @@ use std::process::Command;
 
 use crate::common::*;
 
-fn bootstrapped(name: &str, f: Flavour) -> Stack {
-    let s = Stack::new(name, f);
-    s.give_bootstrap();
-    let r = s.cmd(&["bootstrap"]);
-    assert_eq!(r.code, 0, "{r:?}");
-    s
-}
-
-fn bundle(serial: u64, compose: String) -> Vec<(String, Vec<u8>)> {
-    plain_bundle(serial, compose).files()
-}
-
-fn tick_with(s: &Stack, policy: &str) -> Run {
-    run_bin_env(
-        &s.config_path(),
-        &["run", "--once"],
-        &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
-    )
-}
-
-/// Container ids of one service of the stack's project.
-fn service_containers(s: &Stack, svc: &str) -> Vec<String> {
-    let o = Command::new("docker")
-        .args([
-            "ps",
-            "-aq",
-            "--filter",
-            &format!("label=com.docker.compose.project={}", s.project()),
-            "--filter",
-            &format!("label=com.docker.compose.service={svc}"),
-        ])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
-fn logs_of(id: &str) -> String {
-    let o = Command::new("docker").args(["logs", id]).output().unwrap();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// Another app's container and volume, removed even when the test fails.
 struct Foreign(String);
 

@@ -25,16 +25,6 @@ fn docker(args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
-fn image_id(reference: &str) -> Option<String> {
-    let o = Command::new("docker")
-        .args(["image", "inspect", "--format", "{{.Id}}", reference])
-        .output()
-        .expect("docker");
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
-}
-
 /// Images this test made, removed at the end whatever happened.
 struct Images(Vec<String>);
 

@@ -23,22 +23,10 @@ use crate::common::*;
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-fn bundle(serial: u64, compose: String) -> Vec<(String, Vec<u8>)> {
-    plain_bundle(serial, compose).files()
-}
-
 fn bootstrapped(s: &Stack) {
     s.give_bootstrap();
     let r = s.cmd(&["bootstrap"]);
     assert_eq!(r.code, 0, "{r:?}");
-}
-
-fn tick_with(s: &Stack, policy: &str) -> Run {
-    run_bin_env(
-        &s.config_path(),
-        &["run", "--once"],
-        &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
-    )
 }
 
 /// `["sh", "-c", "<script>"]` as YAML: quotes escaped, `$` doubled (compose interpolates it).
@@ -58,19 +46,6 @@ fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
-/// Container ids of one service of the stack's project (all states).
-fn service_containers(s: &Stack, svc: &str) -> Vec<String> {
-    let o = docker(&[
-        "ps",
-        "-aq",
-        "--filter",
-        &format!("label=com.docker.compose.project={}", s.project()),
-        "--filter",
-        &format!("label=com.docker.compose.service={svc}"),
-    ]);
-    stdout(&o).lines().map(String::from).collect()
-}
-
 fn all_containers(s: &Stack) -> Vec<String> {
     let o = docker(&[
         "ps",
@@ -79,15 +54,6 @@ fn all_containers(s: &Stack) -> Vec<String> {
         &format!("label=com.docker.compose.project={}", s.project()),
     ]);
     stdout(&o).lines().map(String::from).collect()
-}
-
-fn logs_of(id: &str) -> String {
-    let o = docker(&["logs", id]);
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn inspect(id: &str, fmt: &str) -> String {

@@ -28,10 +28,6 @@ fn bundle_at(s: &Stack, serial: u64, compose: String, version: u64) -> BundleSpe
     }
 }
 
-fn current(s: &Stack) -> std::path::PathBuf {
-    std::fs::read_link(s.state_dir().join("current")).expect("current")
-}
-
 fn docker_health(s: &Stack, service: &str) -> String {
     let o = std::process::Command::new("docker")
         .args([

@@ -1,0 +1,149 @@
+//! The engine side of a scenario, shared by the suites: what docker says about a stack's
+//! project, and one `run --once` with its report.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::{plain_bundle, run_bin_env, BundleSpec, Run, Stack};
+
+/// A stack whose bootstrap grant is already swapped for an OpenBao token.
+pub fn bootstrapped(name: &str, f: super::Flavour) -> Stack {
+    let s = Stack::new(name, f);
+    s.give_bootstrap();
+    let r = s.cmd(&["bootstrap"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    s
+}
+
+/// The files of a plain bundle (no secrets) at `serial`.
+pub fn bundle(serial: u64, compose: String) -> Vec<(String, Vec<u8>)> {
+    plain_bundle(serial, compose).files()
+}
+
+/// One tick with the test-only policy switch (`on`, `no-file`, `off`).
+pub fn tick_with(s: &Stack, policy: &str) -> Run {
+    run_bin_env(
+        &s.config_path(),
+        &["run", "--once"],
+        &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
+    )
+}
+
+/// What one `run --once` did: its exit and the report it posted.
+pub struct Outcome {
+    pub run: Run,
+    pub result: String,
+    pub detail: String,
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "result {} detail {:?}\n{:?}",
+            self.result, self.detail, self.run
+        )
+    }
+}
+
+/// Serves `spec` and runs one tick under `policy` (`on`, `no-file`, `off`).
+pub fn apply_spec(s: &Stack, spec: BundleSpec, policy: &str) -> Outcome {
+    s.tenancy.set_bundle(&s.env, spec.files());
+    let before = s.tenancy.reports().len();
+    let run = if policy == "on" {
+        s.tick()
+    } else {
+        tick_with(s, policy)
+    };
+    assert!(
+        s.tenancy.reports().len() > before,
+        "no report for this apply: {run:?}"
+    );
+    let rep = s.last_report();
+    Outcome {
+        result: rep["result"].as_str().unwrap_or("").to_string(),
+        detail: rep["detail"].as_str().unwrap_or("").to_string(),
+        run,
+    }
+}
+
+/// A plain bundle (no secrets) at the next serial, applied under `policy`.
+pub fn apply_plain(s: &Stack, serial: &mut u64, compose: &str, policy: &str) -> Outcome {
+    *serial += 1;
+    apply_spec(s, plain_bundle(*serial, compose.to_string()), policy)
+}
+
+/// Where the stack's `current` link points.
+pub fn current(s: &Stack) -> PathBuf {
+    std::fs::read_link(s.state_dir().join("current")).expect("current")
+}
+
+/// Container ids of one service of the stack's project (all states).
+pub fn service_containers(s: &Stack, svc: &str) -> Vec<String> {
+    let o = Command::new("docker")
+        .args([
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=com.docker.compose.project={}", s.project()),
+            "--filter",
+            &format!("label=com.docker.compose.service={svc}"),
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// A container's stdout and stderr so far.
+pub fn logs_of(id: &str) -> String {
+    let o = Command::new("docker").args(["logs", id]).output().unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `docker inspect --format FORMAT ID`, trimmed ("" when there is no such object).
+pub fn inspect_format(id: &str, format: &str) -> String {
+    let o = Command::new("docker")
+        .args(["inspect", "--format", format, id])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// The local image id of `reference`, if the engine has it.
+pub fn image_id(reference: &str) -> Option<String> {
+    let o = Command::new("docker")
+        .args(["image", "inspect", "--format", "{{.Id}}", reference])
+        .output()
+        .expect("docker");
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+/// The private registry's password, as `scripts/services.sh` wrote it.
+pub fn registry_password() -> String {
+    std::fs::read_to_string("/run/monky-deployd-dev/registry.pw")
+        .expect("registry.pw (scripts/services.sh)")
+        .trim()
+        .to_string()
+}
+
+/// Polls `f` every 200 ms until it holds; fails the test after `limit`.
+pub fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(
+            t0.elapsed() < limit,
+            "timed out ({limit:?}) waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
