@@ -147,3 +147,31 @@ pub fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Another project's volume `foreign` holding `marker`, and its private web service
+/// `{foreign}-web` serving `marker` on 127.0.0.1:9999 inside its own network namespace, made the
+/// way another app on the box would. The caller removes both.
+pub fn make_foreign_app(foreign: &str, marker: &str) {
+    let o = Command::new("docker")
+        .args(["run", "--rm", "-v", &format!("{foreign}:/x"), super::IMAGE])
+        .args(["sh", "-c", &format!("echo {marker} > /x/marker")])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let o = Command::new("docker")
+        .args([
+            "run",
+            "-d",
+            "--name",
+            &format!("{foreign}-web"),
+            super::IMAGE,
+        ])
+        .args([
+            "sh",
+            "-c",
+            &format!("echo {marker} > /tmp/index.html; exec httpd -f -p 127.0.0.1:9999 -h /tmp"),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+}

@@ -148,37 +148,8 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
     // another project's data, made the way another app on the box would have made it
     let foreign = format!("monky-foreign-{}-{:?}", std::process::id(), f).to_lowercase();
     let _cleanup = Foreign(foreign.clone());
-    let mk = Command::new("docker")
-        .args([
-            "run",
-            "--rm",
-            "-v",
-            &format!("{foreign}:/x"),
-            IMAGE,
-            "sh",
-            "-c",
-        ])
-        .arg(format!("echo {marker} > /x/marker"))
-        .output()
-        .unwrap();
-    assert!(mk.status.success(), "{mk:?}");
     // and another app's private web service, reachable only inside its network namespace
-    let web = Command::new("docker")
-        .args([
-            "run",
-            "-d",
-            "--name",
-            &format!("{foreign}-web"),
-            IMAGE,
-            "sh",
-            "-c",
-        ])
-        .arg(format!(
-            "echo {marker} > /tmp/index.html; exec httpd -f -p 127.0.0.1:9999 -h /tmp"
-        ))
-        .output()
-        .unwrap();
-    assert!(web.status.success(), "{web:?}");
+    make_foreign_app(&foreign, &marker);
     let mut serial = 1;
     let mut table = Vec::new();
     for (i, a) in attacks(&s, marker_dir.path(), &marker, &foreign)

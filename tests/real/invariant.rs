@@ -889,37 +889,8 @@ fn corpus(
 /// Another project's volume and private web service, made the way another app would.
 fn foreign_objects(hand: &mut HandMade, foreign: &str, marker: &str) {
     hand.volumes.push(foreign.to_string());
-    let o = Command::new("docker")
-        .args([
-            "run",
-            "--rm",
-            "-v",
-            &format!("{foreign}:/x"),
-            IMAGE,
-            "sh",
-            "-c",
-        ])
-        .arg(format!("echo {marker} > /x/marker"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
     hand.containers.push(format!("{foreign}-web"));
-    let o = Command::new("docker")
-        .args([
-            "run",
-            "-d",
-            "--name",
-            &format!("{foreign}-web"),
-            IMAGE,
-            "sh",
-            "-c",
-        ])
-        .arg(format!(
-            "echo {marker} > /tmp/index.html; exec httpd -f -p 127.0.0.1:9999 -h /tmp"
-        ))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
+    make_foreign_app(foreign, marker);
 }
 
 /// A bind root under /var/lib (an operator's usual choice), removed on drop.
