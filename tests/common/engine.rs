@@ -1,11 +1,67 @@
 //! The engine side of a scenario, shared by the suites: what docker says about a stack's
 //! project, and one `run --once` with its report.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use super::{plain_bundle, run_bin_env, BundleSpec, Run, Stack};
+
+/// The engine guard judges every create against every bind on the box, so a container one test
+/// makes with the policy off to prove an attack (a bind of the host's root: every volume is
+/// under it) turns the creates of every other test in this process into refusals while it
+/// exists. Such a proof holds [`box_exclusive`] from the tick that makes the container until it
+/// is gone; every agent run holds [`box_shared`] (`run_bin_env` takes it), so none overlaps.
+static BOX: RwLock<()> = RwLock::new(());
+
+thread_local! {
+    /// This thread's hold on [`BOX`]: 0 none, 1 shared, 2 exclusive (no re-entry: a read lock
+    /// taken again behind a waiting writer would deadlock).
+    static HOLD: Cell<u8> = const { Cell::new(0) };
+}
+
+/// See [`BOX`]: held while the box carries a container that changes how others are judged.
+pub struct BoxExclusive(#[allow(dead_code)] RwLockWriteGuard<'static, ()>);
+
+impl Drop for BoxExclusive {
+    fn drop(&mut self) {
+        HOLD.set(0);
+    }
+}
+
+pub fn box_exclusive() -> BoxExclusive {
+    assert_eq!(
+        HOLD.get(),
+        0,
+        "box_exclusive inside a box_shared or box_exclusive hold"
+    );
+    let g = BOX.write().unwrap_or_else(|e| e.into_inner());
+    HOLD.set(2);
+    BoxExclusive(g)
+}
+
+/// See [`BOX`]: held while agents this thread started may create containers; `None` when this
+/// thread already holds the box.
+pub struct BoxShared(#[allow(dead_code)] Option<RwLockReadGuard<'static, ()>>);
+
+impl Drop for BoxShared {
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            HOLD.set(0);
+        }
+    }
+}
+
+pub fn box_shared() -> BoxShared {
+    if HOLD.get() != 0 {
+        return BoxShared(None);
+    }
+    let g = BOX.read().unwrap_or_else(|e| e.into_inner());
+    HOLD.set(1);
+    BoxShared(Some(g))
+}
 
 /// A stack whose bootstrap grant is already swapped for an OpenBao token.
 pub fn bootstrapped(name: &str, f: super::Flavour) -> Stack {

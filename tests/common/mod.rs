@@ -355,6 +355,7 @@ pub fn run_bin(config: &Path, args: &[&str]) -> Run {
 }
 
 pub fn run_bin_env(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let _box = box_shared();
     let mut full = vec!["--config".to_string(), config.display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
     let o = Command::new(BIN)

@@ -202,7 +202,9 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
             a.what
         );
         assert!(!detail.contains(&s.token()), "token in the report");
-        // 3. no policy at all: the attack really works on this engine and compose
+        // 3. no policy at all: the attack really works on this engine and compose (no other
+        // test's agent runs while its container is on the box)
+        let alone = box_exclusive();
         s.tenancy.set_bundle(&s.env, bundle(serial, compose));
         serial += 1;
         let r = tick_with(&s, "off");
@@ -232,6 +234,7 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
             f, a.what
         ));
         let _ = Command::new("docker").args(["rm", "-f", &ids[0]]).output();
+        drop(alone);
     }
 
     for l in table {

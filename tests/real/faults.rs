@@ -79,6 +79,8 @@ struct Fx {
     ctl: tempfile::TempDir,
     proxy: DockerProxy,
     tmpfs: bool,
+    /// The cell's agents run outside `run_bin_env`: the box is shared for the whole cell.
+    _box: BoxShared,
 }
 
 impl Drop for Fx {
@@ -194,6 +196,7 @@ impl Fx {
             ctl,
             proxy,
             tmpfs,
+            _box: box_shared(),
         }
     }
 

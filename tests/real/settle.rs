@@ -829,6 +829,8 @@ all_composes!(backoff_holds_a_failing_sha);
 /// once the migration has ended).
 fn sigterm_during_up_stops_compose(f: Flavour) {
     require_docker();
+    // its agent runs outside `run_bin_env`
+    let _box = box_shared();
     let s = Stack::new("term-up", f);
     s.give_bootstrap();
     let sha = s
