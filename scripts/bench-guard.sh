@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine guard's cost on a benign 10-service apply (the project of tests/invariant.rs
+# The engine guard's cost on a benign 10-service apply (the project of tests/real/invariant.rs
 # `benign_ten_services_apply`: healthchecks, depends_on, ports, named volumes, a writable ./data
 # and a read-only ./config bind in one service, two services sharing ./shared, one bind under
 # the box's bind_roots). Each run is a first apply on a fresh local stack (10 container creates
@@ -63,7 +63,7 @@ stop_stack() {
 cleanup() { stop_stack; rm -rf "$WORK" "$ROOT"; }
 trap cleanup EXIT
 
-# the bundle (kept in step with ten_services() in tests/invariant.rs by hand)
+# the bundle (kept in step with ten_services() in tests/real/invariant.rs by hand)
 B="$WORK/bundle"
 mkdir -p "$B/config"
 echo 'listen 8080' >"$B/config/app.conf"
@@ -158,7 +158,7 @@ OUT=docs/bench/guard.md
   echo
   echo "$BUILD build of monky-deployd (\`$BIN\`), $(nproc) cores, compose $LINE ($compose_version),"
   echo "local stack (system transport, plain HTTP), the benign 10-service project of"
-  echo "\`tests/invariant.rs\` (one image, 10 containers, 2 named volumes, 5 binds), each run a first"
+  echo "\`tests/real/invariant.rs\` (one image, 10 containers, 2 named volumes, 5 binds), each run a first"
   echo "apply on a fresh stack; $RUNS run(s). The guard logs at info, as on a box (its account line"
   echo "at debug); the per-request debug lines are off."
   echo

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures the three transports on a real quickstart network (scripts/ziti-net.sh):
-#  1. identity load + first HTTPS response: tests/ziti_https.rs run once per sample in a fresh
+#  1. identity load + first HTTPS response: tests/mesh/ziti_https.rs run once per sample in a fresh
 #     process (so the sdk identity load is really paid each time), release build, against
 #     `openssl s_server` behind a host.v1 service; timings come from MONKY_BENCH_OUT.
 #  2. a heartbeat tick of the release agent (`run --once`, action none) over system, proxy (a real
@@ -22,12 +22,12 @@ net() { bash scripts/ziti-net.sh "$1" "$MONKY_ZITI_DIR" "${@:2}"; }
 
 cargo build -q --release --bin monky-deployd
 cargo build -q -p monky-test-tenancy --bin monky-test-stack
-T=$(cargo test -q --release --test ziti_https --no-run --message-format=json 2>/dev/null |
+T=$(cargo test -q --release --test mesh --no-run --message-format=json 2>/dev/null |
   python3 -c 'import json,sys
 for l in sys.stdin:
     m=json.loads(l)
-    if m.get("executable") and m.get("target",{}).get("name")=="ziti_https": print(m["executable"])')
-[ -x "$T" ] || { echo "bench-ziti: no ziti_https test binary" >&2; exit 1; }
+    if m.get("executable") and m.get("target",{}).get("name")=="mesh": print(m["executable"])')
+[ -x "$T" ] || { echo "bench-ziti: no mesh test binary" >&2; exit 1; }
 BIN="$TARGET/release/monky-deployd"
 DIR=$(mktemp -d /tmp/monky-bench-ziti.XXXXXX)
 # an env, project and host port of this run's own: benches in checkouts side by side do not collide
@@ -43,7 +43,7 @@ trap cleanup EXIT
 # --- 1. identity load + first HTTPS response -----------------------------------------------------
 for _ in $(seq 1 "$N"); do
   for t in https_over_sdk_checks_the_configured_server_name https_over_a_real_ziti_tunnel_proxy https_over_system_dns_and_tcp; do
-    MONKY_BENCH_OUT="$DIR/https.txt" "$T" --exact "$t" -q >"$DIR/https.err" 2>&1 ||
+    MONKY_BENCH_OUT="$DIR/https.txt" "$T" --exact "ziti_https::$t" -q >"$DIR/https.err" 2>&1 ||
       { cat "$DIR/https.err" >&2; exit 1; }
   done
 done

@@ -40,8 +40,8 @@ APT_PKGS=(docker.io busybox-static docker-registry apache2-utils acl jq curl)
 # build: the vendored C SDK (ziti-sys/build.rs): cmake + ninja, the static archives of libsodium,
 # json-c, protobuf-c, OpenSSL and zlib, libclang for bindgen
 want build && APT_PKGS+=(cmake ninja-build pkgconf libssl-dev zlib1g-dev libsodium-dev libjson-c-dev libprotobuf-c-dev libclang-dev)
-# the test command only: compose v1, shellcheck, the openssl CLI (tests/ziti_https.rs), strace
-# (tests/ziti_tick.rs and scripts/bench-ctrl-handshakes.sh count controller connections)
+# the test command only: compose v1, shellcheck, the openssl CLI (tests/mesh/ziti_https.rs), strace
+# (tests/mesh/ziti_tick.rs and scripts/bench-ctrl-handshakes.sh count controller connections)
 [ "$PROFILE" = all ] && APT_PKGS+=(docker-compose shellcheck openssl strace)
 apt_ensure "${APT_PKGS[@]}"
 took "apt packages"

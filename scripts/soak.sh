@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 rm -f "$target/soak.md"
-cargo test --test soak -- --ignored --nocapture
+cargo test --test real -- --ignored --nocapture soak::
 scripts/splice-md.sh docs/RELIABILITY.md soak "$target/soak.md"
 echo "soak: docs/RELIABILITY.md updated"

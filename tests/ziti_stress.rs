@@ -8,7 +8,9 @@
 //! And every stream's close releases both ends: thousands of streams opened and dropped (half at
 //! once, half after one echo) leave the process's fd count where it was.
 
-mod ziti_common;
+mod common;
+
+use common::ziti as ziti_common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

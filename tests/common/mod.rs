@@ -1,7 +1,12 @@
 //! Shared harness for the integration tests: a real OpenBao, the test tenancy, a real dockerd
 //! (started by `scripts/services.sh`), and the agent binary run as a subprocess like the timer
 //! runs it. Nothing here skips: a missing real part fails the test with a message.
-#![allow(dead_code)]
+#![allow(dead_code)] // each suite uses a different subset
+
+mod engine;
+pub mod fault_parts;
+pub mod ziti;
+pub mod ziti_svc;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -9,6 +14,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+#[allow(unused_imports)] // not every binary drives the engine
+pub use engine::*;
 pub use monky_test_tenancy::{Bao, BaoRoleOpts, Signer, Tenancy, TenancyOpts};
 use serde_json::Value;
 
@@ -183,7 +190,7 @@ impl Stack {
             bp_path = self.bootstrap_path().display(),
             cc = self.flavour.config_lines(),
             ht = if self.extra.contains("healthy_timeout_s") { "" } else { "healthy_timeout_s: 30\n" },
-            // suites tick a failed sha again at once; tests/settle.rs sets its own backoff and
+            // suites tick a failed sha again at once; tests/real/settle.rs sets its own backoff and
             // settle window (a shorter window keeps the suites' many applies quick)
             bo = if self.extra.contains("retry_backoff_max_s") { "" } else { "retry_backoff_max_s: 0\n" },
             st = if self.extra.contains("settle_s") { "" } else { "settle_s: 2\n" },
@@ -348,6 +355,7 @@ pub fn run_bin(config: &Path, args: &[&str]) -> Run {
 }
 
 pub fn run_bin_env(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let _box = box_shared();
     let mut full = vec!["--config".to_string(), config.display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
     let o = Command::new(BIN)

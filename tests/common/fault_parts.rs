@@ -1,4 +1,4 @@
-//! Parts the fault tests share (tests/faults.rs, tests/soak.rs): the real dockerd behind a
+//! Parts the fault tests share (tests/real/faults.rs, tests/real/soak.rs): the real dockerd behind a
 //! socket the test can cut.
 #![allow(dead_code)]
 

@@ -3,10 +3,7 @@
 //! case asserts the output and the exit code, and that the plan made no OpenBao request with the
 //! agent's token (the audit log), no lease, no report, no `.env`, no container change.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// What a plan must leave alone, counted before and compared after.

@@ -2,14 +2,11 @@
 //! valid for `promtool check metrics`, counters kept across the one-process-per-tick runs, and
 //! never seen half-written by a reader.
 
-#[macro_use]
-mod common;
-
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 
 fn promtool() -> String {
     let cache =

@@ -2,12 +2,9 @@
 //! bundles signed by one of them — over the sha it computed itself — and refuses everything
 //! else before the lease, before any OpenBao read, with nothing written outside staging.
 
-#[macro_use]
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use monky_test_tenancy::{bundle_statement, release_public_key, release_sign, unix_now};
 use serde_json::json;
 

@@ -2,9 +2,6 @@
 //! forwarded (with real answers), what it does not need is refused with a 403 naming the rule,
 //! and a refused create leaves nothing behind.
 
-#[macro_use]
-mod common;
-
 use std::path::Path;
 
 use bytes::Bytes;
@@ -14,7 +11,7 @@ use hyper_util::rt::TokioIo;
 use monky_deployd::guard::Guard;
 use monky_deployd::policy::Boundary;
 
-use common::*;
+use crate::common::*;
 
 async fn call(sock: &Path, method: Method, path: &str, body: &str) -> (u16, String) {
     let s = tokio::net::UnixStream::connect(sock).await.unwrap();

@@ -18,10 +18,6 @@
 //! docs/RELIABILITY.md carries exactly that row: the table in the doc is the run's
 //! (`scripts/reliability-matrix.sh` runs the matrix and splices the rows in).
 
-#[macro_use]
-mod common;
-mod fault_parts;
-
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -30,8 +26,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use common::*;
-use fault_parts::DockerProxy;
+use crate::common::fault_parts::DockerProxy;
+use crate::common::*;
 use serde_json::Value;
 
 // ---- the cells ------------------------------------------------------------------------------
@@ -83,6 +79,8 @@ struct Fx {
     ctl: tempfile::TempDir,
     proxy: DockerProxy,
     tmpfs: bool,
+    /// The cell's agents run outside `run_bin_env`: the box is shared for the whole cell.
+    _box: BoxShared,
 }
 
 impl Drop for Fx {
@@ -198,6 +196,7 @@ impl Fx {
             ctl,
             proxy,
             tmpfs,
+            _box: box_shared(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! network with the embedded SDK: the test plays the service manager's part of the notify
 //! protocol — it binds the `NOTIFY_SOCKET` datagram socket and sets `WATCHDOG_USEC` — and reads
 //! what the agent sends. Tenancy and OpenBao are reached only as Ziti services (the configured
-//! host names resolve nowhere), as in `tests/ziti_tick.rs`.
+//! host names resolve nowhere), as in `tests/mesh/ziti_tick.rs`.
 //!
 //! * ticks over sdk: `READY=1` after the first, `STATUS=` per tick, `WATCHDOG=1`; `status`
 //!   says service mode; SIGHUP takes up a changed config and keeps the old one when the new is
@@ -12,15 +12,11 @@
 //! * a wedged SDK call, or a wedged loop, starves the watchdog (debug-build hook);
 //! * SIGTERM mid-apply ends the tick `INTERRUPTED` (reported) and the process exits 0.
 
-mod common;
-mod ziti_common;
-mod ziti_svc;
-
 use std::time::{Duration, Instant};
 
-use common::*;
-use ziti_common::{require_sdk, Net};
-use ziti_svc::*;
+use crate::common::ziti::{self, require_sdk, Net};
+use crate::common::ziti_svc::*;
+use crate::common::*;
 
 #[test]
 fn service_ticks_over_sdk_notifies_reloads_and_takes_up_a_new_identity() {
@@ -135,8 +131,8 @@ fn service_survives_a_controller_and_edge_router_restart() {
     require_sdk();
     require_docker();
     // a network of its own, so stopping it disturbs no other test
-    let dir = ziti_common::repo().join("target/ziti-net-svc");
-    let (c, r) = ziti_common::ports();
+    let dir = ziti::repo().join("target/ziti-net-svc");
+    let (c, r) = ziti::ports();
     let net = Net::start_in(&dir, c + 2, r + 2);
     let (s, _id) = sdk_box(&net, "svc-restart", Flavour::V2);
     let watchdog = Duration::from_secs(20);

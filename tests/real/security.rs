@@ -5,14 +5,11 @@
 //! only) *and* what did not happen: no lease, no OpenBao secret read, nothing outside staging,
 //! no container. The 0.1.6 token scenarios assert on the number of leases tenancy issued.
 
-#[macro_use]
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::common::*;
 use base64::Engine;
-use common::*;
 use serde_json::{json, Value};
 
 // ---- helpers ------------------------------------------------------------------------------
@@ -49,10 +46,7 @@ fn spec(
 
 /// A stack whose agent already holds the bootstrap token (`monky-deployd bootstrap`).
 fn bootstrapped(name: &str, f: Flavour) -> (Stack, String) {
-    let s = Stack::new(name, f);
-    s.give_bootstrap();
-    let r = s.cmd(&["bootstrap"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    let s = crate::common::bootstrapped(name, f);
     let t = s.token();
     (s, t)
 }
@@ -1377,13 +1371,6 @@ fn compose_variables_nothing_defines_are_refused_by_name(f: Flavour) {
 both_composes!(compose_variables_nothing_defines_are_refused_by_name);
 
 // ---- 4. registry credential (0.1.7), real htpasswd registry ----------------------------------
-
-fn registry_password() -> String {
-    std::fs::read_to_string("/run/monky-deployd-dev/registry.pw")
-        .expect("registry.pw")
-        .trim()
-        .to_string()
-}
 
 fn private_bundle(s: &Stack, serial: u64, extra_entries: Vec<Value>) -> BundleSpec {
     let mut entries = vec![entry(

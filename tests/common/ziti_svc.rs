@@ -1,4 +1,4 @@
-//! Shared by `tests/ziti_service.rs` and `tests/ziti_soak.rs`: a box whose config reaches
+//! Shared by `tests/mesh/ziti_service.rs` and `tests/mesh/ziti_soak.rs`: a box whose config reaches
 //! tenancy and OpenBao only as Ziti services, and `monky-deployd run` with a notify socket of the
 //! test's own (the service manager's side of `Type=notify`).
 #![allow(dead_code)] // each suite uses a different subset
@@ -9,8 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::*;
-use crate::ziti_common::{unique, Net};
+use super::ziti::{unique, Net};
+use super::*;
 
 pub const T_HOST: &str = "tenancy.ziti.invalid";
 pub const B_HOST: &str = "bao.ziti.invalid";

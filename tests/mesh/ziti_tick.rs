@@ -8,13 +8,10 @@
 //! * failures: a service the identity may not dial (exit 75), the controller stopped (exit 75
 //!   within the configured timeout), a corrupt identity file (exit 1 naming the file).
 
-mod common;
-mod ziti_common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
-use ziti_common::{require_sdk, unique, Net, TunnelProxy};
+use crate::common::ziti::{self, require_sdk, unique, Net, TunnelProxy};
+use crate::common::*;
 
 /// Host names that resolve nowhere: only the Ziti path can reach tenancy and OpenBao.
 const T_HOST: &str = "tenancy.ziti.invalid";
@@ -211,7 +208,7 @@ fn proxy_through_a_real_ziti_tunnel_proxy_applies_and_heartbeats() {
     let s = Stack::new("ziti-proxy", Flavour::V2);
     let z = services(net, &s);
     let id = net.identity(&unique("box-proxy"), &[&z.tenancy, &z.bao]);
-    let (tp, bp) = (ziti_common::free_port(), ziti_common::free_port());
+    let (tp, bp) = (ziti::free_port(), ziti::free_port());
     let _proxy = TunnelProxy::start(net, &id, &[(&z.tenancy, tp), (&z.bao, bp)]);
     write(&s, &ziti_config(&s, "transport: proxy\n", &z, (tp, bp)));
     apply_then_heartbeat(&s, "proxy");
@@ -282,8 +279,8 @@ fn sdk_controller_stopped_exits_75_within_the_timeout() {
     require_sdk();
     // A network of its own (the shared one's ports + 1), so stopping its controller disturbs no
     // other test.
-    let dir = ziti_common::repo().join("target/ziti-net-down");
-    let (ctrl, router) = ziti_common::ports();
+    let dir = ziti::repo().join("target/ziti-net-down");
+    let (ctrl, router) = ziti::ports();
     let net = Net::start_in(&dir, ctrl + 1, router + 1);
     let s = Stack::new("ziti-down", Flavour::V2);
     let z = services(&net, &s);

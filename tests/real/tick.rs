@@ -1,12 +1,9 @@
 //! The tick end to end on real parts: real OpenBao, the test tenancy, a real dockerd with
 //! compose v1 (Debian `docker-compose`) and v2 (the `docker compose` plugin), the real binary.
 
-#[macro_use]
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 /// First apply from the kit's bootstrap grant, then a heartbeat, then a new sha.
 fn apply_heartbeat_update(f: Flavour) {

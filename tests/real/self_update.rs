@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::common::wait_until;
+
 use base64::Engine as _;
 use ed25519_dalek::{Signer, SigningKey};
 use monky_deployd::selfupdate::{self as su, Staged};
@@ -250,14 +252,6 @@ impl BoxRoot {
         assert!(std::fs::read_to_string(self.state().join("state.json"))
             .unwrap()
             .contains("env-up"));
-    }
-}
-
-fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

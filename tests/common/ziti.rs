@@ -1,4 +1,4 @@
-//! Shared by the `tests/ziti_*.rs` suites: a real OpenZiti quickstart network (controller + edge
+//! Shared by the Ziti suites (`tests/mesh/`, `tests/ziti_stress.rs`): a real OpenZiti quickstart network (controller + edge
 //! router from `scripts/ziti-net.sh`), services hosted by its router, enrolled identities, a tiny
 //! recording HTTP server, and `ziti tunnel proxy` processes. Nothing here imitates Ziti: when a
 //! real part is missing (ziti CLI, libziti linked into this build) the tests fail, loudly.

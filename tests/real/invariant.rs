@@ -14,34 +14,19 @@
 //! 4. A benign 10-service project applies on all three lines (the guard's cost is printed;
 //!    `scripts/bench-guard.sh` measures it on the release binary).
 
-#[macro_use]
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 
 // ---------------------------------------------------------------------------------------------
 // helpers
-
-fn bundle(serial: u64, compose: String) -> Vec<(String, Vec<u8>)> {
-    plain_bundle(serial, compose).files()
-}
 
 fn bootstrapped(s: &Stack) {
     s.give_bootstrap();
     let r = s.cmd(&["bootstrap"]);
     assert_eq!(r.code, 0, "{r:?}");
-}
-
-fn tick_with(s: &Stack, policy: &str) -> Run {
-    run_bin_env(
-        &s.config_path(),
-        &["run", "--once"],
-        &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
-    )
 }
 
 /// `["sh", "-c", "<script>"]` as YAML: quotes escaped, `$` doubled (compose interpolates it).
@@ -61,19 +46,6 @@ fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
-/// Container ids of one service of the stack's project (all states).
-fn service_containers(s: &Stack, svc: &str) -> Vec<String> {
-    let o = docker(&[
-        "ps",
-        "-aq",
-        "--filter",
-        &format!("label=com.docker.compose.project={}", s.project()),
-        "--filter",
-        &format!("label=com.docker.compose.service={svc}"),
-    ]);
-    stdout(&o).lines().map(String::from).collect()
-}
-
 fn all_containers(s: &Stack) -> Vec<String> {
     let o = docker(&[
         "ps",
@@ -82,15 +54,6 @@ fn all_containers(s: &Stack) -> Vec<String> {
         &format!("label=com.docker.compose.project={}", s.project()),
     ]);
     stdout(&o).lines().map(String::from).collect()
-}
-
-fn logs_of(id: &str) -> String {
-    let o = docker(&["logs", id]);
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn inspect(id: &str, fmt: &str) -> String {
@@ -926,37 +889,8 @@ fn corpus(
 /// Another project's volume and private web service, made the way another app would.
 fn foreign_objects(hand: &mut HandMade, foreign: &str, marker: &str) {
     hand.volumes.push(foreign.to_string());
-    let o = Command::new("docker")
-        .args([
-            "run",
-            "--rm",
-            "-v",
-            &format!("{foreign}:/x"),
-            IMAGE,
-            "sh",
-            "-c",
-        ])
-        .arg(format!("echo {marker} > /x/marker"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
     hand.containers.push(format!("{foreign}-web"));
-    let o = Command::new("docker")
-        .args([
-            "run",
-            "-d",
-            "--name",
-            &format!("{foreign}-web"),
-            IMAGE,
-            "sh",
-            "-c",
-        ])
-        .arg(format!(
-            "echo {marker} > /tmp/index.html; exec httpd -f -p 127.0.0.1:9999 -h /tmp"
-        ))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
+    make_foreign_app(foreign, marker);
 }
 
 /// A bind root under /var/lib (an operator's usual choice), removed on drop.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_monky-deployd");
+use crate::common::BIN;
 
 struct Svc {
     dir: tempfile::TempDir,

@@ -5,10 +5,7 @@
 //! fails, backoff for a failing sha, SIGTERM during `up` reaching compose's whole process
 //! group; and a measurement of what the settle window adds to an apply.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -49,10 +46,6 @@ fn crashing_web(after: u32, code: i32, variant: &str) -> String {
          command: [\"sh\", \"-c\", \"sleep {after}; echo crashing; exit {code}\"]\n    \
          environment:\n      VARIANT: \"{variant}\"\n"
     )
-}
-
-fn current(s: &Stack) -> std::path::PathBuf {
-    std::fs::read_link(s.state_dir().join("current")).expect("current")
 }
 
 fn release(s: &Stack, sha: &str) -> std::path::PathBuf {
@@ -109,28 +102,11 @@ fn container_ids(s: &Stack) -> Vec<String> {
     v
 }
 
-fn inspect(id: &str, format: &str) -> String {
-    let o = Command::new("docker")
-        .args(["inspect", "--format", format, id])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
 fn restart_count(s: &Stack, service: &str) -> u64 {
     let id = container_id(s, service).unwrap_or_else(|| panic!("no {service} container"));
-    inspect(&id, "{{.RestartCount}}").parse().unwrap_or(0)
-}
-
-fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !f() {
-        assert!(
-            t0.elapsed() < limit,
-            "timed out ({limit:?}) waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    inspect_format(&id, "{{.RestartCount}}")
+        .parse()
+        .unwrap_or(0)
 }
 
 /// Live processes whose command line names `project` (compose is run with `-p <project>`):
@@ -370,10 +346,10 @@ fn crash_loop_rolls_back(f: Flavour) {
     assert_eq!(current(&s), release(&s, &sha1));
     let id = container_id(&s, "web").unwrap();
     assert!(
-        inspect(&id, "{{json .Config.Env}}").contains("VARIANT=v1"),
+        inspect_format(&id, "{{json .Config.Env}}").contains("VARIANT=v1"),
         "v1 runs again"
     );
-    assert_eq!(inspect(&id, "{{.RestartCount}}"), "0");
+    assert_eq!(inspect_format(&id, "{{.RestartCount}}"), "0");
 }
 all_composes!(crash_loop_rolls_back);
 
@@ -398,7 +374,7 @@ fn crash_loop_after_the_apply_is_a_failed_heartbeat(f: Flavour) {
     // count can tell), then the first heartbeat
     let id = container_id(&s, "web").unwrap();
     let restarted = |more_than: u64| {
-        inspect(&id, "{{.RestartCount}} {{.State.Status}}")
+        inspect_format(&id, "{{.RestartCount}} {{.State.Status}}")
             .split_once(' ')
             .is_some_and(|(n, st)| n.parse::<u64>().unwrap_or(0) > more_than && st == "running")
     };
@@ -458,7 +434,7 @@ fn crash_loop_after_the_apply_rolls_back_inside_the_window(f: Flavour) {
         assert_eq!(s.last_report()["result"], "applied");
         let id = container_id(&s, "web").unwrap();
         wait_until("v2's first restart", Duration::from_secs(30), || {
-            inspect(&id, "{{.RestartCount}} {{.State.Status}}")
+            inspect_format(&id, "{{.RestartCount}} {{.State.Status}}")
                 .split_once(' ')
                 .is_some_and(|(n, st)| n.parse::<u64>().unwrap_or(0) > 0 && st == "running")
         });
@@ -486,7 +462,7 @@ fn crash_loop_after_the_apply_rolls_back_inside_the_window(f: Flavour) {
             assert_eq!(st["failed_release"]["sha"], sha2.as_str());
             assert_eq!(current(&s), release(&s, &sha1));
             let id = container_id(&s, "web").unwrap();
-            assert!(inspect(&id, "{{json .Config.Env}}").contains("VARIANT=v1"));
+            assert!(inspect_format(&id, "{{json .Config.Env}}").contains("VARIANT=v1"));
             // the next tick holds v2 and reports v1 as it runs
             let r = s.tick();
             assert_eq!(r.code, 0, "{r:?}");
@@ -548,11 +524,11 @@ fn heal_drift_on_and_off(f: Flavour) {
         );
         let job = container_id(&s, "migrate").unwrap();
         assert_eq!(
-            inspect(&job, "{{.State.Status}}"),
+            inspect_format(&job, "{{.State.Status}}"),
             "exited",
             "the job is left done"
         );
-        let job_started = inspect(&job, "{{.State.StartedAt}}");
+        let job_started = inspect_format(&job, "{{.State.StartedAt}}");
         for (how, args) in [
             ("stopped", ["stop", "-t", "1"]),
             ("removed", ["rm", "-fv", ""]),
@@ -574,12 +550,16 @@ fn heal_drift_on_and_off(f: Flavour) {
                 assert_eq!(rep["sha"], sha.as_str());
                 assert_eq!(rep["detail"], "HEALED: web", "{how}: {rep:#}");
                 let web = web.expect("web is back");
-                assert_eq!(inspect(&web, "{{.State.Status}}"), "running", "{how}");
+                assert_eq!(
+                    inspect_format(&web, "{{.State.Status}}"),
+                    "running",
+                    "{how}"
+                );
                 assert_eq!(entry(&rep, "web")["state"], "running", "{how}: {rep:#}");
                 // the job ran once: the heal did not start it again
                 assert_eq!(container_id(&s, "migrate").as_deref(), Some(job.as_str()));
-                assert_eq!(inspect(&job, "{{.State.Status}}"), "exited");
-                let again = inspect(&job, "{{.State.StartedAt}}");
+                assert_eq!(inspect_format(&job, "{{.State.Status}}"), "exited");
+                let again = inspect_format(&job, "{{.State.StartedAt}}");
                 assert_eq!(again, job_started, "{how}: the job ran again");
             } else {
                 assert_eq!(r.code, 1, "{how}: {r:?}");
@@ -590,7 +570,9 @@ fn heal_drift_on_and_off(f: Flavour) {
                     "{how}: {rep:#}"
                 );
                 match how {
-                    "stopped" => assert_eq!(inspect(&web.unwrap(), "{{.State.Status}}"), "exited"),
+                    "stopped" => {
+                        assert_eq!(inspect_format(&web.unwrap(), "{{.State.Status}}"), "exited")
+                    }
                     _ => assert!(web.is_none(), "nothing brought it back"),
                 }
                 break; // a stopped web stays stopped: the second shape needs a running one
@@ -677,7 +659,7 @@ fn failed_pull_leaves_current_on_what_runs(f: Flavour) {
     );
     assert_eq!(current(&s), release(&s, &sha1));
     let id = container_id(&s, "web").unwrap();
-    assert!(inspect(&id, "{{json .Config.Env}}").contains("VARIANT=v1"));
+    assert!(inspect_format(&id, "{{json .Config.Env}}").contains("VARIANT=v1"));
 }
 all_composes!(failed_pull_leaves_current_on_what_runs);
 
@@ -847,6 +829,8 @@ all_composes!(backoff_holds_a_failing_sha);
 /// once the migration has ended).
 fn sigterm_during_up_stops_compose(f: Flavour) {
     require_docker();
+    // its agent runs outside `run_bin_env`
+    let _box = box_shared();
     let s = Stack::new("term-up", f);
     s.give_bootstrap();
     let sha = s
@@ -870,14 +854,16 @@ fn sigterm_during_up_stops_compose(f: Flavour) {
     );
     let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
     wait_until("the migration running", Duration::from_secs(60), || {
-        container_id(&s, "migrate").is_some_and(|id| inspect(&id, "{{.State.Status}}") == "running")
+        container_id(&s, "migrate")
+            .is_some_and(|id| inspect_format(&id, "{{.State.Status}}") == "running")
     });
     std::thread::sleep(Duration::from_millis(1000));
     // compose v2/v5 create every container first and start web once the job is done; v1
     // creates web only then
     let never_started = |s: &Stack| {
         container_id(s, "web").is_none_or(|id| {
-            inspect(&id, "{{.State.Status}} {{.State.StartedAt}}") == "created 0001-01-01T00:00:00Z"
+            inspect_format(&id, "{{.State.Status}} {{.State.StartedAt}}")
+                == "created 0001-01-01T00:00:00Z"
         })
     };
     assert!(never_started(&s), "web waits for the migration");
@@ -929,7 +915,7 @@ fn sigterm_during_up_stops_compose(f: Flavour) {
     // the migration ends; nobody creates web after it
     if let Some(id) = container_id(&s, "migrate") {
         wait_until("the migration's end", Duration::from_secs(30), || {
-            inspect(&id, "{{.State.Status}}") != "running"
+            inspect_format(&id, "{{.State.Status}}") != "running"
         });
     }
     std::thread::sleep(Duration::from_secs(3));

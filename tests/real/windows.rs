@@ -2,10 +2,7 @@
 //! release reported with `DEFERRED: …`, nothing fetched), an urgent check-in bypasses them,
 //! and inside a window the apply runs.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// "HH:MM" `h` hours from now (UTC).
 fn hhmm_in(h: i64) -> String {

@@ -4,10 +4,7 @@
 //! changes or `retry_failed_after_s` passes; `auto_rollback: false` keeps the seed's behaviour;
 //! an old release that fails too is reported and left alone (no loop).
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// The web app of `web_compose`, but its health check never passes.
@@ -29,10 +26,6 @@ fn bundle_at(s: &Stack, serial: u64, compose: String, version: u64) -> BundleSpe
         ]}),
         meta_extra: json!({}),
     }
-}
-
-fn current(s: &Stack) -> std::path::PathBuf {
-    std::fs::read_link(s.state_dir().join("current")).expect("current")
 }
 
 fn docker_health(s: &Stack, service: &str) -> String {

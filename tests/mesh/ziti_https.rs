@@ -8,19 +8,17 @@
 //! response) to FILE; `scripts/bench-ziti.sh` runs each test in a fresh process for that. Nothing
 //! here asserts on time.
 
-mod ziti_common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::common::ziti::*;
 use hyper::Method;
 use monky_deployd::config::Scheme;
 use monky_deployd::http::HttpClient;
 use monky_deployd::transport::sdk::SdkConnector;
 use monky_deployd::transport::{Dialer, Endpoint};
-use ziti_common::*;
 
 /// A throwaway CA and a `localhost` server certificate, made by the openssl CLI.
 struct Pki {

@@ -9,74 +9,15 @@
 //!
 //! Each test prints a table line per shape: flavour | shape | policy off | full agent | guard.
 
-#[macro_use]
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 // ---- helpers --------------------------------------------------------------------------------
-
-fn bootstrapped(name: &str, f: Flavour) -> Stack {
-    let s = Stack::new(name, f);
-    s.give_bootstrap();
-    let r = s.cmd(&["bootstrap"]);
-    assert_eq!(r.code, 0, "{r:?}");
-    s
-}
-
-/// What one `run --once` did: its exit and the report it posted.
-struct Outcome {
-    run: Run,
-    result: String,
-    detail: String,
-}
-
-impl std::fmt::Debug for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "result {} detail {:?}\n{:?}",
-            self.result, self.detail, self.run
-        )
-    }
-}
-
-/// Serves `spec` and runs one tick under `policy` (`on`, `no-file`, `off`).
-fn apply_spec(s: &Stack, spec: BundleSpec, policy: &str) -> Outcome {
-    s.tenancy.set_bundle(&s.env, spec.files());
-    let before = s.tenancy.reports().len();
-    let run = if policy == "on" {
-        s.tick()
-    } else {
-        run_bin_env(
-            &s.config_path(),
-            &["run", "--once"],
-            &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
-        )
-    };
-    assert!(
-        s.tenancy.reports().len() > before,
-        "no report for this apply: {run:?}"
-    );
-    let rep = s.last_report();
-    Outcome {
-        result: rep["result"].as_str().unwrap_or("").to_string(),
-        detail: rep["detail"].as_str().unwrap_or("").to_string(),
-        run,
-    }
-}
-
-/// A plain bundle (no secrets) at the next serial.
-fn apply(s: &Stack, serial: &mut u64, compose: &str, policy: &str) -> Outcome {
-    *serial += 1;
-    apply_spec(s, plain_bundle(*serial, compose.to_string()), policy)
-}
 
 /// Applies under `policy` and asserts a refusal: exit 1, result failed, no container for `svc`.
 fn refused(
@@ -87,7 +28,7 @@ fn refused(
     svc: &str,
     what: &str,
 ) -> String {
-    let o = apply(s, serial, compose, policy);
+    let o = apply_plain(s, serial, compose, policy);
     assert_eq!(o.run.code, 1, "{what} ({policy}): not refused: {o:?}");
     assert_eq!(o.result, "failed", "{what} ({policy}): {o:?}");
     assert!(
@@ -102,39 +43,11 @@ fn applied(o: &Outcome, what: &str) {
     assert_eq!(o.result, "applied", "{what}: {o:?}");
 }
 
-/// Container ids of one service of the stack's project.
-fn service_containers(s: &Stack, svc: &str) -> Vec<String> {
-    let o = Command::new("docker")
-        .args([
-            "ps",
-            "-aq",
-            "--filter",
-            &format!("label=com.docker.compose.project={}", s.project()),
-            "--filter",
-            &format!("label=com.docker.compose.service={svc}"),
-        ])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
 /// The one container of `svc`, asserted.
 fn one_container(s: &Stack, svc: &str, what: &str, o: &Outcome) -> String {
     let ids = service_containers(s, svc);
     assert_eq!(ids.len(), 1, "{what}: policy off should run it: {o:?}");
     ids[0].clone()
-}
-
-fn logs_of(id: &str) -> String {
-    let o = Command::new("docker").args(["logs", id]).output().unwrap();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Waits up to 5 s for the container's output to satisfy `ok`.
@@ -233,10 +146,11 @@ fn table_out(table: &[String]) {
 
 // ---- 1. ports -------------------------------------------------------------------------------
 
-/// 20 ports per flavour, away from boundary.rs's 18600–18621 and the agent's defaults
-/// (18200, 18443): 18740–18759 v1, 18760–18779 v2, 18780–18799 v5.
+/// 20 ports per flavour, away from the other suites of this binary (they run at the same
+/// time: boundary.rs 18600–18621, invariant.rs 18700–18775) and the agent's defaults (18200,
+/// 18443): 18800–18819 v1, 18820–18839 v2, 18840–18859 v5.
 fn port_base(f: Flavour) -> u16 {
-    18740
+    18800
         + match f {
             Flavour::V1 => 0,
             Flavour::V2 => 20,
@@ -380,7 +294,7 @@ fn reserved_ports_are_the_boxs(f: Flavour) {
             sh.what,
             sh.port
         );
-        let o = apply(&s, &mut serial, &compose, "off");
+        let o = apply_plain(&s, &mut serial, &compose, "off");
         let id = one_container(&s, &svc, sh.what, &o);
         assert!(
             answers(sh.port, &marker),
@@ -409,7 +323,7 @@ fn reserved_ports_are_the_boxs(f: Flavour) {
         &marker,
         &format!("      - \"127.0.0.1:{free}:8080\"\n"),
     );
-    let o = apply(&s, &mut serial, &compose, "on");
+    let o = apply_plain(&s, &mut serial, &compose, "on");
     applied(&o, "an unreserved port");
     assert!(answers(free, &marker), "{o:?}");
     table.push(format!(
@@ -522,7 +436,7 @@ fn names_belong_to_their_project(f: Flavour) {
             sh.what
         );
         // ... so the victim deploys
-        let v = apply(
+        let v = apply_plain(
             &victim,
             &mut vserial,
             &victim_compose(&vp, &format!("on{i}")),
@@ -531,11 +445,11 @@ fn names_belong_to_their_project(f: Flavour) {
         applied(&v, &format!("{}: the victim, attack refused", sh.what));
         purge(&vp);
         // 3. no policy: the name is squatted, and the victim's next deploy fails
-        let o = apply(&atk, &mut aserial, &compose, "off");
+        let o = apply_plain(&atk, &mut aserial, &compose, "off");
         let obj = inspect_kind(sh.kind, &sh.name)
             .unwrap_or_else(|| panic!("{}: policy off made no {}: {o:?}", sh.what, sh.name));
         assert_eq!(project_label(sh.kind, &obj), ap, "{}: {obj}", sh.what);
-        let v = apply(
+        let v = apply_plain(
             &victim,
             &mut vserial,
             &victim_compose(&vp, &format!("off{i}")),
@@ -571,7 +485,7 @@ fn names_belong_to_their_project(f: Flavour) {
             own[0].service, own[1].service, own[2].service, own[0].top, own[1].top
         )
     };
-    let o = apply(&atk, &mut aserial, &compose("1"), "on");
+    let o = apply_plain(&atk, &mut aserial, &compose("1"), "on");
     applied(&o, "names in the project's namespace");
     for sh in &own {
         let obj = inspect_kind(sh.kind, &sh.name)
@@ -584,7 +498,7 @@ fn names_belong_to_their_project(f: Flavour) {
         one_container(&atk, "own", "own", &o),
         one_container(&atk, "plain", "plain", &o),
     ];
-    let o = apply(&atk, &mut aserial, &compose("2"), "on");
+    let o = apply_plain(&atk, &mut aserial, &compose("2"), "on");
     applied(&o, "a recreate of the project's own containers");
     let after = [
         one_container(&atk, "own", "own", &o),
@@ -629,9 +543,9 @@ fn names_of_a_project_that_extends_another(f: Flavour) {
     for (i, sh) in shapes.iter().enumerate() {
         let svc = format!("x{i}");
         let compose = name_compose(&svc, sh);
-        let full = apply(&atk, &mut aserial, &compose, "on");
+        let full = apply_plain(&atk, &mut aserial, &compose, "on");
         if full.run.code == 0 {
-            let v = apply(
+            let v = apply_plain(
                 &victim,
                 &mut vserial,
                 &victim_compose(&vp, &format!("x{i}")),
@@ -680,13 +594,6 @@ all_composes!(names_of_a_project_that_extends_another);
 
 // ---- 3. images ------------------------------------------------------------------------------
 
-fn registry_password() -> String {
-    std::fs::read_to_string("/run/monky-deployd-dev/registry.pw")
-        .expect("registry.pw (scripts/services.sh)")
-        .trim()
-        .to_string()
-}
-
 /// The test, as root with the registry's credential (like another app on the box), pulls the
 /// private image into the local store; returns its image id. The image stays: it is the shared
 /// fixture scripts/services.sh pushes and other suites use.
@@ -715,16 +622,6 @@ fn root_pulls_private_image() -> String {
         .unwrap();
     assert!(p.status.success(), "{p:?}");
     image_id(PRIVATE_IMAGE).expect("pulled")
-}
-
-fn image_id(r: &str) -> Option<String> {
-    let o = Command::new("docker")
-        .args(["image", "inspect", "-f", "{{.Id}}", r])
-        .output()
-        .unwrap();
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 fn private_compose(svc: &str, pull_policy: Option<&str>, variant: &str) -> String {
@@ -770,7 +667,7 @@ fn private_images_stay_private(f: Flavour) {
             "{what}: {full:?}, want {want:?}"
         );
         let guard = refused(&atk, &mut serial, &compose, "no-file", &svc, &what);
-        let off = apply(&atk, &mut serial, &compose, "off");
+        let off = apply_plain(&atk, &mut serial, &compose, "off");
         let effect;
         if f == Flavour::V1 {
             // compose v1's `pull` ignores pull_policy and pulls every image, so without a
@@ -1015,7 +912,7 @@ fn scheduling_and_oom_are_privilege(f: Flavour) {
             sh.what,
             sh.guard_key
         );
-        let o = apply(&s, &mut serial, &compose, "off");
+        let o = apply_plain(&s, &mut serial, &compose, "off");
         let id = one_container(&s, &svc, sh.what, &o);
         let c = inspect(&id);
         assert!(
@@ -1055,7 +952,7 @@ fn scheduling_and_oom_are_privilege(f: Flavour) {
         "echo OOM=$$(cat /proc/self/oom_score_adj) NOFILE=$$(ulimit -n)",
         "    oom_score_adj: 500\n    ulimits:\n      nofile: {soft: 1024, hard: 2048}\n",
     );
-    let o = apply(&s, &mut serial, &compose, "on");
+    let o = apply_plain(&s, &mut serial, &compose, "on");
     applied(&o, "oom_score_adj 500, nofile");
     let id = one_container(&s, "calm", "oom_score_adj 500", &o);
     assert!(
@@ -1147,7 +1044,7 @@ fn box_ceilings_bind_every_container(f: Flavour) {
             "{}: the guard did not refuse: {guard:?}",
             sh.what
         );
-        let o = apply(&s, &mut serial, &compose, "off");
+        let o = apply_plain(&s, &mut serial, &compose, "off");
         let id = one_container(&s, &svc, sh.what, &o);
         let c = inspect(&id);
         assert!(
@@ -1166,7 +1063,7 @@ fn box_ceilings_bind_every_container(f: Flavour) {
         rm_containers(&[id]);
     }
     // under the ceilings: mem_limit/pids_limit, and deploy.resources.limits
-    let o = apply(
+    let o = apply_plain(
         &s,
         &mut serial,
         &limit_compose("under", "    mem_limit: 128m\n    pids_limit: 50\n"),
@@ -1186,7 +1083,7 @@ fn box_ceilings_bind_every_container(f: Flavour) {
             "deployed",
             "    deploy:\n      resources:\n        limits:\n          memory: 128M\n    pids_limit: 50\n",
         );
-        let o = apply(&s, &mut serial, &compose, "on");
+        let o = apply_plain(&s, &mut serial, &compose, "on");
         let ids = service_containers(&s, "deployed");
         let line = if o.run.code == 0 {
             let c = inspect(&ids[0]);
@@ -1209,7 +1106,7 @@ fn box_ceilings_bind_every_container(f: Flavour) {
             "deployed",
             "    deploy:\n      resources:\n        limits:\n          memory: 128M\n          pids: 50\n",
         );
-        let o = apply(&s, &mut serial, &compose, "on");
+        let o = apply_plain(&s, &mut serial, &compose, "on");
         applied(&o, "deploy.resources.limits memory 128M, pids 50");
         let c = inspect(&one_container(&s, "deployed", "deployed", &o));
         assert_eq!((memory_of(&c), pids_of(&c)), (128 * MIB, 50));

@@ -4,10 +4,7 @@
 //! matches the offer and whose signature verifies by a key in its own config; everything else is
 //! refused with nothing staged and reported as `AGENT_UPDATE_FAILED` on the running sha.
 
-#[macro_use]
-mod common;
-
-use common::*;
+use crate::common::*;
 use monky_deployd::selfupdate as su;
 use monky_test_tenancy::{agent_statement, release_public_key, unix_now};
 

@@ -4,14 +4,12 @@
 //! side's record of the request is the assertion. Also: a service the identity may not dial,
 //! a corrupt identity file, and enrolment with a real one-time JWT.
 
-mod ziti_common;
-
 use std::time::{Duration, Instant};
 
+use crate::common::ziti::*;
 use monky_deployd::transport::sdk::{self, SdkConnector};
 use monky_deployd::transport::{Endpoint, ProxyConnector, TransportError};
 use tower_service::Service;
-use ziti_common::*;
 
 fn endpoint(service: &str, proxy_port: u16) -> Endpoint {
     Endpoint {

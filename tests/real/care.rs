@@ -10,12 +10,9 @@
 //!   probe never reach tenancy, one bundle per `diagnostics_min_interval_s`, a 429 respected;
 //!   `diagnose --json` prints the same locally.
 
-#[macro_use]
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn docker(args: &[&str]) -> String {
@@ -26,16 +23,6 @@ fn docker(args: &[&str]) -> String {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn image_id(reference: &str) -> Option<String> {
-    let o = Command::new("docker")
-        .args(["image", "inspect", "--format", "{{.Id}}", reference])
-        .output()
-        .expect("docker");
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
 /// Images this test made, removed at the end whatever happened.

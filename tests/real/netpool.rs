@@ -8,12 +8,9 @@
 //! The host route is one the test adds on `lo` (nothing is sent anywhere but loopback) and
 //! removes again; each flavour has its own /16 (10.221–223.0.0/16).
 
-#[macro_use]
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// A route on the loopback device, removed on drop (also when the test fails).
 struct LoRoute(String);
@@ -64,45 +61,6 @@ fn octet(f: Flavour) -> u8 {
     }
 }
 
-struct Outcome {
-    run: Run,
-    result: String,
-    detail: String,
-}
-
-impl std::fmt::Debug for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "result {} detail {:?}\n{:?}",
-            self.result, self.detail, self.run
-        )
-    }
-}
-
-fn apply(s: &Stack, serial: &mut u64, compose: &str, policy: &str) -> Outcome {
-    *serial += 1;
-    s.tenancy
-        .set_bundle(&s.env, plain_bundle(*serial, compose.to_string()).files());
-    let before = s.tenancy.reports().len();
-    let run = if policy == "on" {
-        s.tick()
-    } else {
-        run_bin_env(
-            &s.config_path(),
-            &["run", "--once"],
-            &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
-        )
-    };
-    assert!(s.tenancy.reports().len() > before, "no report: {run:?}");
-    let rep = s.last_report();
-    Outcome {
-        result: rep["result"].as_str().unwrap_or("").to_string(),
-        detail: rep["detail"].as_str().unwrap_or("").to_string(),
-        run,
-    }
-}
-
 fn project_objects(s: &Stack, kind: &str) -> Vec<String> {
     let p = format!("label=com.docker.compose.project={}", s.project());
     let args: Vec<&str> = match kind {
@@ -139,7 +97,7 @@ fn refused(
     needle: &str,
     net_ok: bool,
 ) -> String {
-    let o = apply(s, serial, compose, policy);
+    let o = apply_plain(s, serial, compose, policy);
     assert_eq!(o.run.code, 1, "{policy}: not refused: {o:?}");
     assert_eq!(o.result, "failed", "{policy}: {o:?}");
     assert!(
@@ -187,7 +145,7 @@ fn the_boxs_address_space_is_the_boxs(f: Flavour) {
     let mut serial = 0;
 
     // benign: a subnet of the box's pool, a static address inside it
-    let ok = apply(
+    let ok = apply_plain(
         &s,
         &mut serial,
         &bundle(&format!("10.{o}.1.0/24"), Some(&format!("10.{o}.1.9"))),
@@ -213,7 +171,7 @@ fn the_boxs_address_space_is_the_boxs(f: Flavour) {
 
     // the attack, policy off: the project's bridge takes the host's route
     let over = bundle(&format!("10.{o}.5.0/25"), None);
-    let off = apply(&s, &mut serial, &over, "off");
+    let off = apply_plain(&s, &mut serial, &over, "off");
     assert_eq!(off.run.code, 0, "policy off should apply: {off:?}");
     let nets = project_objects(&s, "network");
     assert_eq!(nets.len(), 1, "{off:?}");

@@ -3,60 +3,9 @@
 //! analysis off), then refused by the full agent — with no container created for it. A benign
 //! multi-service corpus still applies on all three lines.
 
-#[macro_use]
-mod common;
-
 use std::process::Command;
 
-use common::*;
-
-fn bootstrapped(name: &str, f: Flavour) -> Stack {
-    let s = Stack::new(name, f);
-    s.give_bootstrap();
-    let r = s.cmd(&["bootstrap"]);
-    assert_eq!(r.code, 0, "{r:?}");
-    s
-}
-
-fn bundle(serial: u64, compose: String) -> Vec<(String, Vec<u8>)> {
-    plain_bundle(serial, compose).files()
-}
-
-fn tick_with(s: &Stack, policy: &str) -> Run {
-    run_bin_env(
-        &s.config_path(),
-        &["run", "--once"],
-        &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
-    )
-}
-
-/// Container ids of one service of the stack's project.
-fn service_containers(s: &Stack, svc: &str) -> Vec<String> {
-    let o = Command::new("docker")
-        .args([
-            "ps",
-            "-aq",
-            "--filter",
-            &format!("label=com.docker.compose.project={}", s.project()),
-            "--filter",
-            &format!("label=com.docker.compose.service={svc}"),
-        ])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
-fn logs_of(id: &str) -> String {
-    let o = Command::new("docker").args(["logs", id]).output().unwrap();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use crate::common::*;
 
 /// Another app's container and volume, removed even when the test fails.
 struct Foreign(String);
@@ -199,37 +148,8 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
     // another project's data, made the way another app on the box would have made it
     let foreign = format!("monky-foreign-{}-{:?}", std::process::id(), f).to_lowercase();
     let _cleanup = Foreign(foreign.clone());
-    let mk = Command::new("docker")
-        .args([
-            "run",
-            "--rm",
-            "-v",
-            &format!("{foreign}:/x"),
-            IMAGE,
-            "sh",
-            "-c",
-        ])
-        .arg(format!("echo {marker} > /x/marker"))
-        .output()
-        .unwrap();
-    assert!(mk.status.success(), "{mk:?}");
     // and another app's private web service, reachable only inside its network namespace
-    let web = Command::new("docker")
-        .args([
-            "run",
-            "-d",
-            "--name",
-            &format!("{foreign}-web"),
-            IMAGE,
-            "sh",
-            "-c",
-        ])
-        .arg(format!(
-            "echo {marker} > /tmp/index.html; exec httpd -f -p 127.0.0.1:9999 -h /tmp"
-        ))
-        .output()
-        .unwrap();
-    assert!(web.status.success(), "{web:?}");
+    make_foreign_app(&foreign, &marker);
     let mut serial = 1;
     let mut table = Vec::new();
     for (i, a) in attacks(&s, marker_dir.path(), &marker, &foreign)
@@ -282,7 +202,9 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
             a.what
         );
         assert!(!detail.contains(&s.token()), "token in the report");
-        // 3. no policy at all: the attack really works on this engine and compose
+        // 3. no policy at all: the attack really works on this engine and compose (no other
+        // test's agent runs while its container is on the box)
+        let alone = box_exclusive();
         s.tenancy.set_bundle(&s.env, bundle(serial, compose));
         serial += 1;
         let r = tick_with(&s, "off");
@@ -312,6 +234,7 @@ fn each_attack_proven_then_refused_by_each_layer(f: Flavour) {
             f, a.what
         ));
         let _ = Command::new("docker").args(["rm", "-f", &ids[0]]).output();
+        drop(alone);
     }
 
     for l in table {
