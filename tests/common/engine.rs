@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use super::{plain_bundle, run_bin_env, BundleSpec, Run, Stack};
+use super::{plain_bundle, run_bin_env, BundleSpec, Run, Stack, IMAGE};
 
 /// The engine guard judges every create against every bind on the box, so a container one test
 /// makes with the policy off to prove an attack (a bind of the host's root: every volume is
@@ -230,4 +230,68 @@ pub fn make_foreign_app(foreign: &str, marker: &str) {
         .output()
         .unwrap();
     assert!(o.status.success(), "{o:?}");
+}
+
+pub fn docker(args: &[&str]) -> String {
+    let o = Command::new("docker").args(args).output().expect("docker");
+    assert!(
+        o.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Images this test made, removed at the end whatever happened.
+pub struct Images(pub Vec<String>);
+
+impl Drop for Images {
+    fn drop(&mut self) {
+        for r in &self.0 {
+            let _ = Command::new("docker").args(["rmi", "-f", r]).output();
+        }
+    }
+}
+
+/// A one-tag image of its own (busybox plus `kib` KiB of noise), built here. `push`: pushed to
+/// the open registry and removed locally, so only the agent's pull brings it back (and the
+/// guard's ledger records it); otherwise it stays a local image no agent pulled.
+pub fn make_image(name: &str, kib: u32, push: bool, made: &mut Images) -> String {
+    docker(&["pull", "-q", IMAGE]);
+    let reference = if push {
+        format!("127.0.0.1:5001/monky/{name}:1")
+    } else {
+        format!("monky-care/{name}:1")
+    };
+    made.0.push(reference.clone());
+    let dockerfile = format!(
+        "FROM {IMAGE}\nRUN head -c {}k /dev/urandom > /noise-{name}\n",
+        kib
+    );
+    let mut child = Command::new("docker")
+        .args(["build", "-q", "-t", &reference, "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("docker build");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(dockerfile.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "docker build: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if push {
+        docker(&["push", "-q", &reference]);
+        docker(&["rmi", &reference]);
+        assert!(image_id(&reference).is_none());
+    }
+    reference
 }

@@ -384,3 +384,103 @@ fn an_expired_statement_keeps_what_runs_and_says_so() {
     let leases = s.tenancy.leases().len();
     assert_statement_refused(&s, &s.tick(), "BUNDLE_EXPIRED_REFUSED", leases, &ran);
 }
+
+// ---- images pinned by digest (PROTOCOL 0.5, issue 33) ---------------------------------------
+
+fn digest_compose(image: &str) -> String {
+    format!(
+        "services:\n  web:\n    image: {image}\n    init: true\n    \
+         command: [\"sh\", \"-c\", \"exec sleep 600\"]\n"
+    )
+}
+
+/// The image id the project's `web` container runs.
+fn running_image(s: &Stack) -> String {
+    let ids = service_containers(s, "web");
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    inspect_format(&ids[0], "{{.Image}}")
+}
+
+/// `reference`'s digest form as the registry serves it now (`name@sha256:…`).
+fn registry_digest(reference: &str) -> String {
+    docker(&["pull", "-q", reference]);
+    let d = docker(&[
+        "image",
+        "inspect",
+        "--format",
+        "{{index .RepoDigests 0}}",
+        reference,
+    ]);
+    docker(&["rmi", reference]);
+    d
+}
+
+/// Mutable images (issue 33): with `require_image_digests` off, a tag moved in the registry
+/// between two applies changes what runs. On, a tag is refused by the file pass and — with the
+/// file passes off — by the engine guard; a pinned image keeps running the same bytes after the
+/// tag moved, its digest is in the report, and an unknown digest fails the pull readably.
+fn image_digests_pin_what_runs(f: Flavour) {
+    require_docker();
+    let mut made = Images(Vec::new());
+    let name = format!("digest-{}-{f:?}", std::process::id()).to_lowercase();
+    let tag = make_image(&name, 4, true, &mut made);
+    let mut serial = 0;
+
+    // off: the tag moves, what runs moves with it
+    let off = bootstrapped("digest-off", f);
+    let o = apply_plain(&off, &mut serial, &digest_compose(&tag), "on");
+    assert_eq!(o.result, "applied", "{o:?}");
+    let first = running_image(&off);
+    make_image(&name, 4, true, &mut made);
+    let o = apply_plain(&off, &mut serial, &digest_compose(&tag), "on");
+    assert_eq!(o.result, "applied", "{o:?}");
+    assert_ne!(
+        running_image(&off),
+        first,
+        "digests off: a moved tag changes what runs"
+    );
+    drop(off);
+
+    let mut on = bootstrapped("digest-on", f);
+    on.set_extra("require_image_digests: true\n");
+    let o = apply_plain(&on, &mut serial, &digest_compose(&tag), "on");
+    assert_eq!(o.result, "failed", "{o:?}");
+    assert_eq!(
+        o.detail,
+        format!("IMAGE_REFUSED: web {tag} (not pinned by digest)")
+    );
+    assert!(service_containers(&on, "web").is_empty());
+    // the engine guard holds the rule alone (the file passes off)
+    let o = apply_plain(&on, &mut serial, &digest_compose(&tag), "no-file");
+    assert_eq!(o.result, "failed", "{o:?}");
+    assert!(
+        o.detail.starts_with("IMAGE_REFUSED: ") && o.detail.contains("(not pinned by digest)"),
+        "{o:?}"
+    );
+    assert!(service_containers(&on, "web").is_empty());
+    // pinned: applies, and keeps the same bytes after the tag moved
+    let pinned = registry_digest(&tag);
+    assert!(pinned.contains("@sha256:"), "{pinned}");
+    let o = apply_plain(&on, &mut serial, &digest_compose(&pinned), "on");
+    assert_eq!(o.result, "applied", "{o:?}");
+    let runs = running_image(&on);
+    let rep = on.last_report();
+    assert_eq!(rep["containers"][0]["image"], pinned.as_str(), "{rep}");
+    make_image(&name, 4, true, &mut made);
+    let o = apply_plain(&on, &mut serial, &digest_compose(&pinned), "on");
+    assert_eq!(o.result, "applied", "{o:?}");
+    assert_eq!(
+        running_image(&on),
+        runs,
+        "digests on: a moved tag changes nothing"
+    );
+    // a digest the registry cannot serve: a readable failure, what runs stays
+    let (repo, _) = pinned.split_once('@').unwrap();
+    let unknown = format!("{repo}@sha256:{}", "0".repeat(64));
+    let o = apply_plain(&on, &mut serial, &digest_compose(&unknown), "on");
+    assert_eq!(o.result, "failed", "{o:?}");
+    assert!(o.detail.starts_with("COMPOSE_PULL_FAILED"), "{o:?}");
+    assert_eq!(running_image(&on), runs);
+}
+
+all_composes!(image_digests_pin_what_runs);

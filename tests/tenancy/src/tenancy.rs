@@ -1166,8 +1166,16 @@ fn check_kind(name: &str, v: &Value, kind: Kind) -> Result<(), String> {
                     .as_object()
                     .ok_or_else(|| format!("{name}[{i}] must be an object"))?;
                 for key in obj.keys() {
-                    if !["service", "state", "health", "restarts", "exit_code", "job"]
-                        .contains(&key.as_str())
+                    if ![
+                        "service",
+                        "state",
+                        "health",
+                        "restarts",
+                        "exit_code",
+                        "job",
+                        "image",
+                    ]
+                    .contains(&key.as_str())
                     {
                         return Err(format!("{name}[{i}] has unknown field {key}"));
                     }
@@ -1180,6 +1188,20 @@ fn check_kind(name: &str, v: &Value, kind: Kind) -> Result<(), String> {
                 }
                 if obj.get("job").is_some_and(|v| !v.is_boolean()) {
                     return Err(format!("{name}[{i}].job must be a boolean"));
+                }
+                // PROTOCOL 0.5: the running image as name@sha256:<64 hex>
+                if let Some(img) = obj.get("image") {
+                    let pinned = img
+                        .as_str()
+                        .and_then(|s| s.rsplit_once("@sha256:"))
+                        .is_some_and(|(n, h)| {
+                            !n.is_empty()
+                                && h.len() == 64
+                                && h.bytes().all(|b| b.is_ascii_hexdigit())
+                        });
+                    if !pinned {
+                        return Err(format!("{name}[{i}].image must be name@sha256:<64 hex>"));
+                    }
                 }
                 for key in ["service", "state", "health"] {
                     match obj.get(key) {
