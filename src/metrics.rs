@@ -49,6 +49,8 @@ pub struct Snapshot<'a> {
     pub agent_desired: Option<&'a str>,
     pub token_ttl_s: Option<i64>,
     pub containers: &'a [Container],
+    /// When the running release's statement expires (PROTOCOL 0.5); `None`: it has none.
+    pub statement_expires_at: Option<i64>,
 }
 
 fn label(v: &str) -> String {
@@ -214,6 +216,15 @@ pub fn render(s: &Snapshot) -> String {
     render_care(&mut o, s.counters);
     head(
         &mut o,
+        "monky_deployd_statement_expires_timestamp_seconds",
+        "gauge",
+        "When the running release's signed statement expires (Unix time); absent without one.",
+    );
+    if let Some(t) = s.statement_expires_at {
+        let _ = writeln!(o, "monky_deployd_statement_expires_timestamp_seconds {t}");
+    }
+    head(
+        &mut o,
         "monky_deployd_containers",
         "gauge",
         "The project's containers by state and health.",
@@ -308,6 +319,7 @@ mod tests {
             agent_desired: Some("0.4.0"),
             token_ttl_s: Some(100),
             containers: &cs,
+            statement_expires_at: Some(1_796_500_000),
         });
         assert!(
             t.contains("monky_deployd_ticks_total{exit_code=\"0\"} 3\n"),
@@ -324,6 +336,7 @@ mod tests {
         assert!(!t.contains("\nmonky_deployd_clock_skew_seconds "), "{t}");
         assert!(!t.contains("\nmonky_deployd_docker_free_bytes "), "{t}");
         assert!(t.contains("monky_deployd_reclaimed_bytes_total 0\n"));
+        assert!(t.contains("monky_deployd_statement_expires_timestamp_seconds 1796500000\n"));
     }
 
     #[test]

@@ -160,6 +160,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             applied_serial: st.applied_serial,
             in_sync: st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
             agent_desired: st.agent_update.desired.as_deref(),
+            statement_expires_at: st.statement_expires_at,
             token_ttl_s: st
                 .token
                 .as_ref()
