@@ -54,7 +54,7 @@ fn main() {
     ];
     if let Some((name, y)) = inputs.into_iter().nth(which) {
         let t = Instant::now();
-        let r = monky_deployd::compose_check::parse(y.as_bytes());
+        let r = monky_deployd::boundary::compose_check::parse(y.as_bytes());
         let outcome = match r {
             Ok(_) => "accepted".to_string(),
             Err(e) => format!("{}", e).chars().take(70).collect(),

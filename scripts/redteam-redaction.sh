@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Red team, issue 31.1 (manual, not in the test command; the property test in src/redact.rs is the
+# Red team, issue 31.1 (manual, not in the test command; the property test in src/base/redact.rs is the
 # automated proof): secret values that reach a diagnostics bundle collected outside an apply —
 # the password cut out of a composite .env value, a key cut out of a quoted one, and their
 # base64 and hex — searched in what tenancy received. 0.4.0 sent all of them in clear.

@@ -17,19 +17,19 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 use zeroize::Zeroizing;
 
-use crate::bao::{Bao, BaoError};
-use crate::bundle::{self, Bundle, Refusal, RefusalCode};
-use crate::compose_check;
-use crate::config::{Config, Transport, VolumesOnAbsent};
-use crate::guard::Guard;
-use crate::policy;
-use crate::redact;
-use crate::registry;
-use crate::remotes::{self, Clients};
-use crate::runtime::{self, Compose, Engine, RuntimeError};
-use crate::state::{self, State};
-use crate::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
-use crate::transport::{self, Dialer};
+use crate::base::redact;
+use crate::boundary::bundle::{self, Bundle, Refusal, RefusalCode};
+use crate::boundary::compose_check;
+use crate::boundary::guard::Guard;
+use crate::boundary::policy;
+use crate::host::config::{Config, Transport, VolumesOnAbsent};
+use crate::host::remotes::{self, Clients};
+use crate::host::runtime::{self, Compose, Engine, RuntimeError};
+use crate::host::state::{self, State};
+use crate::wire::bao::{Bao, BaoError};
+use crate::wire::registry;
+use crate::wire::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
+use crate::wire::transport::{self, Dialer};
 
 mod actions;
 mod apply;
@@ -37,6 +37,7 @@ mod backoff;
 mod care;
 mod checks;
 pub mod diagnose;
+pub mod error;
 #[cfg(test)]
 mod fakes;
 mod netspace;
@@ -54,13 +55,13 @@ mod token;
 mod token_policy;
 mod update;
 
-pub use crate::tenancy::short;
+pub use crate::wire::tenancy::short;
 use ports::{EngineApi, TenancyApi, Vault};
 use release::{register_docker_config, register_env_values, Settled};
 use report::{pull_diagnosis, unhealthy_detail};
 use runtime::unwell;
 
-pub use crate::error::{Exit, Failure, Kind};
+pub use crate::agent::error::{Exit, Failure, Kind};
 pub use plan::plan;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -80,18 +81,20 @@ impl<T: TenancyApi, V: Vault> Clients<T, V> {
 }
 
 type Parts = (
-    crate::signing::Keys,
-    crate::signing::Keys,
-    crate::windows::Windows,
+    crate::boundary::signing::Keys,
+    crate::boundary::signing::Keys,
+    crate::base::windows::Windows,
 );
 
 fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
     let fail =
         |e: Box<dyn std::error::Error + Send + Sync>| Failure::fail(e.to_string()).caused_by(e);
-    let keys = crate::signing::Keys::parse(&cfg.bundle_signing_keys).map_err(|e| fail(e.into()))?;
-    let agent_keys = crate::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
+    let keys = crate::boundary::signing::Keys::parse(&cfg.bundle_signing_keys)
         .map_err(|e| fail(e.into()))?;
-    let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+    let agent_keys =
+        crate::boundary::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
+            .map_err(|e| fail(e.into()))?;
+    let windows = crate::base::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
         .map_err(|e| fail(e.into()))?;
     Ok((keys, agent_keys, windows))
 }
@@ -136,13 +139,13 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     tokens: token::TokenManager,
     prune: bool,
     host: String,
-    keys: crate::signing::Keys,
+    keys: crate::boundary::signing::Keys,
     /// `agent_signing_keys`: empty = self-update off.
-    agent_keys: crate::signing::Keys,
+    agent_keys: crate::boundary::signing::Keys,
     /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
     /// `INTERRUPTED` and saves state.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
-    windows: crate::windows::Windows,
+    windows: crate::base::windows::Windows,
     /// Time spent waiting on compose and on health, for the tick's cost line.
     docker_wait: runtime::DockerWait,
     /// The wall clock the rollback's hold and window and the backoff read (a test moves it).

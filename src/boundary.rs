@@ -2,8 +2,16 @@
 //! against) and the refusal every layer reports ([`Refusal`], a typed [`RefusalCode`]).
 //! Pure values, no I/O.
 
+pub mod beneath;
+pub mod bundle;
+pub mod compose_check;
+pub mod compose_keys;
 mod facts;
+pub mod guard;
+pub mod policy;
 mod refusal;
+pub mod signing;
+pub mod statement;
 
 pub use facts::BoxFacts;
 pub use refusal::{Refusal, RefusalCode};

@@ -1,7 +1,9 @@
 //! monky-deployd: the on-box pull agent for Monky backends.
 
-use monky_deployd::selfupdate::install;
-use monky_deployd::{agent, commands, config, journal, redact, service, transport};
+use monky_deployd::host::selfupdate::install;
+use monky_deployd::{
+    agent, base::redact, cli::commands, cli::service, host::config, host::journal, wire::transport,
+};
 
 #[path = "main/serve.rs"]
 mod serve;
@@ -167,7 +169,7 @@ fn sign_statement(
     life_s: u64,
     public: bool,
 ) -> ExitCode {
-    use monky_deployd::pipeline::{self, PipelineError};
+    use monky_deployd::cli::pipeline::{self, PipelineError};
     let fail = |e: PipelineError| {
         eprintln!("monky-deployd sign-statement: {e}");
         // bad input and an unreadable artefact alike: the seed's exit 1
@@ -181,7 +183,7 @@ fn sign_statement(
         println!("{}", pipeline::public_key(&k));
         return ExitCode::SUCCESS;
     }
-    let now = i64::try_from(monky_deployd::state::now()).unwrap_or(i64::MAX);
+    let now = i64::try_from(monky_deployd::base::clock::now()).unwrap_or(i64::MAX);
     let signed = match (bundle, package) {
         (Some((env, dir)), None) => pipeline::sign_bundle(&k, key_id, env, dir, now, life_s),
         (None, Some(deb)) => pipeline::sign_package(&k, key_id, "dpkg-deb", deb, now, life_s),

@@ -6,10 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path};
 
-use crate::bundle::{self, Bundle};
-use crate::compose_check;
-use crate::redact;
-use crate::tenancy::{BundleFileWire, BundleWire};
+use crate::base::redact;
+use crate::boundary::bundle::{self, Bundle};
+use crate::boundary::compose_check;
+use crate::wire::tenancy::{BundleFileWire, BundleWire};
 use base64::Engine;
 use proptest::prelude::*;
 use zeroize::Zeroizing;
@@ -689,17 +689,17 @@ proptest! {
     /// every refusal is a protocol error, which ends the tick with exit 1.
     #[test]
     fn any_checkin_answer_is_accepted_only_when_well_formed(v in checkin_body()) {
-        use crate::tenancy::{is_sha, parse_checkin, TenancyError};
+        use crate::wire::tenancy::{is_sha, parse_checkin, TenancyError};
         let body = serde_json::to_vec(&v).unwrap();
         match parse_checkin(&body) {
             Ok(r) => {
                 prop_assert!(["apply", "none", "down"].contains(&r.action.as_str()));
                 prop_assert!(r.desired_sha.as_deref().is_none_or(is_sha), "{:?}", r.desired_sha);
-                if r.action == crate::tenancy::Action::Apply {
+                if r.action == crate::wire::tenancy::Action::Apply {
                     prop_assert!(r.desired_sha.is_some());
                 }
                 // the log line's short form never splits a character
-                let s = crate::agent::short(r.desired_sha.as_deref());
+                let s = crate::wire::tenancy::short(r.desired_sha.as_deref());
                 prop_assert!(s.chars().count() <= 12);
             }
             Err(e) => {
@@ -714,7 +714,7 @@ proptest! {
     /// Raw bytes as a check-in answer: never a panic, never accepted unless it is JSON.
     #[test]
     fn checkin_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
-        let r = crate::tenancy::parse_checkin(&bytes);
+        let r = crate::wire::tenancy::parse_checkin(&bytes);
         if serde_json::from_slice::<serde_json::Value>(&bytes).is_err() {
             prop_assert!(r.is_err());
         }
@@ -724,7 +724,7 @@ proptest! {
     /// refused by name; nothing panics.
     #[test]
     fn any_lease_answer_yields_a_grant_or_a_clear_error(v in any_json(), grant in prop::option::of(any_json()), approle in any::<bool>()) {
-        use crate::tenancy::{parse_lease, TenancyError};
+        use crate::wire::tenancy::{parse_lease, TenancyError};
         let mut v = v;
         if let (Some(g), Some(m)) = (grant, v.as_object_mut()) {
             m.insert("grant".into(), g);
@@ -763,7 +763,7 @@ proptest! {
         raw in prop::collection::vec(any::<u8>(), 0..400),
         retry_after in prop::option::of(prop_oneof![".{0,12}".prop_map(|s| s), any::<u64>().prop_map(|n| n.to_string())]),
     ) {
-        use crate::tenancy::{rejection, TenancyError};
+        use crate::wire::tenancy::{rejection, TenancyError};
         let st = hyper::StatusCode::from_u16(status).unwrap();
         let body = if json_body {
             serde_json::to_vec(&serde_json::json!({"error": {"code": code, "message": message}})).unwrap()
@@ -1189,13 +1189,13 @@ fn expected_refusal(w: &BundleWire, want: &str) -> Option<(&'static str, &'stati
     None
 }
 
-fn signing_key() -> (ed25519_dalek::SigningKey, crate::signing::Keys) {
+fn signing_key() -> (ed25519_dalek::SigningKey, crate::boundary::signing::Keys) {
     let k = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
     let cfg = BTreeMap::from([(
         "release-test".to_string(),
         b64(k.verifying_key().as_bytes()),
     )]);
-    (k, crate::signing::Keys::parse(&cfg).unwrap())
+    (k, crate::boundary::signing::Keys::parse(&cfg).unwrap())
 }
 
 proptest! {
@@ -1209,7 +1209,7 @@ proptest! {
     /// exactly as sent — never half filled; nothing panics.
     #[test]
     fn any_bundle_body_is_decoded_whole_or_refused_with_its_code(case in bundle_body()) {
-        use crate::tenancy::TenancyError;
+        use crate::wire::tenancy::TenancyError;
         let body = serde_json::to_vec(&case.body).unwrap();
         let w: BundleWire = match serde_json::from_slice(&body) {
             Ok(w) => {
@@ -1279,7 +1279,7 @@ proptest! {
                 }
                 // signatures of any shape: no configured key → not judged; a configured key →
                 // refused by name (never carrying signature bytes) unless one really verifies
-                prop_assert!(crate::signing::Keys::default().verify(&b.sha, &sigs).unwrap().is_none());
+                prop_assert!(crate::boundary::signing::Keys::default().verify(&b.sha, &sigs).unwrap().is_none());
                 let (sk, keys) = signing_key();
                 let r = keys.verify(&b.sha, &sigs).expect_err("an arbitrary signature verified");
                 prop_assert_eq!(r.code, "BUNDLE_SIGNATURE_INVALID");
@@ -1287,7 +1287,7 @@ proptest! {
                     prop_assert!(!r.detail.contains(&s.sig), "{}", r.detail);
                 }
                 let mut good = sigs.clone();
-                good.push(crate::tenancy::SignatureWire {
+                good.push(crate::wire::tenancy::SignatureWire {
                     key_id: "release-test".into(),
                     alg: "ed25519".into(),
                     sig: b64(&ed25519_dalek::Signer::sign(&sk, b.sha.as_bytes()).to_bytes()),
@@ -1316,7 +1316,7 @@ proptest! {
 /// What `bao::duration` must make of a JSON duration, worked out in floating point: absent or
 /// null → 0; a negative number or a non-number → an error; otherwise the whole seconds, capped.
 fn expected_duration(v: Option<&serde_json::Value>) -> Option<u64> {
-    use crate::bao::MAX_DURATION_S;
+    use crate::wire::bao::MAX_DURATION_S;
     match v {
         None | Some(serde_json::Value::Null) => Some(0),
         Some(serde_json::Value::Number(n)) => {
@@ -1411,11 +1411,11 @@ fn status() -> impl Strategy<Value = hyper::StatusCode> {
 /// refused with its status; a 2xx that does not parse is a protocol error), each naming the
 /// call, OpenBao's message cut to 200 characters.
 fn check_status_class(
-    e: &crate::bao::BaoError,
+    e: &crate::wire::bao::BaoError,
     what: &str,
     st: hyper::StatusCode,
 ) -> Result<(), TestCaseError> {
-    use crate::bao::BaoError;
+    use crate::wire::bao::BaoError;
     let text = e.to_string();
     prop_assert!(text.contains(what), "{text}");
     match (st.as_u16(), e) {
@@ -1449,13 +1449,13 @@ proptest! {
     /// and `now + ttl` in the signed seconds the metrics use never overflows.
     #[test]
     fn durations_saturate_and_never_overflow(v in prop::option::of(any_number())) {
-        use crate::bao::{duration, BaoError, MAX_DURATION_S};
+        use crate::wire::bao::{duration, BaoError, MAX_DURATION_S};
         let got = duration("lookup-self", "data.ttl", v.as_ref());
         match (got, expected_duration(v.as_ref())) {
             (Ok(d), Some(want)) => {
                 prop_assert_eq!(d, want);
                 prop_assert!(d <= MAX_DURATION_S);
-                let now = crate::state::now();
+                let now = crate::base::clock::now();
                 let until = now.checked_add(d).expect("now + ttl overflows u64");
                 prop_assert!(i64::try_from(until).is_ok(), "now + ttl overflows i64");
             }
@@ -1476,7 +1476,7 @@ proptest! {
     /// follows the status; the token never appears in an error.
     #[test]
     fn any_login_answer_yields_a_token_or_a_clear_error(st in status(), body in bao_body(login_doc())) {
-        use crate::bao::{parse_login, BaoError};
+        use crate::wire::bao::{parse_login, BaoError};
         let v: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
         let auth = v.as_ref().and_then(|v| v.get("auth")).filter(|a| a.is_object());
         let token = auth.and_then(|a| a.get("client_token")).and_then(|t| t.as_str()).filter(|t| !t.is_empty());
@@ -1518,7 +1518,7 @@ proptest! {
         lookup in bao_body(lookup_doc()),
         renew in bao_body(renew_doc()),
     ) {
-        use crate::bao::{parse_lookup_self, parse_renew_self, BaoError};
+        use crate::wire::bao::{parse_lookup_self, parse_renew_self, BaoError};
         let v: Option<serde_json::Value> = serde_json::from_slice(&lookup).ok();
         let data = v.as_ref().and_then(|v| v.get("data")).filter(|d| d.is_object());
         match parse_lookup_self(st, &lookup) {
@@ -1555,7 +1555,7 @@ proptest! {
     /// value never appears in an error.
     #[test]
     fn any_kv_answer_yields_the_value_or_names_the_key(st in status(), body in bao_body(kv_doc())) {
-        use crate::bao::{parse_kv_read, BaoError};
+        use crate::wire::bao::{parse_kv_read, BaoError};
         let path = format!("monky/data/{ENV}/see/api");
         let v: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
         let val = v.as_ref().and_then(|v| v.pointer("/data/data/value")).filter(|x| !x.is_null());

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
-use monky_deployd::transport::sdk::SdkConnector;
-use monky_deployd::transport::Endpoint;
+use monky_deployd::wire::transport::sdk::SdkConnector;
+use monky_deployd::wire::transport::Endpoint;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use ziti_common::*;

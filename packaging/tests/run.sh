@@ -222,7 +222,7 @@ watchdog_above_budget() {
   local wd budget
   wd=$(sed -n 's/^WatchdogSec=//p' "$REPO/packaging/systemd/monky-deployd-run.service")
   wd=$(systemd-analyze timespan "$wd" | sed -n 's/^ *μs: //p')
-  budget=$(sed -n 's/^pub const DEFAULT_TICK_BUDGET_S: u64 = \([0-9]*\);/\1/p' "$REPO/src/config.rs")
+  budget=$(sed -n 's/^pub const DEFAULT_TICK_BUDGET_S: u64 = \([0-9]*\);/\1/p' "$REPO/src/host/config.rs")
   echo "WatchdogSec ${wd} us, tick_budget_s ${budget} s"
   [ -n "$wd" ] && [ -n "$budget" ] && [ "$wd" -gt $((budget * 1000000)) ]
 }

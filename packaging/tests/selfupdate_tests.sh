@@ -9,7 +9,7 @@
 S=$(new_root selfupdate)
 SU_UPD=/var/lib/monky-deployd/update
 SU_KEEP=/var/lib/monky-deployd-update
-SU_PROBATION=10 # the least agent_update_probation_s allows (src/config/validate.rs)
+SU_PROBATION=10 # the least agent_update_probation_s allows (src/host/config/validate.rs)
 SU_KEYS="$WORK/su-keys"
 SU_SCTL="$S/var/log/standin/systemctl.log"
 # update-install's one restart of every agent unit (the postinst leaves them to it)

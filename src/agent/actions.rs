@@ -1,8 +1,8 @@
 //! The actions that are not an apply: heartbeat, deferred (outside every window), down.
 
 use super::*;
-use crate::error::Code;
-use crate::tenancy::ReportResult;
+use crate::agent::error::Code;
+use crate::wire::tenancy::ReportResult;
 use report::Outcome;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
@@ -109,7 +109,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     pub(super) fn statement_note(&self, sha: &str) -> String {
         match self.state.statement_expires_at {
             Some(t) if i64::try_from(self.wall()).unwrap_or(i64::MAX) >= t => {
-                let d = crate::statement::expired(sha, t).detail;
+                let d = crate::boundary::statement::expired(sha, t).detail;
                 warn!("the running release's statement expired: {d}");
                 format!("STATEMENT_EXPIRED: {d}")
             }
@@ -138,9 +138,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Some((_, shape)) = memo.iter().find(|(d, _)| *d == root) {
             return shape.clone();
         }
-        let Ok(bytes) =
-            crate::beneath::read(&root, Path::new("compose.yaml"), bundle::MAX_FILE_BYTES)
-        else {
+        let Ok(bytes) = crate::boundary::beneath::read(
+            &root,
+            Path::new("compose.yaml"),
+            bundle::MAX_FILE_BYTES,
+        ) else {
             return Default::default();
         };
         let hash = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));

@@ -5,7 +5,7 @@
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::error::Code;
+use crate::agent::error::Code;
 use checks::engine_refused;
 use report::refused;
 
@@ -41,7 +41,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             drop(self.guard(&mut compose, &existing, privileged).await?);
         }
         let release = self.promote(&staging, sha)?;
-        crate::testhook::pause("after-promote");
+        crate::base::testhook::pause("after-promote");
         // the guard stays up until the tick is done with compose (the log tail reads through it)
         let _guard = self
             .start(&mut compose, &release, privileged, (&b, &env_sha), &jobs)
@@ -91,7 +91,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         // the release pipeline's signature, over the statement or the sha computed here,
         // before anything else (no lease, no OpenBao request)
         b.statement = self.judge_statement(&b, statement.as_deref(), &signatures)?;
-        crate::testhook::pause("after-bundle");
+        crate::base::testhook::pause("after-bundle");
         if let Some(h) = hdr {
             if h != b.sha {
                 warn!(
@@ -110,9 +110,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         &mut self,
         b: &Bundle,
         statement: Option<&str>,
-        signatures: &[crate::tenancy::SignatureWire],
-    ) -> Result<Option<crate::statement::BundleStatement>, Failure> {
-        use crate::statement::{self, BundleFacts};
+        signatures: &[crate::wire::tenancy::SignatureWire],
+    ) -> Result<Option<crate::boundary::statement::BundleStatement>, Failure> {
+        use crate::boundary::statement::{self, BundleFacts};
         let reject = |r: statement::Rejected| refused(r, "");
         let Some(b64) = statement.filter(|_| !self.keys.is_empty()) else {
             if self.cfg.require_statements {

@@ -2,8 +2,8 @@
 //! compose policy, privilege, serial, disk; and the engine guard's wiring.
 
 use super::*;
+use crate::agent::error::Code;
 use crate::boundary::BoxFacts;
-use crate::error::Code;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The bundle's `allow_privileged`, if the box's own config permits it.
@@ -100,7 +100,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             privileged,
             reserved_ports: self.cfg.reserved_ports(),
             limits: self.cfg.limits(),
-            image_ledger: Some(self.cfg.state_dir.join(crate::guard::IMAGE_LEDGER)),
+            image_ledger: Some(
+                self.cfg
+                    .state_dir
+                    .join(crate::boundary::guard::IMAGE_LEDGER),
+            ),
             net: Some(net),
             require_image_digests: self.cfg.require_image_digests,
         }
@@ -259,7 +263,7 @@ pub(super) struct PreLease {
 /// without following a symlink), which compose and the agent read on the host.
 pub(super) fn release_files(release: &Path) -> Vec<PathBuf> {
     let mut v = vec![release.to_path_buf()];
-    let list = crate::beneath::read(release, Path::new(bundle::FILE_LIST), 1 << 20)
+    let list = crate::boundary::beneath::read(release, Path::new(bundle::FILE_LIST), 1 << 20)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     for name in [".env", "compose.yaml", bundle::FILE_LIST]

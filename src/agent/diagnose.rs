@@ -13,7 +13,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::tenancy::Diagnostics;
+use crate::wire::tenancy::Diagnostics;
 
 /// The upload's limit (PROTOCOL: every body but the bundle's is at most 1 MiB).
 pub const BUNDLE_MAX: usize = 1 << 20;
@@ -118,7 +118,7 @@ pub async fn gather<E: EngineApi>(
         },
         "clock": {
             "skew_s": st.counters.clock_skew_s,
-            "says": st.counters.clock_skew_s.map(crate::clock::describe),
+            "says": st.counters.clock_skew_s.map(crate::base::clock::describe),
         },
         "links": {
             "transport": cfg.transport.as_str(),
@@ -225,7 +225,7 @@ pub fn text(v: &Value) -> String {
 /// The running release's directory, as `Agent::running_release` finds it.
 fn running_release(cfg: &Config, st: &State) -> PathBuf {
     match &st.applied_sha {
-        Some(sha) if crate::tenancy::is_sha(sha) => cfg.releases_dir().join(sha),
+        Some(sha) if crate::wire::tenancy::is_sha(sha) => cfg.releases_dir().join(sha),
         _ => cfg.current_link(),
     }
 }
@@ -398,7 +398,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Err(e) => format!("unknown ({e})"),
         };
         let bundle = gather(&self.cfg, &self.state, &self.engine, &links, &compose).await;
-        crate::testhook::pause("extra:collect");
+        crate::base::testhook::pause("extra:collect");
         let d = Diagnostics {
             env_id: &self.cfg.env_id,
             request_id: id,

@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use zeroize::Zeroizing;
 
 use super::ports::{Clock, EngineApi, Leaser, TenancyApi, Vault};
-use crate::bao::{BaoError, Login};
-use crate::runtime::RuntimeError;
-use crate::state::BootClock;
-use crate::tenancy::{
+use crate::host::runtime::RuntimeError;
+use crate::host::state::BootClock;
+use crate::wire::bao::{BaoError, Login};
+use crate::wire::tenancy::{
     BundleWire, Checkin, CheckinResponse, Container, Lease, Report, TenancyError,
 };
 
@@ -218,7 +218,7 @@ pub(super) struct FakeTenancy {
 impl FakeTenancy {
     /// Queue one check-in answer, as tenancy's JSON.
     pub(super) fn answer(&self, json: &str) {
-        let r = crate::tenancy::parse_checkin(json.as_bytes()).expect("a valid check-in");
+        let r = crate::wire::tenancy::parse_checkin(json.as_bytes()).expect("a valid check-in");
         self.checkins.borrow_mut().push_back(Ok(r));
     }
 
@@ -244,10 +244,9 @@ impl TenancyApi for FakeTenancy {
             "checkin {bearer} applied={}",
             req.applied_sha.unwrap_or("-")
         ));
-        self.checkins
-            .borrow_mut()
-            .pop_front()
-            .unwrap_or_else(|| Ok(crate::tenancy::parse_checkin(br#"{"action": "none"}"#).unwrap()))
+        self.checkins.borrow_mut().pop_front().unwrap_or_else(|| {
+            Ok(crate::wire::tenancy::parse_checkin(br#"{"action": "none"}"#).unwrap())
+        })
     }
     async fn bundle(
         &self,

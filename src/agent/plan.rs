@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::*;
-use crate::tenancy::Action;
+use crate::wire::tenancy::Action;
 
 mod apply;
 mod output;

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use zeroize::Zeroizing;
 
-use crate::bao::{Bao, BaoError, Login};
-use crate::runtime::{self, Engine, RuntimeError};
-use crate::state::{self, BootClock};
-use crate::tenancy::{
+use crate::host::runtime::{self, Engine, RuntimeError};
+use crate::host::state::{self, BootClock};
+use crate::wire::bao::{Bao, BaoError, Login};
+use crate::wire::tenancy::{
     BundleWire, Checkin, CheckinResponse, Container, Diagnostics, Lease, Report, Seen, Tenancy,
     TenancyError,
 };

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use super::checks::PreLease;
 use super::report::Outcome;
 use super::*;
-use crate::care::Reclaimed;
+use crate::host::care::Reclaimed;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// After the tick's action: a new healthy release moves the one it replaced to rollback
@@ -140,7 +140,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Some(f) = &self.state.failed_release {
             shas.push(f.rolled_back_to.clone());
         }
-        for s in shas.iter().filter(|s| crate::tenancy::is_sha(s)) {
+        for s in shas.iter().filter(|s| crate::wire::tenancy::is_sha(s)) {
             keep.insert(dir.join(s));
         }
         if let Ok(t) = std::fs::read_link(self.cfg.current_link()) {
@@ -181,8 +181,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     /// The ledger's images that no container on the box and no kept release uses.
     async fn reclaim_images(&self, kept: &BTreeSet<PathBuf>, out: &mut Reclaimed) {
-        let path = self.cfg.state_dir.join(crate::guard::IMAGE_LEDGER);
-        let Some(mut ledger) = crate::guard::Ledger::load(&path) else {
+        let path = self
+            .cfg
+            .state_dir
+            .join(crate::boundary::guard::IMAGE_LEDGER);
+        let Some(mut ledger) = crate::boundary::guard::Ledger::load(&path) else {
             debug!("reclaim: no image ledger yet; no image is this agent's to remove");
             return;
         };
@@ -491,12 +494,12 @@ mod tests {
     fn without_the_boxs_containers_no_image_goes() {
         let d = tempfile::tempdir().unwrap();
         let (a, _) = agent_with_releases(d.path(), 1);
-        let mut ledger = crate::guard::Ledger::default();
+        let mut ledger = crate::boundary::guard::Ledger::default();
         ledger.images.insert(
             "sha256:dd".into(),
             serde_json::from_value(serde_json::json!({"reference": "r/x:1", "at": 1})).unwrap(),
         );
-        let path = a.cfg.state_dir.join(crate::guard::IMAGE_LEDGER);
+        let path = a.cfg.state_dir.join(crate::boundary::guard::IMAGE_LEDGER);
         ledger.save(&path).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
@@ -504,7 +507,7 @@ mod tests {
         let mut out = Reclaimed::default();
         rt.block_on(a.reclaim_images(&BTreeSet::new(), &mut out));
         assert!(out.images.is_empty());
-        assert!(crate::guard::Ledger::load(&path)
+        assert!(crate::boundary::guard::Ledger::load(&path)
             .unwrap()
             .images
             .contains_key("sha256:dd"));

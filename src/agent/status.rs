@@ -2,12 +2,12 @@
 //! carries under `status`.
 
 use super::VERSION;
-use crate::config::Config;
-use crate::{state, transport};
+use crate::host::config::Config;
+use crate::{host::state, wire::transport};
 
 /// The maintenance windows, if any, and when the next opens (`None`: open now).
-pub fn windows_now(cfg: &Config) -> (Option<crate::windows::Windows>, Option<String>) {
-    let windows = crate::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+pub fn windows_now(cfg: &Config) -> (Option<crate::base::windows::Windows>, Option<String>) {
+    let windows = crate::base::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
         .ok()
         .filter(|w| !w.is_empty());
     let next = windows.as_ref().and_then(|w| {
@@ -26,7 +26,7 @@ pub fn status_value(
     token_ttl: Option<u64>,
     transport_detail: &str,
     endpoints: &[(&str, String)],
-    containers: &Result<Vec<crate::tenancy::Container>, crate::runtime::RuntimeError>,
+    containers: &Result<Vec<crate::wire::tenancy::Container>, crate::host::runtime::RuntimeError>,
 ) -> serde_json::Value {
     let (_, window_next) = windows_now(cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();

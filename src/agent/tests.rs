@@ -7,8 +7,8 @@ use base64::Engine as _;
 
 use super::fakes::{FakeBao, FakeEngine, FakeTenancy, HandClock, ENV};
 use super::*;
-use crate::error::Kind;
-use crate::state::{TokenMeta, TokenSource};
+use crate::agent::error::Kind;
+use crate::host::state::{TokenMeta, TokenSource};
 
 const STORED: &str = "hvs.stored-token-aaaaaaaaaaaaaaaaaaaa";
 
@@ -174,7 +174,7 @@ fn an_engine_that_is_down_is_named_in_the_report() {
     b.applied(&sha('a'), &["web"]);
     b.agent.engine.down.set(true);
     let f = b.tick().unwrap_err();
-    assert_eq!(f.code(), Some(crate::error::Code::DockerUnavailable));
+    assert_eq!(f.code(), Some(crate::agent::error::Code::DockerUnavailable));
     assert!(
         f.message().contains("connection refused"),
         "{}",
@@ -221,7 +221,10 @@ fn a_refused_token_without_a_grant_is_exit_1_with_the_advice() {
     });
     let f = b.tick().unwrap_err();
     assert_eq!(f.exit(), Exit::Fail);
-    assert_eq!(f.code(), Some(crate::error::Code::AgentUnauthenticated));
+    assert_eq!(
+        f.code(),
+        Some(crate::agent::error::Code::AgentUnauthenticated)
+    );
     assert!(f.message().contains("bootstrap --force"));
     assert!(b.bao().calls.borrow().is_empty());
 }
@@ -464,7 +467,7 @@ fn a_rolled_back_sha_is_held_until_retry_failed_after_s_on_the_agents_clock() {
     b.running(&[("web", "running", "healthy")]);
     let s = failing_bundle(&b);
     let mut st = b.saved();
-    st.failed_release = Some(crate::state::FailedRelease {
+    st.failed_release = Some(crate::host::state::FailedRelease {
         sha: s.clone(),
         at: 2_000_000 - 100,
         rolled_back_to: old.clone(),
@@ -533,7 +536,7 @@ fn every_compose_run_is_bounded_by_the_tick_and_forgets_what_it_saw() {
     std::fs::write(&slow, "#!/bin/sh\nexec sleep 30\n").unwrap();
     std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut b = TestBox::with(|c| {
-        c.compose_cmd = crate::config::ComposeCmd::Standalone;
+        c.compose_cmd = crate::host::config::ComposeCmd::Standalone;
         c.compose_bin = slow.display().to_string();
     });
     let rt = tokio::runtime::Builder::new_current_thread()

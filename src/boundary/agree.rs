@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value as J};
 use serde_yaml_ng::Value as Y;
 
 use super::{BoxFacts, Refusal, RefusalCode};
-use crate::compose_check;
-use crate::policy::{self, netpool};
+use crate::boundary::compose_check;
+use crate::boundary::policy::{self, netpool};
 
 const PROJECT: &str = "monky-agree";
 const FOREIGN: &str = "monky-agree-foreign";

@@ -2,7 +2,7 @@
 //! reload and fresh start. Each tick is `run --once`'s ([`super::finish_tick`]).
 
 use super::*;
-use monky_deployd::service::reload;
+use monky_deployd::cli::service::reload;
 
 /// Ticks of an sdk transport failing temporarily in a row, over at least
 /// [`REBUILD_AFTER_OUTAGE`], after which the service starts afresh with a new SDK context: the

@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use crate::common::ziti::*;
-use monky_deployd::transport::sdk::{self, SdkConnector};
-use monky_deployd::transport::{Endpoint, ProxyConnector, TransportError};
+use monky_deployd::wire::transport::sdk::{self, SdkConnector};
+use monky_deployd::wire::transport::{Endpoint, ProxyConnector, TransportError};
 use tower_service::Service;
 
 fn endpoint(service: &str, proxy_port: u16) -> Endpoint {

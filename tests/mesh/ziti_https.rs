@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 
 use crate::common::ziti::*;
 use hyper::Method;
-use monky_deployd::config::Scheme;
-use monky_deployd::http::HttpClient;
-use monky_deployd::transport::sdk::SdkConnector;
-use monky_deployd::transport::{Dialer, Endpoint};
+use monky_deployd::wire::http::HttpClient;
+use monky_deployd::wire::http::Scheme;
+use monky_deployd::wire::transport::sdk::SdkConnector;
+use monky_deployd::wire::transport::{Dialer, Endpoint};
 
 /// A throwaway CA and a `localhost` server certificate, made by the openssl CLI.
 struct Pki {
@@ -163,7 +163,7 @@ async fn https_get(conn: &Dialer, ep: Endpoint, ca: &Path) -> Result<String, Str
         ep,
         Scheme::Https,
         ca.to_str().unwrap(),
-        &monky_deployd::http::Roots::default(),
+        &monky_deployd::wire::http::Roots::default(),
     )
     .map_err(|e| e.to_string())?;
     // the full stack without a request: dial + TLS handshake (what `status` checks)

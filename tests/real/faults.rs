@@ -3,7 +3,7 @@
 //! share that dockerd: it is never stopped), compose v5 behind a wrapper that can hold a compose
 //! step, a tmpfs state dir for "disk full", and the real binary SIGKILLed (with its whole process
 //! group, as systemd kills a unit's cgroup) at each named step of an apply (debug-build hook
-//! `MONKY_DEPLOYD_TEST_PAUSE_AT`, `src/testhook.rs`).
+//! `MONKY_DEPLOYD_TEST_PAUSE_AT`, `src/base/testhook.rs`).
 //!
 //! Each cell: v1 (no secrets, so the box still holds its bootstrap token) is applied and
 //! healthy; v2 (one OpenBao secret, so the apply leases) is made desired; the fault is injected

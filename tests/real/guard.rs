@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
-use monky_deployd::guard::Guard;
-use monky_deployd::policy::Boundary;
+use monky_deployd::boundary::guard::Guard;
+use monky_deployd::boundary::policy::Boundary;
 
 use crate::common::*;
 
@@ -135,7 +135,7 @@ fn forwards_what_compose_needs_and_refuses_the_rest() {
 /// outside the network's own subnet is refused; inside it passes.
 #[test]
 fn network_subnets_and_addresses_are_judged_at_the_guard() {
-    use monky_deployd::policy::netpool::{AddressSpace, Cidr};
+    use monky_deployd::boundary::policy::netpool::{AddressSpace, Cidr};
     require_docker();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -1030,9 +1030,9 @@ fn interpolation_cannot_smuggle_privilege(f: Flavour) {
     // (a capability spelled with a variable is refused by the first pass since 0.3: the
     // capabilities are one allow-list, and `SYS_${C}` is on no list)
     let cap = quiet_service(IMAGE, "    cap_add: [\"SYS_${C}\"]\n");
-    let doc = monky_deployd::compose_check::parse(cap.as_bytes()).unwrap();
+    let doc = monky_deployd::boundary::compose_check::parse(cap.as_bytes()).unwrap();
     assert_eq!(
-        monky_deployd::compose_check::check(&doc, false)
+        monky_deployd::boundary::compose_check::check(&doc, false)
             .unwrap_err()
             .code,
         "PRIVILEGED_REFUSED"
@@ -1043,9 +1043,9 @@ fn interpolation_cannot_smuggle_privilege(f: Flavour) {
             &format!("{extra}    environment:\n      API_KEY: ${{API_KEY}}\n"),
         );
         // the first pass really cannot see it
-        let doc = monky_deployd::compose_check::parse(compose.as_bytes()).unwrap();
+        let doc = monky_deployd::boundary::compose_check::parse(compose.as_bytes()).unwrap();
         assert!(
-            monky_deployd::compose_check::check(&doc, false).is_ok(),
+            monky_deployd::boundary::compose_check::check(&doc, false).is_ok(),
             "{what}: first pass already refuses"
         );
         let b = spec(

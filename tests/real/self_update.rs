@@ -13,7 +13,7 @@ use crate::common::wait_until;
 
 use base64::Engine as _;
 use ed25519_dalek::{Signer, SigningKey};
-use monky_deployd::selfupdate::{self as su, Staged};
+use monky_deployd::host::selfupdate::{self as su, Staged};
 
 const KEY: [u8; 32] = [21; 32];
 const OTHER: [u8; 32] = [22; 32];
@@ -162,7 +162,7 @@ impl BoxRoot {
             arch: su::arch().into(),
             package,
             staged_at: 1,
-            signatures: vec![monky_deployd::tenancy::SignatureWire {
+            signatures: vec![monky_deployd::wire::tenancy::SignatureWire {
                 key_id: "agent-2026".into(),
                 alg: "ed25519".into(),
                 sig,

@@ -5,7 +5,7 @@
 //! refused with nothing staged and reported as `AGENT_UPDATE_FAILED` on the running sha.
 
 use crate::common::*;
-use monky_deployd::selfupdate as su;
+use monky_deployd::host::selfupdate as su;
 use monky_test_tenancy::{agent_statement, release_public_key, unix_now};
 
 const KEY: [u8; 32] = [31; 32];

@@ -67,7 +67,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     pub(super) async fn plan_apply(
         &mut self,
         sha: &str,
-        mut wire: crate::tenancy::BundleWire,
+        mut wire: crate::wire::tenancy::BundleWire,
         running: &BTreeMap<String, (String, Option<String>)>,
         p: &mut Plan,
         refusals: &mut Vec<Refusal>,

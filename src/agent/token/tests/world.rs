@@ -6,8 +6,8 @@ use std::cell::{Cell, RefCell};
 use crate::agent::fakes::{FakeBao, FakeClock, FakeLeases, ENV};
 use crate::agent::ports::Ports;
 use crate::agent::token::TokenManager;
-use crate::config::Config;
-use crate::state::State;
+use crate::host::config::Config;
+use crate::host::state::State;
 
 pub(super) struct World {
     /// keeps the temporary directory alive as long as the world

@@ -1,0 +1,9 @@
+//! The base: what every layer may use and which uses no other layer — the wall clock, the
+//! private-file writer, the redactor, the test hooks, the maintenance windows.
+
+pub mod clock;
+pub mod files;
+pub mod redact;
+/// Test hooks, compiled only with the `test-hooks` feature (Cargo.toml); not public.
+pub(crate) mod testhook;
+pub mod windows;

@@ -1,0 +1,92 @@
+//! The host-path rules of the file passes: which bind, volume device, secret/config file, build
+//! context or env_file a compose file may name. An absolute source is judged by the engine
+//! guard's own bind rule; a relative one must stay inside the release.
+
+use std::path::Path;
+
+use super::{BoxFacts, BIND_CODE, CODE};
+use crate::boundary::bundle::Refusal;
+use crate::boundary::policy;
+
+fn bind_refused(who: &str, src: &str, reason: &str) -> Refusal {
+    let who = who.strip_prefix("service ").unwrap_or(who);
+    Refusal::new(BIND_CODE, format!("{who} {src} ({reason})"))
+}
+
+/// Lexically normalise an absolute path (`//`, `/.`, `/x/..`): the engine guard's normaliser.
+pub(super) fn normalise(p: &str) -> String {
+    policy::lexical(Path::new(p)).to_string_lossy().into_owned()
+}
+
+fn under(p: &str, dir: &str) -> bool {
+    dir == "/" || p == dir || p.starts_with(&format!("{dir}/"))
+}
+
+/// A host path bound into a container (`who` names it in the refusal): the engine guard's
+/// own rule ([`policy::bind_rule`]), worded for the file.
+pub(super) fn check_bind(
+    who: &str,
+    src: &str,
+    read_only: bool,
+    ctx: Option<&BoxFacts>,
+) -> Result<(), Refusal> {
+    use policy::Unreachable as U;
+    let s = src.trim();
+    if s.starts_with('/') {
+        let how = if read_only { "" } else { ", writable" };
+        let reason = match policy::bind_rule(Path::new(s), read_only, ctx).1 {
+            Ok(()) => return Ok(()),
+            Err(U::AgentFile(_)) => "the agent's own files".to_string(),
+            Err(U::Private(_) | U::SystemTreeWritable | U::NotAbsolute) => {
+                format!("a private or system path{how}")
+            }
+            Err(U::SocketOrDevice) => "a socket or device".to_string(),
+            Err(U::OutsideRoots) => "outside the release and the box's bind_roots".to_string(),
+        };
+        return Err(bind_refused(who, s, &reason));
+    } else if s.starts_with('~') || s.starts_with('$') {
+        return Err(bind_refused(who, s, "not a path inside the release"));
+    } else if s.split('/').any(|c| c == "..") {
+        return Err(bind_refused(who, s, "outside the release"));
+    }
+    Ok(())
+}
+
+/// A volume device is mounted writable whatever the service's mode says.
+pub(super) fn check_bind_source(
+    who: &str,
+    src: &str,
+    ctx: Option<&BoxFacts>,
+) -> Result<(), Refusal> {
+    check_bind(who, src, false, ctx)
+}
+
+/// A file compose reads on the host (`env_file`): inside the release only — relative, no `..`,
+/// no interpolation; after normalisation, under the project directory.
+pub(super) fn check_file_in_release(
+    who: &str,
+    what: &str,
+    p: &str,
+    ctx: Option<&BoxFacts>,
+) -> Result<(), Refusal> {
+    let t = p.trim();
+    let inside = if t.starts_with('/') {
+        ctx.map(|c| {
+            under(
+                &normalise(t),
+                &normalise(&super::rules::release_root(Some(c))),
+            )
+        })
+        .unwrap_or(false)
+    } else {
+        !t.starts_with('~') && !t.contains('$') && !t.split('/').any(|c| c == "..")
+    };
+    if inside {
+        Ok(())
+    } else {
+        Err(Refusal::new(
+            CODE,
+            format!("{who} reads {what} {t:?} from outside the release"),
+        ))
+    }
+}

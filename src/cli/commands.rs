@@ -1,0 +1,283 @@
+//! The two operator commands besides the tick, as library functions `main` calls: `bootstrap`
+//! and `status`.
+
+use std::time::Duration;
+
+use crate::agent::status::{status_value, windows_now};
+use crate::agent::{self, Agent, Exit, Failure};
+use crate::host::config::Config;
+use crate::{base::redact, host::remotes, host::runtime, host::state, wire::transport};
+
+/// `monky-deployd bootstrap [--force]`: log in with the kit's grant and store the token, under
+/// the tick's lock. `Ok` carries what to tell the operator.
+pub async fn bootstrap(cfg: Config, force: bool) -> Result<String, Failure> {
+    let token_path = cfg.token_path();
+    if !force && token_path.exists() {
+        return Ok(format!(
+            "a token is already stored at {}; use --force to replace it",
+            token_path.display()
+        ));
+    }
+    let lock_dir = cfg.state_dir.clone();
+    state::ensure_dir(&lock_dir, 0o700)?;
+    let Some(_lock) = state::try_lock(&cfg.lock_path())? else {
+        return Err(Failure::temporary(
+            "a tick is running; try again in a moment",
+        ));
+    };
+    Agent::new(cfg, false)?.bootstrap(force).await?;
+    Ok(format!("token stored at {}", token_path.display()))
+}
+
+/// `monky-deployd status [--json]`: what the box knows (state, token, containers) and whether
+/// each endpoint answers through the whole stack; printed. Never changes anything.
+pub async fn status(cfg: Config, json: bool) -> Exit {
+    let st = state::State::load(&cfg.state_path()).unwrap_or_default();
+    let token = state::read_token(&cfg.token_path()).ok().flatten();
+    let engine = runtime::Engine::new(cfg.docker_socket());
+    let containers = engine.containers(&cfg.compose_project).await;
+    let conn = remotes::connector(&cfg);
+    let (transport_ok, token_ttl, tenancy_reach) = match &conn {
+        Ok(c) => {
+            let cl = remotes::clients(&cfg, c);
+            let mut ttl = None;
+            let mut reach = Vec::new();
+            if let Err(e) = &cl {
+                reach.push(("clients", format!("not usable: {e}")));
+            }
+            if let Ok(cl) = &cl {
+                if let Some(t) = &token {
+                    ttl = cl.bao().lookup_self(t).await.ok().map(|i| i.ttl);
+                }
+                // through the full stack: transport, then the TLS handshake for https
+                for http in [cl.tenancy().http(), cl.bao().http()] {
+                    let r = tokio::time::timeout(Duration::from_secs(10), http.probe()).await;
+                    let ok = match r {
+                        Ok(Ok(())) => "dialable".to_string(),
+                        Ok(Err(e)) => format!("unreachable: {e}"),
+                        Err(_) => "unreachable: timed out".to_string(),
+                    };
+                    reach.push((http.label(), ok));
+                }
+            }
+            (Ok(c.describe()), ttl, reach)
+        }
+        Err(e) => (Err(e.to_string()), None, Vec::new()),
+    };
+    let transport_detail = transport_ok.clone().unwrap_or_else(|e| e);
+    let mut v = status_value(
+        &cfg,
+        &st,
+        token.is_some(),
+        token_ttl,
+        &transport_detail,
+        &tenancy_reach,
+        &containers,
+    );
+    // which mode runs: the service leaves its pid in service.json; otherwise the timer's
+    // oneshot (or nothing) runs the ticks
+    let svc = crate::cli::service::running(&cfg.state_dir);
+    v["run_mode"] = match &svc {
+        Some(d) => serde_json::json!({"mode": d.mode, "pid": d.pid, "since": d.started_at,
+            "ticks": d.ticks, "last_tick_at": d.last_tick_at, "last_exit": d.last_exit,
+            "watchdog_s": d.watchdog_s}),
+        None => serde_json::json!({"mode": "timer"}),
+    };
+    let sdk = transport::sdk::sdk_version();
+    let (windows, window_next) = windows_now(&cfg);
+    let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
+    let high_water = st.high_water_mark(&cfg.high_water_path());
+    let statements = format!(
+        "{}; high-water serial {}{}",
+        if cfg.require_statements {
+            "required"
+        } else {
+            "optional"
+        },
+        high_water
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |h| h.serial.to_string()),
+        st.statement_expires_at
+            .map(|t| format!(
+                "; running release's expires {}",
+                crate::boundary::statement::rfc3339(t)
+            ))
+            .unwrap_or_default()
+    );
+    let signatures = if signing_keys.is_empty() {
+        "unsigned accepted (no bundle_signing_keys)".to_string()
+    } else {
+        format!(
+            "required, by one of: {}",
+            signing_keys
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        let ts = |t: Option<u64>| {
+            t.map(|s| {
+                jiff::Timestamp::from_second(i64::try_from(s).unwrap_or(i64::MAX))
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|_| s.to_string())
+            })
+            .unwrap_or_else(|| "never".into())
+        };
+        println!("env            {}", cfg.env_id);
+        println!("agent          {}", agent::VERSION);
+        match &svc {
+            Some(d) => println!(
+                "mode           {} (pid {}, since {}, {} ticks, last exit {})",
+                d.mode,
+                d.pid,
+                ts(Some(d.started_at)),
+                d.ticks,
+                d.last_exit
+            ),
+            None => println!("mode           timer (no service running; ticks by `run --once`)"),
+        }
+        println!(
+            "transport      {} ({}; ziti sdk {})",
+            cfg.transport.as_str(),
+            v["transport_detail"].as_str().unwrap_or(""),
+            sdk.as_deref().unwrap_or("none")
+        );
+        for (l, s) in &tenancy_reach {
+            println!("  {l:<12} {s}");
+        }
+        println!(
+            "token          {}{}",
+            if token.is_some() { "present" } else { "ABSENT" },
+            match (token_ttl, &st.token) {
+                (Some(t), Some(m)) => format!(" ({:?}, ttl {t}s)", m.source).to_lowercase(),
+                (None, Some(m)) => format!(" ({:?}, ttl unknown)", m.source).to_lowercase(),
+                _ => String::new(),
+            }
+        );
+        println!(
+            "applied        {}",
+            st.applied_sha.as_deref().unwrap_or("-")
+        );
+        println!(
+            "desired        {}{}",
+            st.desired_sha.as_deref().unwrap_or("-"),
+            if v["in_sync"].as_bool() == Some(true) {
+                "  (in sync)"
+            } else {
+                ""
+            }
+        );
+        println!("signatures     {signatures}");
+        println!("statements     {statements}");
+        if windows.is_some() {
+            println!(
+                "apply windows  {} ({})",
+                cfg.apply_windows.join(", "),
+                match &window_next {
+                    None => "open now".to_string(),
+                    Some(n) => format!("closed; next {n}"),
+                }
+            );
+        }
+        println!("last checkin   {}", ts(st.last_checkin));
+        println!(
+            "last report    {} {}",
+            ts(st.last_report),
+            st.last_result.as_deref().unwrap_or("")
+        );
+        if let Some(f) = &st.failed_release {
+            println!(
+                "rolled back    {} failed{}; not retried before {} unless the desired sha changes",
+                f.sha,
+                if f.rollback_ok {
+                    format!(", {} brought back", f.rolled_back_to)
+                } else {
+                    format!(", bringing {} back failed too", f.rolled_back_to)
+                },
+                ts(Some(f.at.saturating_add(cfg.retry_failed_after_s)))
+            );
+        }
+        if let Some(e) = &st.last_error {
+            println!("last error     {}", redact::redact(e));
+        }
+        match &containers {
+            Ok(cs) if cs.is_empty() => println!("containers     none"),
+            Ok(cs) => {
+                println!("containers");
+                for c in cs {
+                    println!(
+                        "  {:<20} {:<10} {}{}",
+                        c.service,
+                        c.state,
+                        c.health,
+                        c.image
+                            .as_deref()
+                            .map(|i| format!("  {i}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+            Err(e) => println!("containers     ? ({e})"),
+        }
+    }
+    Exit::Ok
+}
+
+/// `monky-deployd diagnose [--json]`: the bundle tenancy gets on `collect` (redacted, under
+/// 1 MiB), printed here; the links are probed (dial + TLS) and timed. Sends nothing.
+pub async fn diagnose(cfg: Config, json: bool) -> Exit {
+    let st = state::State::load(&cfg.state_path()).unwrap_or_default();
+    let token = state::read_token(&cfg.token_path()).ok().flatten();
+    let engine = runtime::Engine::new(cfg.docker_socket());
+    let mut links = agent::diagnose::Links {
+        tenancy_rtt_ms: None,
+        tenancy_state: "not probed".into(),
+        bao_rtt_ms: None,
+        bao_state: "not probed".into(),
+        token_ttl_s: None,
+    };
+    match remotes::connector(&cfg).map(|c| remotes::clients(&cfg, &c)) {
+        Ok(Ok(cl)) => {
+            (links.tenancy_rtt_ms, links.tenancy_state) = probe_timed(cl.tenancy().http()).await;
+            (links.bao_rtt_ms, links.bao_state) = probe_timed(cl.bao().http()).await;
+            if let Some(t) = &token {
+                links.token_ttl_s = cl.bao().lookup_self(t).await.ok().map(|i| i.ttl);
+            }
+        }
+        Ok(Err(e)) => links.tenancy_state = format!("clients not usable: {e}"),
+        Err(e) => links.tenancy_state = format!("transport not usable: {e}"),
+    }
+    let compose = match runtime::Compose::detect(
+        &cfg,
+        &Default::default(),
+        runtime::Bounds::within(std::time::Duration::from_secs(60)),
+    )
+    .await
+    {
+        Ok(c) => c.version().await,
+        Err(e) => format!("unknown ({e})"),
+    };
+    let v = agent::diagnose::gather(&cfg, &st, &engine, &links, &compose).await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        print!("{}", agent::diagnose::text(&v));
+    }
+    Exit::Ok
+}
+
+/// One endpoint through the full stack (dial, TLS), timed.
+async fn probe_timed(http: &crate::wire::http::HttpClient) -> (Option<u64>, String) {
+    let t = std::time::Instant::now();
+    let r = tokio::time::timeout(Duration::from_secs(10), http.probe()).await;
+    let ms = u64::try_from(t.elapsed().as_millis()).ok();
+    match r {
+        Ok(Ok(())) => (ms, "dialable".to_string()),
+        Ok(Err(e)) => (None, format!("unreachable: {e}")),
+        Err(_) => (None, "unreachable: timed out".to_string()),
+    }
+}

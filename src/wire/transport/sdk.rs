@@ -1,0 +1,394 @@
+//! `sdk` transport: dial Ziti services by name from inside this process, through the OpenZiti C
+//! SDK (zitilib, 1.x) that `ziti-sys` linked — or none: then start-up fails with a message saying
+//! how to get one.
+//!
+//! Owns the SDK's process-wide state: `Ziti_lib_init` and the exit hook once, at context start
+//! (the first connector or enrolment); each identity file loaded once per process on its own
+//! thread with `Ziti_load_context_with_timeout` (started when the connector is made, awaited by
+//! the first dial, so the load overlaps the tick's local work); every blocking
+//! zitilib call (`Ziti_socket`, `Ziti_connect`, loading, enrolment) runs on a plain thread, never
+//! on the async runtime, and `Ziti_last_error` is read on the thread that made the call. A dial
+//! yields the SDK's loopback TCP socket, connected without blocking; the stream closes it with
+//! `close(2)`, the SDK's close for a connect socket.
+//!
+//! Typed errors: what an operator must fix is [`TransportError::Setup`] (exit 1), what the next
+//! tick may find healed is [`TransportError::Unreachable`] (exit 75).
+
+use std::collections::HashMap;
+use std::ffi::{CStr, CString};
+use std::fs;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Mutex, Once, OnceLock};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::watch;
+use ziti_sys::codes::*;
+
+mod dial;
+mod enroll;
+mod identity;
+
+use dial::dial;
+pub use dial::{oldest_pending_call, ZitiStream};
+pub use enroll::enroll;
+use identity::*;
+
+use super::{Endpoint, TransportError};
+
+/// Largest identity file accepted (a 4096-bit RSA identity with its CA bundle is ~12 KiB).
+const MAX_IDENTITY_BYTES: u64 = 1 << 20;
+/// Largest enrolment JWT accepted.
+const MAX_JWT_BYTES: u64 = 64 << 10;
+/// Bound on `Ziti_enroll_identity` (a network round trip plus key generation).
+const ENROLL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Beyond the SDK's own load time-out: the hop back from the loader thread.
+const LOAD_MARGIN: Duration = Duration::from_secs(2);
+/// Dials the SDK's bridge refused before anything was sent are retried this often in all.
+const DIAL_ATTEMPTS: usize = 3;
+
+/// Version of the linked C SDK (e.g. `1.18.2`), if any.
+pub fn sdk_version() -> Option<String> {
+    if !ziti_sys::LINKED {
+        return None;
+    }
+    // SAFETY: takes nothing; returns NULL or a pointer to a static struct.
+    let v = unsafe { ziti_sys::ziti_get_version() };
+    // SAFETY: NULL or a valid pointer to a static struct (above).
+    let Some(v) = (unsafe { v.as_ref() }) else {
+        return Some("unknown".into());
+    };
+    if v.version.is_null() {
+        return Some("unknown".into());
+    }
+    // SAFETY: a non-NULL static NUL-terminated string of the SDK's.
+    let version = unsafe { CStr::from_ptr(v.version) };
+    Some(version.to_string_lossy().into_owned())
+}
+
+fn no_sdk(what: &str) -> TransportError {
+    TransportError::setup(format!(
+        "{what}: this build of monky-deployd has no OpenZiti SDK linked; {}",
+        ziti_sys::HOW_TO_GET
+    ))
+}
+
+/// The SDK's text for a zitilib error code, or the OS text for an errno.
+fn errorstr(code: i32) -> String {
+    if code > 0 {
+        return io::Error::from_raw_os_error(code).to_string();
+    }
+    // SAFETY: takes any int; returns NULL or a static NUL-terminated string.
+    let p = unsafe { ziti_sys::ziti_errorstr(code) };
+    if p.is_null() {
+        return format!("error {code}");
+    }
+    // SAFETY: a non-NULL static NUL-terminated string (above).
+    let text = unsafe { CStr::from_ptr(p) };
+    text.to_string_lossy().into_owned()
+}
+
+/// Context start, once per process, before any identity is loaded or enrolled: start the SDK's
+/// loop (`Ziti_lib_init`), have its TLS library register its exit-time clean-up now, then
+/// install the exit hook ([`install_exit_hook`]) — after that clean-up, so it runs first.
+fn start_sdk() {
+    static START: Once = Once::new();
+    START.call_once(|| {
+        // SAFETY: the first zitilib call of the process (guarded by `START`); it takes no
+        // arguments and starts the SDK's loop thread.
+        unsafe { ziti_sys::Ziti_lib_init() };
+        // registers OpenSSL's `atexit` clean-up (where the build knows OpenSSL is linked)
+        ziti_sys::init_tls_library();
+        install_exit_hook();
+    });
+}
+
+/// From now on the process leaves through `_exit(status)` when it exits, before the C exit
+/// handlers the SDK registered (OpenSSL's clean-up) free state under the SDK's loop thread, which
+/// still runs — the crash at exit docs/ZITI.md describes. `main` already leaves so; this covers
+/// every other process that loads the SDK (the test binaries). `on_exit` handlers run
+/// last-registered first, so this must be registered after the SDK's: [`start_sdk`] does so.
+fn install_exit_hook() {
+    extern "C" {
+        fn on_exit(
+            f: extern "C" fn(libc::c_int, *mut libc::c_void),
+            arg: *mut libc::c_void,
+        ) -> libc::c_int;
+    }
+    extern "C" fn leave_before_sdk_cleanup(status: libc::c_int, _: *mut libc::c_void) {
+        // SAFETY: flushes every C stdio stream (NULL means all); Rust's own buffers are flushed
+        // before `exit` is called.
+        unsafe { libc::fflush(std::ptr::null_mut()) };
+        // SAFETY: ends the process at once with the status `exit` was given; nothing after it
+        // runs, so no state is left half-freed.
+        unsafe { libc::_exit(status) }
+    }
+    // SAFETY: registers a plain `extern "C"` function that ignores its (null) argument.
+    let rc = unsafe { on_exit(leave_before_sdk_cleanup, std::ptr::null_mut()) };
+    if rc != 0 {
+        tracing::warn!("ziti: cannot register the exit hook (on_exit: {rc})");
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Dials services by name with one identity loaded into the linked C SDK.
+pub struct SdkConnector {
+    identity: PathBuf,
+    key: PathBuf,
+    cpath: &'static CStr,
+    info: IdentityInfo,
+    load_timeout: Duration,
+    handle: OnceLock<ziti_sys::ziti_handle_t>,
+    version: String,
+}
+
+impl SdkConnector {
+    /// Check `identity` and start loading it (once per process) without waiting; the first
+    /// dial, or [`SdkConnector::ready`], waits at most `load_timeout` for it.
+    pub fn new(identity: &Path, load_timeout: Duration) -> Result<SdkConnector, TransportError> {
+        if !ziti_sys::LINKED {
+            return Err(no_sdk("transport sdk"));
+        }
+        let info = check_identity(identity)?;
+        let key = identity
+            .canonicalize()
+            .unwrap_or_else(|_| identity.to_path_buf());
+        let cpath = identity_cstr(&key)?;
+        start_sdk();
+        start_load(&key, cpath, load_timeout)?;
+        Ok(SdkConnector {
+            identity: identity.to_path_buf(),
+            key,
+            cpath,
+            info,
+            load_timeout,
+            handle: OnceLock::new(),
+            version: sdk_version().unwrap_or_else(|| "unknown".into()),
+        })
+    }
+
+    /// [`SdkConnector::new`], then wait until the identity is loaded.
+    pub async fn load(identity: &Path, load_timeout: Duration) -> Result<Self, TransportError> {
+        let c = Self::new(identity, load_timeout)?;
+        c.ready().await?;
+        Ok(c)
+    }
+
+    /// Wait until the identity is loaded (a failed load is retried once per call).
+    pub async fn ready(&self) -> Result<(), TransportError> {
+        self.handle().await.map(|_| ())
+    }
+
+    async fn handle(&self) -> Result<ziti_sys::ziti_handle_t, TransportError> {
+        if let Some(h) = self.handle.get() {
+            return Ok(*h);
+        }
+        let mut rx = start_load(&self.key, self.cpath, self.load_timeout)?;
+        let waited = tokio::time::timeout(
+            self.load_timeout + LOAD_MARGIN,
+            rx.wait_for(|s| s.is_some()),
+        )
+        .await;
+        let state = match waited {
+            Ok(Ok(s)) => *s,
+            Ok(Err(_)) => None,
+            Err(_) => Some(Err(ZITI_TIMEOUT)),
+        };
+        match state {
+            Some(Ok(h)) => Ok(*self.handle.get_or_init(|| h)),
+            Some(Err(code)) => Err(load_error(
+                &self.identity,
+                &self.info,
+                self.load_timeout,
+                code,
+            )),
+            None => Err(TransportError::unreachable(format!(
+                "ziti identity {}: the loader thread vanished",
+                self.identity.display()
+            ))),
+        }
+    }
+}
+
+impl SdkConnector {
+    /// Dial `ep.service` (waiting for the identity first); [`super::ZitiConnector`] is this as
+    /// a hyper connector.
+    pub async fn connect(&self, ep: &Endpoint) -> Result<ZitiStream, TransportError> {
+        let t0 = std::time::Instant::now();
+        let h = self.handle().await?;
+        let loaded = t0.elapsed();
+        let s = dial(h, &self.identity, ep).await?;
+        tracing::debug!(
+            "ziti: {} connected via '{}' in {} ms (waited {} ms for the identity)",
+            ep.label,
+            ep.service,
+            t0.elapsed().as_millis(),
+            loaded.as_millis()
+        );
+        Ok(s)
+    }
+
+    /// e.g. `sdk (libziti 1.18.2, identity /etc/…/id.json)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "sdk (libziti {}, identity {})",
+            self.version,
+            self.identity.display()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn corrupt_identity_is_a_setup_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("id.json");
+        fs::write(
+            &p,
+            b"{\"ztAPI\": \"https://x:1280\", \"id\": {\"cert\": \"\"",
+        )
+        .unwrap();
+        match check_identity(&p) {
+            Err(TransportError::Setup { msg: m, .. }) => assert!(
+                m.contains(&p.display().to_string()) && m.contains("JSON"),
+                "{m}"
+            ),
+            Err(other) => panic!("wrong class: {other}"),
+            Ok(_) => panic!("corrupt identity accepted"),
+        }
+        fs::write(
+            &p,
+            b"{\"ztAPI\": \"https://x:1280\", \"id\": {\"cert\": \"c\"}}",
+        )
+        .unwrap();
+        match check_identity(&p) {
+            Err(TransportError::Setup { msg: m, .. }) => {
+                assert!(m.contains("id.key") && m.contains("id.ca"), "{m}")
+            }
+            _ => panic!("identity without key accepted"),
+        }
+    }
+
+    #[test]
+    fn sockets_are_non_blocking_and_close_on_exec_from_creation() {
+        if !ziti_sys::LINKED {
+            assert!(dial::new_socket().is_err(), "no SDK, no socket");
+            return;
+        }
+        start_sdk();
+        let fd = dial::new_socket().expect("Ziti_socket");
+        // SAFETY: fcntl on an fd we own, no third argument.
+        let fd_flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
+        // SAFETY: as above.
+        let fl_flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        assert!(
+            fd_flags >= 0 && fd_flags & libc::FD_CLOEXEC != 0,
+            "{fd_flags:#x}"
+        );
+        assert!(
+            fl_flags >= 0 && fl_flags & libc::O_NONBLOCK != 0,
+            "{fl_flags:#x}"
+        );
+    }
+
+    /// Context start alone installs the exit hook: a child process that registered an `atexit`
+    /// handler, then started the SDK, exits with its status without running that handler (nor,
+    /// so, OpenSSL's clean-up registered before the hook); without the start, it runs.
+    #[test]
+    fn context_start_installs_the_exit_hook_before_any_load() {
+        const MODE: &str = "MONKY_SDK_EXIT_HOOK_MODE";
+        const MARKER: &str = "MONKY_SDK_EXIT_HOOK_MARKER";
+        extern "C" fn mark() {
+            if let Some(p) = std::env::var_os(MARKER) {
+                let _ = fs::write(p, b"ran");
+            }
+        }
+        if let Some(mode) = std::env::var_os(MODE) {
+            // SAFETY: registers a plain `extern "C"` function.
+            assert_eq!(unsafe { libc::atexit(mark) }, 0);
+            if mode == "start" {
+                start_sdk();
+            }
+            std::process::exit(7);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for (mode, runs) in [("control", true), ("start", false)] {
+            let marker = dir.path().join(mode);
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    // this test's own name, wherever its module lives
+                    concat!(
+                        module_path!(),
+                        "::context_start_installs_the_exit_hook_before_any_load"
+                    )
+                    .trim_start_matches("monky_deployd::"),
+                ])
+                .env(MODE, mode)
+                .env(MARKER, &marker)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(7), "{mode}: {out:?}");
+            assert_eq!(marker.exists(), runs, "{mode}: atexit handler ran?");
+        }
+    }
+
+    #[test]
+    fn sdk_version_matches_link_state() {
+        assert_eq!(sdk_version().is_some(), ziti_sys::LINKED);
+        if ziti_sys::SOURCE == "vendored" {
+            assert_eq!(sdk_version().as_deref(), Some("1.18.2"));
+        }
+        if !ziti_sys::LINKED {
+            match SdkConnector::new(Path::new("/nonexistent"), Duration::from_secs(1)) {
+                Err(TransportError::Setup { msg: m, .. }) => assert!(m.contains("proxy"), "{m}"),
+                _ => panic!("sdk transport must refuse to start without an SDK"),
+            }
+        }
+    }
+
+    #[test]
+    fn load_errors_are_classed_for_the_exit_code() {
+        let info = IdentityInfo {
+            controller: "https://c:1280".into(),
+        };
+        let p = Path::new("/etc/monky/id.json");
+        let t = Duration::from_secs(7);
+        for code in [
+            ZITI_TIMEOUT,
+            ZITI_CONTROLLER_UNAVAILABLE,
+            ZITI_INVALID_STATE,
+        ] {
+            assert!(matches!(
+                load_error(p, &info, t, code),
+                TransportError::Unreachable { .. }
+            ));
+        }
+        match load_error(p, &info, t, ZITI_TIMEOUT) {
+            TransportError::Unreachable { msg: m, .. } => assert!(m.contains("within 7s"), "{m}"),
+            _ => unreachable!(),
+        }
+        for code in [
+            ZITI_NOT_AUTHORIZED,
+            ZITI_INVALID_CONFIG,
+            ZITI_KEY_LOAD_FAILED,
+        ] {
+            match load_error(p, &info, t, code) {
+                TransportError::Setup { msg: m, .. } => {
+                    assert!(m.contains("/etc/monky/id.json"), "{m}")
+                }
+                other => panic!("{code}: {other}"),
+            }
+        }
+    }
+}
