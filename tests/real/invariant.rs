@@ -703,6 +703,8 @@ fn same_sha_retry_after_host_change(f: Flavour) {
     );
     // after promote, before compose: the byte check refuses
     let marker = s.dir.path().join("pause");
+    // this agent run is started here, not through run_bin_env: hold the box like every run
+    let _box = box_shared();
     let child = Command::new(BIN)
         .args([
             "--config",
