@@ -59,10 +59,7 @@ pub(super) fn held_until(
 }
 
 pub(super) fn rfc3339(unix: u64) -> String {
-    i64::try_from(unix)
-        .ok()
-        .and_then(|u| jiff::Timestamp::from_second(u).ok())
-        .map_or_else(|| unix.to_string(), |t| t.to_string())
+    crate::boundary::statement::rfc3339(i64::try_from(unix).unwrap_or(i64::MAX))
 }
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {

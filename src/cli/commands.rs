@@ -120,12 +120,8 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         let ts = |t: Option<u64>| {
-            t.map(|s| {
-                jiff::Timestamp::from_second(i64::try_from(s).unwrap_or(i64::MAX))
-                    .map(|t| t.to_string())
-                    .unwrap_or_else(|_| s.to_string())
-            })
-            .unwrap_or_else(|| "never".into())
+            t.map(|s| crate::boundary::statement::rfc3339(i64::try_from(s).unwrap_or(i64::MAX)))
+                .unwrap_or_else(|| "never".into())
         };
         println!("env            {}", cfg.env_id);
         println!("agent          {}", agent::VERSION);
