@@ -2,6 +2,7 @@
 //! tenancy, OpenBao and the image registries. It knows nothing of the tick.
 
 pub mod bao;
+pub mod egress;
 pub mod http;
 pub mod registry;
 pub mod tenancy;

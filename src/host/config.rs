@@ -81,6 +81,19 @@ impl LogLevel {
     }
 }
 
+/// `egress_proxy`: the HTTP CONNECT proxy between the box and the mesh, tenancy and OpenBao.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EgressCfg {
+    /// `http://host:port`; "" = `HTTPS_PROXY`/`https_proxy` from the environment, else none.
+    /// Never credentials here (they go in `credentials_file`).
+    pub url: String,
+    /// Targets reached directly (merged with `NO_PROXY`/`no_proxy`); nothing is implicit.
+    pub no_proxy: Vec<String>,
+    /// A 0600 file holding `user:password` for Basic auth.
+    pub credentials_file: String,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TenancyCfg {
@@ -189,6 +202,8 @@ pub struct Config {
     /// Address prefixes a bundle's networks may take subnets from (IPv4 and IPv6); default: the
     /// engine's own default pools. An IPv6 subnet needs an IPv6 pool here.
     pub network_pools: Vec<String>,
+    /// The HTTP egress proxy of the `system` and `sdk` transports (PROTOCOL 0.5).
+    pub egress_proxy: EgressCfg,
     /// Whether a bundle's `allow_privileged` takes effect on this box.
     pub permit_privileged: bool,
     /// Whether a bundle's `allow_rollback` takes effect on this box.
@@ -270,6 +285,7 @@ impl Default for Config {
             reserved_ports: Vec::new(),
             container_limits: ContainerLimits::default(),
             network_pools: crate::boundary::policy::netpool::engine_default_pools(),
+            egress_proxy: EgressCfg::default(),
             permit_privileged: false,
             permit_rollback: true,
             bundle_signing_keys: Default::default(),

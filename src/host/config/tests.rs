@@ -131,3 +131,31 @@ fn network_pools_default_to_the_engines_and_must_be_prefixes() {
         "{e}"
     );
 }
+
+#[test]
+fn egress_proxy_keys_are_checked_and_never_hold_credentials() {
+    let base = "env_id: a\nsite: b\nbao:\n  ca_file: \"\"\n";
+    let c = parse(&format!(
+        "{base}egress_proxy:\n  url: http://proxy.corp:3128\n  no_proxy: [.corp, 10.0.0.0/8]\n  credentials_file: /etc/monky-deployd/proxy.cred\n"
+    ))
+    .unwrap();
+    assert_eq!(c.egress_proxy.url, "http://proxy.corp:3128");
+    assert_eq!(c.egress_proxy.no_proxy, [".corp", "10.0.0.0/8"]);
+    for (yaml, needle) in [
+        (
+            "egress_proxy:\n  url: http://u:pw@proxy:3128\n",
+            "credentials_file",
+        ),
+        ("egress_proxy:\n  url: https://proxy:3128\n", "only http://"),
+        ("egress_proxy:\n  no_proxy: [10.0.0.0/40]\n", "10.0.0.0/40"),
+        (
+            "egress_proxy:\n  credentials_file: proxy.cred\n",
+            "absolute",
+        ),
+        ("egress_proxy:\n  pasword: x\n", "pasword"),
+    ] {
+        let e = parse(&format!("{base}{yaml}")).unwrap_err().to_string();
+        assert!(e.contains(needle), "{yaml}: {e}");
+        assert!(!e.contains(":pw@"), "{e}");
+    }
+}

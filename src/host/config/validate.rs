@@ -194,6 +194,23 @@ impl Config {
                 )));
             }
         }
+        let ep = &self.egress_proxy;
+        if !ep.url.is_empty() {
+            let u = crate::wire::egress::ProxyUrl::parse(&ep.url)
+                .map_err(|e| Invalid::Value(format!("{e} (url)")))?;
+            if u.credentials.is_some() {
+                return Err(Invalid::Value(
+                    "egress_proxy.url carries credentials: put `user:password` in egress_proxy.credentials_file (0600) instead".into(),
+                ));
+            }
+        }
+        crate::wire::egress::NoProxy::parse(ep.no_proxy.iter().map(String::as_str))
+            .map_err(|e| Invalid::Value(e.to_string()))?;
+        if !ep.credentials_file.is_empty() && !Path::new(&ep.credentials_file).is_absolute() {
+            return Err(Invalid::Value(
+                "egress_proxy.credentials_file must be an absolute path".into(),
+            ));
+        }
         // last: a file on disk, after every check of the text itself
         for (name, scheme, ca) in [
             ("tenancy", self.tenancy.scheme, &self.tenancy.ca_file),
