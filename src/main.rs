@@ -2,7 +2,8 @@
 
 use monky_deployd::host::selfupdate::install;
 use monky_deployd::{
-    agent, base::redact, cli::commands, cli::service, host::config, host::journal, wire::transport,
+    agent, base::redact, cli::commands, cli::service, host::config, host::journal, host::remotes,
+    wire::transport,
 };
 
 #[path = "main/serve.rs"]
@@ -286,7 +287,25 @@ fn dispatch(cli: Cli) -> ExitCode {
         ),
         Cmd::Enroll { jwt, out } => {
             init_logging("info");
-            match transport::sdk::enroll(&jwt, &out) {
+            // the box's egress_proxy when its config exists (enrolment may come first), else
+            // HTTPS_PROXY/NO_PROXY alone
+            let cfg = if cli.config.exists() {
+                match load_config(&cli.config) {
+                    Ok(c) => c,
+                    Err(code) => return code,
+                }
+            } else {
+                Config::default()
+            };
+            let egress = match remotes::egress(&cfg) {
+                Ok(e) => e,
+                Err(e) => {
+                    error!("enroll: {e}");
+                    return exit(Exit::Fail);
+                }
+            };
+            egress.register_secrets();
+            match transport::sdk::enroll_via(&jwt, &out, &egress) {
                 Ok(()) => {
                     info!("identity written to {}", out.display());
                     ExitCode::SUCCESS

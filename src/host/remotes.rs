@@ -23,9 +23,12 @@ pub fn connector(cfg: &Config) -> Result<Dialer, TransportError> {
         Transport::Sdk => Dialer::Sdk(Arc::new({
             // process-wide, for contexts loaded from now on (a reload that changes it re-executes)
             ziti_sys::set_refresh_interval(cfg.sdk_refresh_s.min(u64::from(u32::MAX)) as u32);
-            transport::sdk::SdkConnector::new(
+            let egress = egress(cfg).map_err(|e| TransportError::setup(e.to_string()))?;
+            egress.register_secrets();
+            transport::sdk::SdkConnector::with_egress(
                 Path::new(&cfg.identity),
                 Duration::from_secs(cfg.tenancy.timeout_s.max(cfg.bao.timeout_s)),
+                &egress,
             )?
         })),
     })

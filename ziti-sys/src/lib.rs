@@ -181,6 +181,83 @@ pub use raw::{
     Ziti_load_context_with_timeout, Ziti_socket,
 };
 
+/// tlsuv's connectors (`tlsuv/connector.h` of the vendored tlsuv; every 1.x SDK links tlsuv):
+/// how the SDK's HTTP clients (controller) and TLS streams (edge routers) open their sockets.
+/// Declared by hand, not by bindgen: the header needs libuv's, which a prebuilt SDK may not ship.
+/// Without an SDK the functions are stubs (`tlsuv_new_proxy_connector` answers NULL).
+pub mod tlsuv {
+    use std::os::raw::{c_char, c_int, c_void};
+
+    /// `tlsuv_PROXY_HTTP` of `tlsuv_proxy_t`.
+    pub const PROXY_HTTP: c_int = 0;
+    /// `tlsuv_PROXY_BASIC` of `tlsuv_auth_t`.
+    pub const PROXY_BASIC: c_int = 1;
+
+    /// `tlsuv_connector_req`: opaque to the caller, owned by the connector that made it.
+    pub type tlsuv_connector_req = *const c_void;
+    /// `tlsuv_connect_cb`: called once per request, on the loop thread, with a connected socket
+    /// (an `int` fd on Unix) or a negative libuv status.
+    pub type tlsuv_connect_cb =
+        Option<unsafe extern "C" fn(sock: c_int, status: c_int, ctx: *mut c_void)>;
+    pub type tlsuv_connect = Option<
+        unsafe extern "C" fn(
+            loop_: *mut c_void,
+            connector: *const tlsuv_connector_t,
+            host: *const c_char,
+            port: *const c_char,
+            cb: tlsuv_connect_cb,
+            ctx: *mut c_void,
+        ) -> tlsuv_connector_req,
+    >;
+
+    /// `struct tlsuv_connector_s`: four function pointers, which a connector of ours fills.
+    #[repr(C)]
+    pub struct tlsuv_connector_t {
+        pub connect: tlsuv_connect,
+        pub set_auth: Option<
+            unsafe extern "C" fn(
+                this: *mut tlsuv_connector_t,
+                auth: c_int,
+                username: *const c_char,
+                password: *const c_char,
+            ) -> c_int,
+        >,
+        pub cancel: Option<unsafe extern "C" fn(req: tlsuv_connector_req)>,
+        pub free: Option<unsafe extern "C" fn(this: *mut c_void)>,
+    }
+
+    #[cfg(ziti_sdk)]
+    extern "C" {
+        /// The connector of every client made from now on that has none of its own; NULL
+        /// means tlsuv's direct one. Once set, tlsuv never reads `HTTP_PROXY` itself.
+        pub fn tlsuv_set_global_connector(connector: *const tlsuv_connector_t);
+        /// The global connector. Before any `tlsuv_set_global_connector` it is taken from
+        /// `HTTP_PROXY`/`http_proxy` (and that URL logged, credentials included): set it first.
+        pub fn tlsuv_global_connector() -> *const tlsuv_connector_t;
+        /// An HTTP `CONNECT` proxy connector (host and port copied); freed by its `free`.
+        pub fn tlsuv_new_proxy_connector(
+            kind: c_int,
+            host: *const c_char,
+            port: *const c_char,
+        ) -> *mut tlsuv_connector_t;
+    }
+
+    #[cfg(not(ziti_sdk))]
+    pub unsafe fn tlsuv_set_global_connector(_connector: *const tlsuv_connector_t) {}
+    #[cfg(not(ziti_sdk))]
+    pub unsafe fn tlsuv_global_connector() -> *const tlsuv_connector_t {
+        std::ptr::null()
+    }
+    #[cfg(not(ziti_sdk))]
+    pub unsafe fn tlsuv_new_proxy_connector(
+        _kind: c_int,
+        _host: *const c_char,
+        _port: *const c_char,
+    ) -> *mut tlsuv_connector_t {
+        std::ptr::null_mut()
+    }
+}
+
 #[cfg(all(test, ziti_sdk))]
 mod tests {
     use super::*;

@@ -30,15 +30,18 @@ use tokio::sync::watch;
 use ziti_sys::codes::*;
 
 mod dial;
+mod egress;
 mod enroll;
 mod identity;
 
 use dial::dial;
 pub use dial::{oldest_pending_call, ZitiStream};
-pub use enroll::enroll;
+pub use egress::sdk_egress_lines;
+pub use enroll::{enroll, enroll_via};
 use identity::*;
 
 use super::{Endpoint, TransportError};
+use crate::wire::egress::Egress;
 
 /// Largest identity file accepted (a 4096-bit RSA identity with its CA bundle is ~12 KiB).
 const MAX_IDENTITY_BYTES: u64 = 1 << 20;
@@ -92,10 +95,17 @@ fn errorstr(code: i32) -> String {
     text.to_string_lossy().into_owned()
 }
 
-/// Context start, once per process, before any identity is loaded or enrolled: start the SDK's
-/// loop (`Ziti_lib_init`), have its TLS library register its exit-time clean-up now, then
-/// install the exit hook ([`install_exit_hook`]) — after that clean-up, so it runs first.
-fn start_sdk() {
+/// Context start, once per process, before any identity is loaded or enrolled: set the egress
+/// (tlsuv's global connector, see `egress`), start the SDK's loop (`Ziti_lib_init`), have its
+/// TLS library register its exit-time clean-up now, then install the exit hook
+/// ([`install_exit_hook`]) — after that clean-up, so it runs first.
+fn start_sdk(egress: &Egress) -> Result<(), TransportError> {
+    egress::install(egress)?;
+    start_loop();
+    Ok(())
+}
+
+fn start_loop() {
     static START: Once = Once::new();
     START.call_once(|| {
         // SAFETY: the first zitilib call of the process (guarded by `START`); it takes no
@@ -145,14 +155,26 @@ pub struct SdkConnector {
     cpath: &'static CStr,
     info: IdentityInfo,
     load_timeout: Duration,
+    egress: Egress,
     handle: OnceLock<ziti_sys::ziti_handle_t>,
     version: String,
 }
 
 impl SdkConnector {
     /// Check `identity` and start loading it (once per process) without waiting; the first
-    /// dial, or [`SdkConnector::ready`], waits at most `load_timeout` for it.
+    /// dial, or [`SdkConnector::ready`], waits at most `load_timeout` for it. No proxy.
     pub fn new(identity: &Path, load_timeout: Duration) -> Result<SdkConnector, TransportError> {
+        Self::with_egress(identity, load_timeout, &Egress::direct())
+    }
+
+    /// [`SdkConnector::new`] with the box's egress: the controller and the edge routers are
+    /// reached through its proxy unless `no_proxy` lists them. The first start in a process
+    /// fixes the egress for the process.
+    pub fn with_egress(
+        identity: &Path,
+        load_timeout: Duration,
+        egress: &Egress,
+    ) -> Result<SdkConnector, TransportError> {
         if !ziti_sys::LINKED {
             return Err(no_sdk("transport sdk"));
         }
@@ -161,7 +183,7 @@ impl SdkConnector {
             .canonicalize()
             .unwrap_or_else(|_| identity.to_path_buf());
         let cpath = identity_cstr(&key)?;
-        start_sdk();
+        start_sdk(egress)?;
         start_load(&key, cpath, load_timeout)?;
         Ok(SdkConnector {
             identity: identity.to_path_buf(),
@@ -169,6 +191,7 @@ impl SdkConnector {
             cpath,
             info,
             load_timeout,
+            egress: egress.clone(),
             handle: OnceLock::new(),
             version: sdk_version().unwrap_or_else(|| "unknown".into()),
         })
@@ -191,24 +214,22 @@ impl SdkConnector {
             return Ok(*h);
         }
         let mut rx = start_load(&self.key, self.cpath, self.load_timeout)?;
-        let waited = tokio::time::timeout(
+        let state = match tokio::time::timeout(
             self.load_timeout + LOAD_MARGIN,
             rx.wait_for(|s| s.is_some()),
         )
-        .await;
-        let state = match waited {
+        .await
+        {
             Ok(Ok(s)) => *s,
             Ok(Err(_)) => None,
             Err(_) => Some(Err(ZITI_TIMEOUT)),
         };
         match state {
             Some(Ok(h)) => Ok(*self.handle.get_or_init(|| h)),
-            Some(Err(code)) => Err(load_error(
-                &self.identity,
-                &self.info,
-                self.load_timeout,
-                code,
-            )),
+            Some(Err(code)) => {
+                let e = load_error(&self.identity, &self.info, self.load_timeout, code);
+                Err(self.with_proxy_verdict(e).await)
+            }
             None => Err(TransportError::unreachable(format!(
                 "ziti identity {}: the loader thread vanished",
                 self.identity.display()
@@ -218,6 +239,17 @@ impl SdkConnector {
 }
 
 impl SdkConnector {
+    /// `e` with what the proxy says when the controller is reached through one: a proxy that is
+    /// down or refuses makes it a temporary failure whatever the SDK's code was.
+    async fn with_proxy_verdict(&self, e: TransportError) -> TransportError {
+        let (eg, url) = (self.egress.clone(), self.info.controller.clone());
+        let verdict = tokio::task::spawn_blocking(move || egress::proxy_verdict(&eg, &url))
+            .await
+            .ok()
+            .flatten();
+        egress::classify(e, verdict)
+    }
+
     /// Dial `ep.service` (waiting for the identity first); [`super::ZitiConnector`] is this as
     /// a hyper connector.
     pub async fn connect(&self, ep: &Endpoint) -> Result<ZitiStream, TransportError> {
@@ -237,8 +269,12 @@ impl SdkConnector {
 
     /// e.g. `sdk (libziti 1.18.2, identity /etc/…/id.json)`.
     pub fn describe(&self) -> String {
+        let via = match egress::installed() {
+            Some(e) if e != "direct" => format!(", egress {e}"),
+            _ => String::new(),
+        };
         format!(
-            "sdk (libziti {}, identity {})",
+            "sdk (libziti {}, identity {}{via})",
             self.version,
             self.identity.display()
         )
@@ -285,7 +321,7 @@ mod tests {
             assert!(dial::new_socket().is_err(), "no SDK, no socket");
             return;
         }
-        start_sdk();
+        start_sdk(&Egress::direct()).unwrap();
         let fd = dial::new_socket().expect("Ziti_socket");
         // SAFETY: fcntl on an fd we own, no third argument.
         let fd_flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
@@ -317,7 +353,7 @@ mod tests {
             // SAFETY: registers a plain `extern "C"` function.
             assert_eq!(unsafe { libc::atexit(mark) }, 0);
             if mode == "start" {
-                start_sdk();
+                start_sdk(&Egress::direct()).unwrap();
             }
             std::process::exit(7);
         }

@@ -4,7 +4,14 @@ use super::*;
 
 /// Enrol an identity from a one-time JWT with the SDK (`Ziti_enroll_identity`); writes the
 /// identity JSON 0600 to `out` atomically (temporary file, fsync, rename, fsync of the directory).
+/// No proxy.
 pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
+    enroll_via(jwt, out, &Egress::direct())
+}
+
+/// [`enroll`] with the box's egress: the controller named in the JWT is reached through the
+/// proxy unless `no_proxy` lists it.
+pub fn enroll_via(jwt: &Path, out: &Path, egress: &Egress) -> Result<(), TransportError> {
     if !ziti_sys::LINKED {
         return Err(no_sdk("enroll"));
     }
@@ -35,7 +42,7 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
             )));
         }
     }
-    super::start_sdk();
+    super::start_sdk(egress)?;
     let (tx, rx) = std::sync::mpsc::channel::<Result<Vec<u8>, i32>>();
     std::thread::Builder::new()
         .name("ziti-enroll".into())
@@ -74,20 +81,22 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
         Ok(Ok(b)) => b,
         Ok(Err(code)) => {
             let msg = errorstr(code);
-            return Err(match code {
+            let e = match code {
                 ZITI_CONTROLLER_UNAVAILABLE | ZITI_TIMEOUT => {
                     TransportError::unreachable(format!("enroll: controller named in {j}: {msg}"))
                 }
                 _ => TransportError::setup(format!(
                     "enroll with {j}: {msg} (code {code}); a JWT is good for one enrolment only"
                 )),
-            });
+            };
+            return Err(via_proxy(e, token, egress));
         }
         Err(_) => {
-            return Err(TransportError::unreachable(format!(
+            let e = TransportError::unreachable(format!(
                 "enroll: no answer from the controller within {}s",
                 ENROLL_TIMEOUT.as_secs()
-            )))
+            ));
+            return Err(via_proxy(e, token, egress));
         }
     };
     // Trailing NUL, if the SDK counted it.
@@ -97,4 +106,21 @@ pub fn enroll(jwt: &Path, out: &Path) -> Result<(), TransportError> {
     };
     crate::base::files::write_private(out, &bytes, 0o600)
         .map_err(|e| TransportError::setup(format!("enroll: {e}")))
+}
+
+/// `e` with what the proxy says, when the JWT's controller (its `iss`) is reached through one.
+fn via_proxy(e: TransportError, token: &str, egress: &Egress) -> TransportError {
+    let verdict = jwt_issuer(token).and_then(|url| egress::proxy_verdict(egress, &url));
+    egress::classify(e, verdict)
+}
+
+/// The `iss` claim of an enrolment JWT: the controller's URL.
+fn jwt_issuer(token: &str) -> Option<String> {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    v.get("iss")?.as_str().map(str::to_string)
 }
