@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod egress;
 mod ziti_dial;
 mod ziti_https;
 mod ziti_service;

@@ -17,13 +17,13 @@ use crate::common::*;
 const T_HOST: &str = "tenancy.ziti.invalid";
 const B_HOST: &str = "bao.ziti.invalid";
 
-struct ZitiSvcs {
-    tenancy: String,
-    bao: String,
+pub(crate) struct ZitiSvcs {
+    pub(crate) tenancy: String,
+    pub(crate) bao: String,
 }
 
 /// Services for this stack's tenancy and OpenBao, hosted by the network's router.
-fn services(net: &Net, s: &Stack) -> ZitiSvcs {
+pub(crate) fn services(net: &Net, s: &Stack) -> ZitiSvcs {
     let z = ZitiSvcs {
         tenancy: unique("monky.tenancy.deploy"),
         bao: unique("openbao"),
@@ -34,7 +34,12 @@ fn services(net: &Net, s: &Stack) -> ZitiSvcs {
 }
 
 /// The stack's config with `transport` switched and the endpoints reachable only through Ziti.
-fn ziti_config(s: &Stack, transport_lines: &str, z: &ZitiSvcs, proxy_ports: (u16, u16)) -> String {
+pub(crate) fn ziti_config(
+    s: &Stack,
+    transport_lines: &str,
+    z: &ZitiSvcs,
+    proxy_ports: (u16, u16),
+) -> String {
     let text = s.config_text();
     assert!(
         text.contains("transport: system\n"),
@@ -60,7 +65,7 @@ fn ziti_config(s: &Stack, transport_lines: &str, z: &ZitiSvcs, proxy_ports: (u16
         )
 }
 
-fn write(s: &Stack, text: &str) {
+pub(crate) fn write(s: &Stack, text: &str) {
     assert!(
         text.contains(T_HOST) && text.contains(B_HOST),
         "endpoints not rewritten:\n{text}"
