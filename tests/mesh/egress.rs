@@ -47,9 +47,16 @@ fn sdk_config(s: &Stack, z: &ZitiSvcs, id: &Path, egress: &str) -> String {
 
 /// The SDK must never take its route (nor a line of its log) from `HTTP_PROXY`: every run has
 /// one naming the real proxy with its real password.
-fn env_trap(proxy: &Tinyproxy) -> [(&'static str, String); 2] {
+/// The SDK and its tlsuv log at DEBUG, so any line either would log is seen (tlsuv, left to
+/// itself, logs the `HTTP_PROXY` URL at INFO).
+fn env_trap(proxy: &Tinyproxy) -> [(&'static str, String); 4] {
     let u = proxy.url_with_auth();
-    [("HTTP_PROXY", u.clone()), ("http_proxy", u)]
+    [
+        ("HTTP_PROXY", u.clone()),
+        ("http_proxy", u),
+        ("ZITI_LOG", "4".into()),
+        ("TLSUV_DEBUG", "4".into()),
+    ]
 }
 
 #[test]
