@@ -322,6 +322,40 @@ mod tests {
     }
 }
 
+#[cfg(all(test, ziti_sdk))]
+mod tests_tlsuv {
+    use super::tlsuv::*;
+
+    /// The hand-written declarations link and match: a proxy connector is made, takes Basic
+    /// auth, frees itself; NULL makes the global connector tlsuv's direct one.
+    #[test]
+    fn proxy_connector_and_global_connector_calls() {
+        // SAFETY: valid NUL-terminated strings, copied by tlsuv.
+        let c = unsafe {
+            tlsuv_new_proxy_connector(PROXY_HTTP, c"127.0.0.1".as_ptr(), c"3128".as_ptr())
+        };
+        assert!(!c.is_null());
+        // SAFETY: `c` is live; tlsuv's proxy connector fills all four pointers.
+        let (set_auth, free) = unsafe { ((*c).set_auth.unwrap(), (*c).free.unwrap()) };
+        assert!(unsafe { (*c).connect.is_some() && (*c).cancel.is_some() });
+        // SAFETY: `c` is live; the strings are only read during the call.
+        let rc = unsafe { set_auth(c, PROXY_BASIC, c"bob".as_ptr(), c"pw".as_ptr()) };
+        assert_eq!(rc, 0);
+        // SAFETY: frees `c` once; not used after.
+        unsafe { free(c.cast()) };
+        // SAFETY: no SDK loop runs in this test binary; NULL selects the direct connector.
+        unsafe { tlsuv_set_global_connector(std::ptr::null()) };
+        // SAFETY: as above; returns the static direct connector.
+        let d = unsafe { tlsuv_global_connector() };
+        assert!(!d.is_null());
+        // SAFETY: the direct connector is static; its set_auth refuses (UV_ENOTSUP).
+        let rc = unsafe {
+            (*d).set_auth.unwrap()(d.cast_mut(), PROXY_BASIC, c"a".as_ptr(), c"b".as_ptr())
+        };
+        assert_ne!(rc, 0);
+    }
+}
+
 #[cfg(all(test, not(ziti_sdk)))]
 mod tests_none {
     /// Without an SDK the crate still builds and says so.

@@ -267,7 +267,14 @@ impl SdkConnector {
         Ok(s)
     }
 
-    /// e.g. `sdk (libziti 1.18.2, identity /etc/…/id.json)`.
+    /// The egress route this connector was made with (the process's first one is what the SDK
+    /// follows); the tick registers its password with the redactor.
+    pub fn egress(&self) -> &Egress {
+        &self.egress
+    }
+
+    /// e.g. `sdk (libziti 1.18.2, identity /etc/…/id.json)`, with `, egress via …` behind a
+    /// proxy.
     pub fn describe(&self) -> String {
         let via = match egress::installed() {
             Some(e) if e != "direct" => format!(", egress {e}"),

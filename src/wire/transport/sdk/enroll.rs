@@ -124,3 +124,22 @@ fn jwt_issuer(token: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     v.get("iss")?.as_str().map(str::to_string)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_controller_of_an_enrolment_jwt_is_its_issuer() {
+        use base64::Engine as _;
+        let b = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let t = format!(
+            "{}.{}.sig",
+            b(r#"{"alg":"RS256"}"#),
+            b(r#"{"iss":"https://ctrl.example:1280","em":"ott"}"#)
+        );
+        assert_eq!(jwt_issuer(&t).as_deref(), Some("https://ctrl.example:1280"));
+        assert_eq!(jwt_issuer("a.!!!.c"), None);
+        assert_eq!(jwt_issuer(&format!("a.{}.c", b("{}"))), None);
+    }
+}
