@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::proxy::{OnlyRoute, Tinyproxy};
+use crate::common::proxy::{OnlyRoute, ProxyOpts, Tinyproxy};
 use crate::common::ziti::{require_sdk, unique, Net};
 use crate::common::*;
 use crate::ziti_tick::{services, write, ziti_config, ZitiSvcs};
@@ -150,6 +150,35 @@ fn sdk_reaches_controller_and_router_only_through_the_proxy() {
     assert_no_secret("status", &all_output(&r), &proxy, &[]);
     let told = format!("{:?}", s.tenancy.requests());
     assert_no_secret("what tenancy was told", &told, &proxy, &[]);
+
+    // a proxy that lets the controller through but not the router (tinyproxy's ConnectPort):
+    // 75, and a warning naming the proxy and the router it refused (the SDK retries the router
+    // until the request's time-out, whose message cannot name it)
+    let ctrl_only = Tinyproxy::with(ProxyOpts {
+        connect_ports: vec![ctrl],
+        ..ProxyOpts::default()
+    });
+    write(
+        &s,
+        &sdk_config(&s, &z, &id, &egress_yaml(&ctrl_only, &cred, &[])),
+    );
+    let r = s.cmd_as(&["run", "--once"], &env, gid);
+    eprintln!("tick, router refused by the proxy: {r:?}");
+    assert_eq!(r.code, 75, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "proxy {} refused CONNECT localhost:{router}",
+            ctrl_only.url()
+        )) && r.stderr.contains("403"),
+        "{r:?}"
+    );
+    assert!(
+        ctrl_only.connects_to("localhost", ctrl) >= 1,
+        "{}",
+        ctrl_only.log()
+    );
+    assert_no_secret("router-refused output", &all_output(&r), &proxy, &[]);
+    drop(ctrl_only);
 
     // a wrong password: 75, naming the proxy and what it answered, no password at all
     let wrong = s.dir.path().join("wrong.cred");

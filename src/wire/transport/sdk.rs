@@ -250,13 +250,33 @@ impl SdkConnector {
         egress::classify(e, verdict)
     }
 
+    /// `e` with what the proxy says about the last target it failed to connect (an edge
+    /// router, typically) since the last failure, when the proxy is at fault.
+    async fn with_refused_verdict(&self, e: TransportError) -> TransportError {
+        let Some(target) = egress::take_refused() else {
+            return e;
+        };
+        let eg = self.egress.clone();
+        let url = format!("tcp://{target}");
+        let verdict = tokio::task::spawn_blocking(move || egress::proxy_verdict(&eg, &url))
+            .await
+            .ok()
+            .flatten()
+            // a proxy that lets it through now has nothing to say about this failure
+            .filter(|v| v.fault);
+        egress::classify(e, verdict)
+    }
+
     /// Dial `ep.service` (waiting for the identity first); [`super::ZitiConnector`] is this as
     /// a hyper connector.
     pub async fn connect(&self, ep: &Endpoint) -> Result<ZitiStream, TransportError> {
         let t0 = std::time::Instant::now();
         let h = self.handle().await?;
         let loaded = t0.elapsed();
-        let s = dial(h, &self.identity, ep).await?;
+        let s = match dial(h, &self.identity, ep).await {
+            Ok(s) => s,
+            Err(e) => return Err(self.with_refused_verdict(e).await),
+        };
         tracing::debug!(
             "ziti: {} connected via '{}' in {} ms (waited {} ms for the identity)",
             ep.label,

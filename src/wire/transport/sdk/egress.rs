@@ -170,6 +170,41 @@ struct Request {
     req: tlsuv_connector_req,
     cb: tlsuv_connect_cb,
     ctx: *mut c_void,
+    /// `host:port`, when it went to the proxy.
+    proxied: Option<String>,
+    /// The route, to ask the proxy why when it failed.
+    egress: &'static Egress,
+}
+
+/// The last target a proxied connect failed for (the SDK learns only "refused"), so a dial
+/// that then fails can ask the proxy why; taken by [`take_refused`].
+static REFUSED: Mutex<Option<String>> = Mutex::new(None);
+
+/// The first time a proxied connect to `target` fails in this process, ask the proxy why on a
+/// thread of its own (never on the SDK's loop) and log its answer: the SDK retries edge routers
+/// until the caller's time-out, whose message cannot name the proxy.
+fn explain_once(egress: &'static Egress, target: &str) {
+    static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    {
+        let mut seen = lock(&SEEN);
+        if seen.iter().any(|s| s == target) {
+            return;
+        }
+        seen.push(target.to_string());
+    }
+    let url = format!("tcp://{target}");
+    let _ = std::thread::Builder::new()
+        .name("ziti-proxy-probe".into())
+        .spawn(move || {
+            if let Some(v) = proxy_verdict(egress, &url).filter(|v| v.fault) {
+                tracing::warn!("ziti: {}", v.text);
+            }
+        });
+}
+
+/// The last target the proxy failed to connect, if any since the last call.
+pub(super) fn take_refused() -> Option<String> {
+    lock(&REFUSED).take()
 }
 
 /// Whether `host` goes through the proxy: `no_proxy` decides, as for the `system` transport.
@@ -189,12 +224,17 @@ unsafe extern "C" fn dispatch_connect(
     let d = unsafe { &*this.cast::<Dispatch>() };
     // SAFETY: tlsuv passes NUL-terminated host and port strings, valid during the call.
     let h = unsafe { CStr::from_ptr(host) }.to_string_lossy();
+    // SAFETY: as `host`.
+    let p = unsafe { CStr::from_ptr(port) }.to_string_lossy();
     let via_proxy = proxied(&d.egress, &h);
     let inner: *const tlsuv_connector_t = if via_proxy { d.proxy } else { d.direct };
+    let target = if h.contains(':') {
+        format!("[{h}]:{p}")
+    } else {
+        format!("{h}:{p}")
+    };
     tracing::debug!(
-        "ziti: connect {h}:{} {}",
-        // SAFETY: as `host`.
-        unsafe { CStr::from_ptr(port) }.to_string_lossy(),
+        "ziti: connect {target} {}",
         if via_proxy { "via the proxy" } else { "direct" }
     );
     let r = Box::into_raw(Box::new(Request {
@@ -202,6 +242,8 @@ unsafe extern "C" fn dispatch_connect(
         req: std::ptr::null(),
         cb,
         ctx,
+        proxied: via_proxy.then_some(target),
+        egress: &d.egress,
     }));
     // SAFETY: `inner` is one of tlsuv's two live connectors, which always have `connect`.
     let connect = unsafe { (*inner).connect }.expect("tlsuv connector has connect");
@@ -218,6 +260,12 @@ unsafe extern "C" fn dispatch_connect(
 unsafe extern "C" fn relay(sock: c_int, status: c_int, ctx: *mut c_void) {
     // SAFETY: `ctx` is the `Request` `dispatch_connect` leaked; this is its one callback.
     let r = unsafe { Box::from_raw(ctx.cast::<Request>()) };
+    if status < 0 && status != -libc::ECANCELED {
+        if let Some(t) = &r.proxied {
+            *lock(&REFUSED) = Some(t.clone());
+            explain_once(r.egress, t);
+        }
+    }
     if let Some(cb) = r.cb {
         // SAFETY: the caller's own callback and context, called once as tlsuv would.
         unsafe { cb(sock, status, r.ctx) };
