@@ -29,12 +29,15 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What this process installed, for `describe` and to warn about a different second request.
 static INSTALLED: OnceLock<String> = OnceLock::new();
+/// Held while installing, so two first starts on two threads install once.
+static INSTALLING: Mutex<()> = Mutex::new(());
 
 /// Install tlsuv's global connector for `egress`; once per process, before `Ziti_lib_init`
 /// (tlsuv streams take the global connector when they are made). A later call with another
 /// route changes nothing and says so.
 pub(super) fn install(egress: &Egress) -> Result<(), TransportError> {
     let wanted = describe(egress);
+    let _one = lock(&INSTALLING);
     if let Some(done) = INSTALLED.get() {
         if *done != wanted {
             tracing::warn!(
@@ -101,37 +104,44 @@ fn describe(egress: &Egress) -> String {
 /// tlsuv's `CONNECT` connector for `route`, with Basic auth when it has credentials.
 fn proxy_connector(route: &ProxyRoute) -> Result<*mut tlsuv_connector_t, TransportError> {
     let shown = route.shown();
-    let host = CString::new(route.host.as_str())
-        .map_err(|_| TransportError::setup(format!("egress_proxy {shown}: host contains NUL")))?;
+    let bad = |why: &str| TransportError::setup(format!("egress_proxy {shown}: {why}"));
+    let host = CString::new(route.host.as_str()).map_err(|_| bad("host contains NUL"))?;
     let port = CString::new(route.port.to_string()).expect("digits");
+    // the user and our copy of the password (wiped when it drops; tlsuv keeps only the encoded
+    // header), checked before tlsuv sees them
+    let auth = match &route.credentials {
+        None => None,
+        Some(cred) => {
+            if cred.user.len() + 1 + cred.password.len() > MAX_BASIC_PAIR {
+                return Err(bad(&format!(
+                    "credentials longer than the SDK's limit ({MAX_BASIC_PAIR} bytes for \
+                     user:password)"
+                )));
+            }
+            let user =
+                CString::new(cred.user.as_str()).map_err(|_| bad("credentials contain NUL"))?;
+            let mut pw = Zeroizing::new(Vec::with_capacity(cred.password.len() + 1));
+            pw.extend_from_slice(cred.password.as_bytes());
+            if pw.contains(&0) {
+                return Err(bad("credentials contain NUL"));
+            }
+            pw.push(0);
+            Some((user, pw))
+        }
+    };
     // SAFETY: both strings are valid NUL-terminated and copied by tlsuv.
     let c = unsafe {
         tlsuv::tlsuv_new_proxy_connector(tlsuv::PROXY_HTTP, host.as_ptr(), port.as_ptr())
     };
     if c.is_null() {
-        return Err(TransportError::setup(format!(
-            "egress_proxy {shown}: the SDK made no proxy connector"
-        )));
+        return Err(bad("the SDK made no proxy connector"));
     }
-    let Some(cred) = &route.credentials else {
+    let Some((user, pw)) = auth else {
         return Ok(c);
     };
-    let bad = |why: &str| TransportError::setup(format!("egress_proxy {shown}: credentials {why}"));
-    if cred.user.len() + 1 + cred.password.len() > MAX_BASIC_PAIR {
-        return Err(bad(&format!(
-            "longer than the SDK's limit ({MAX_BASIC_PAIR} bytes for user:password)"
-        )));
-    }
-    let user = CString::new(cred.user.as_str()).map_err(|_| bad("contain NUL"))?;
-    // our copy of the password, wiped when it drops; tlsuv keeps only the encoded header
-    let mut pw = Zeroizing::new(Vec::with_capacity(cred.password.len() + 1));
-    pw.extend_from_slice(cred.password.as_bytes());
-    if pw.contains(&0) {
-        return Err(bad("contain NUL"));
-    }
-    pw.push(0);
-    // SAFETY: `c` is the connector just made; tlsuv's proxy connector always has `set_auth`.
-    let set_auth = unsafe { (*c).set_auth }.expect("proxy connector has set_auth");
+    // SAFETY: `c` is the connector just made; tlsuv's proxy connector fills every pointer.
+    let (set_auth, free) = unsafe { ((*c).set_auth, (*c).free) };
+    let set_auth = set_auth.expect("proxy connector has set_auth");
     // SAFETY: `c` is a live proxy connector; user and password are NUL-terminated and only read
     // during the call.
     let rc = unsafe {
@@ -143,7 +153,11 @@ fn proxy_connector(route: &ProxyRoute) -> Result<*mut tlsuv_connector_t, Transpo
         )
     };
     if rc != 0 {
-        return Err(bad(&format!("not accepted by the SDK ({rc})")));
+        if let Some(free) = free {
+            // SAFETY: `c` is ours, never handed to tlsuv's global; freed once, not used after.
+            unsafe { free(c.cast()) };
+        }
+        return Err(bad(&format!("credentials not accepted by the SDK ({rc})")));
     }
     Ok(c)
 }
@@ -156,12 +170,6 @@ struct Dispatch {
     proxy: *mut tlsuv_connector_t,
     egress: Egress,
 }
-
-// SAFETY: the two inner connectors are tlsuv's, used only from the SDK's loop thread; the rest
-// is immutable after `install`.
-unsafe impl Sync for Dispatch {}
-// SAFETY: as above.
-unsafe impl Send for Dispatch {}
 
 /// One request in flight: which inner connector made it (for `cancel`), and the caller's
 /// callback, called through [`relay`], which frees this.
@@ -550,6 +558,25 @@ mod tests {
         );
         assert!(proxy_verdict(&egress(port, &[".example"]), "https://ctrl.example:1280").is_none());
         assert!(proxy_verdict(&Egress::direct(), "https://ctrl.example:1280").is_none());
+    }
+
+    #[test]
+    fn credentials_the_sdk_cannot_carry_are_a_setup_error_without_the_password() {
+        let long = "p".repeat(MAX_BASIC_PAIR);
+        for pw in [long.as_str(), "with\0nul"] {
+            let route = ProxyRoute {
+                host: "proxy.example".into(),
+                port: 3128,
+                credentials: Some(Credentials::parse(&format!("bob:{pw}")).unwrap()),
+            };
+            match proxy_connector(&route) {
+                Err(TransportError::Setup { msg, .. }) => {
+                    assert!(msg.starts_with("egress_proxy http://proxy.example:3128: credentials"));
+                    assert!(!msg.contains(pw), "{msg}");
+                }
+                other => panic!("{:?}", other.map(|_| "a connector")),
+            }
+        }
     }
 
     #[test]
