@@ -5,6 +5,7 @@
 
 mod engine;
 pub mod fault_parts;
+pub mod proxy;
 pub mod ziti;
 pub mod ziti_svc;
 
@@ -223,6 +224,12 @@ impl Stack {
         run_bin(&self.config_path(), args)
     }
 
+    /// `cmd` with extra environment and, when given, the agent started with that gid (the
+    /// only-route guard of tests/common/proxy.rs).
+    pub fn cmd_as(&self, args: &[&str], env: &[(&str, &str)], gid: Option<u32>) -> Run {
+        run_bin_opts(&self.config_path(), args, env, gid)
+    }
+
     pub fn tick(&self) -> Run {
         self.cmd(&["run", "--once"])
     }
@@ -355,15 +362,23 @@ pub fn run_bin(config: &Path, args: &[&str]) -> Run {
 }
 
 pub fn run_bin_env(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    run_bin_opts(config, args, env, None)
+}
+
+/// `run_bin_env`, and with `gid` the agent runs with that group id (uid unchanged).
+pub fn run_bin_opts(config: &Path, args: &[&str], env: &[(&str, &str)], gid: Option<u32>) -> Run {
+    use std::os::unix::process::CommandExt;
     let _box = box_shared();
     let mut full = vec!["--config".to_string(), config.display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
-    let o = Command::new(BIN)
-        .args(&full)
+    let mut c = Command::new(BIN);
+    c.args(&full)
         .envs(env.iter().copied())
-        .env_remove("MONKY_LOG")
-        .output()
-        .expect("run monky-deployd");
+        .env_remove("MONKY_LOG");
+    if let Some(g) = gid {
+        c.gid(g);
+    }
+    let o = c.output().expect("run monky-deployd");
     Run {
         code: o.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
