@@ -103,8 +103,11 @@ fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
 /// keys, the apply windows, the HTTP clients (their CA files), and for `sdk` an identity file
 /// this process can open. `reload` runs it before it signals the service.
 pub fn check_config(cfg: &Config) -> Result<(), Failure> {
-    remotes::clients(cfg, &Dialer::System)
+    remotes::clients(cfg, &Dialer::system())
         .map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
+    if cfg.transport != Transport::Proxy {
+        remotes::egress(cfg).map_err(|e| Failure::fail(e.to_string()))?;
+    }
     parsed_parts(cfg)?;
     if cfg.transport == Transport::Sdk {
         std::fs::File::open(&cfg.identity)
@@ -150,6 +153,8 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     docker_wait: runtime::DockerWait,
     /// The wall clock the rollback's hold and window and the backoff read (a test moves it).
     clock: Arc<dyn ports::Clock + Send + Sync>,
+    /// The transport's egress route (its proxy password is registered every tick).
+    egress: crate::wire::egress::Egress,
     /// What belongs to the running tick alone: made afresh when a tick starts, so nothing of one
     /// tick reaches the next (an agent may live for weeks in `run`).
     now: TickCtx,
@@ -190,7 +195,9 @@ impl Agent {
         let c =
             remotes::clients(&cfg, &conn).map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
         let engine = Engine::new(cfg.docker_socket());
-        Agent::from_parts(cfg, prune, c, engine)
+        let mut a = Agent::from_parts(cfg, prune, c, engine)?;
+        a.egress = conn.egress().cloned().unwrap_or_default();
+        Ok(a)
     }
 }
 
@@ -214,6 +221,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             windows,
             docker_wait: Default::default(),
             clock: Arc::new(ports::SystemClock),
+            egress: Default::default(),
         })
     }
 
