@@ -37,6 +37,13 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     let engine = runtime::Engine::new(cfg.docker_socket());
     let containers = engine.containers(&cfg.compose_project).await;
     let conn = remotes::connector(&cfg);
+    let egress = conn
+        .as_ref()
+        .ok()
+        .and_then(|c| c.egress().cloned())
+        .unwrap_or_default();
+    // the proxy password is masked in whatever this prints
+    egress.register_secrets();
     let (transport_ok, token_ttl, tenancy_reach) = match &conn {
         Ok(c) => {
             let cl = remotes::clients(&cfg, c);
@@ -57,7 +64,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
                         Ok(Err(e)) => format!("unreachable: {e}"),
                         Err(_) => "unreachable: timed out".to_string(),
                     };
-                    reach.push((http.label(), ok));
+                    reach.push((http.label(), redact::redact(&ok)));
                 }
             }
             (Ok(c.describe()), ttl, reach)
@@ -77,6 +84,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     // which mode runs: the service leaves its pid in service.json; otherwise the timer's
     // oneshot (or nothing) runs the ticks
     let svc = crate::cli::service::running(&cfg.state_dir);
+    v["egress_proxy"] = serde_json::json!(egress.proxy().map(|p| p.shown()));
     v["run_mode"] = match &svc {
         Some(d) => serde_json::json!({"mode": d.mode, "pid": d.pid, "since": d.started_at,
             "ticks": d.ticks, "last_tick_at": d.last_tick_at, "last_exit": d.last_exit,
@@ -144,6 +152,17 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         );
         for (l, s) in &tenancy_reach {
             println!("  {l:<12} {s}");
+        }
+        if let Some(p) = egress.proxy() {
+            println!(
+                "egress proxy   {}{}",
+                p.shown(),
+                if p.credentials.is_some() {
+                    " (Basic auth)"
+                } else {
+                    ""
+                }
+            );
         }
         println!(
             "token          {}{}",
@@ -235,8 +254,15 @@ pub async fn diagnose(cfg: Config, json: bool) -> Exit {
         bao_rtt_ms: None,
         bao_state: "not probed".into(),
         token_ttl_s: None,
+        egress: Default::default(),
     };
-    match remotes::connector(&cfg).map(|c| remotes::clients(&cfg, &c)) {
+    let conn = remotes::connector(&cfg);
+    if let Some(e) = conn.as_ref().ok().and_then(|c| c.egress()) {
+        // the proxy password is masked in the bundle printed below
+        e.register_secrets();
+        links.egress = e.clone();
+    }
+    match conn.map(|c| remotes::clients(&cfg, &c)) {
         Ok(Ok(cl)) => {
             (links.tenancy_rtt_ms, links.tenancy_state) = probe_timed(cl.tenancy().http()).await;
             (links.bao_rtt_ms, links.bao_state) = probe_timed(cl.bao().http()).await;
