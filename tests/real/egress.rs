@@ -3,6 +3,7 @@
 //! to the tenancy and OpenBao.
 
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
 use crate::common::proxy::*;
@@ -92,4 +93,262 @@ fn rig_connect_port_limit_answers_403() {
     });
     let g = OnlyRoute::new();
     assert_eq!(curl_connect(g.gid(), &proxy.url_with_auth(), port), "403");
+}
+
+// ---- the agent through the proxy: the test tenancy and a real OpenBao on `system` ----
+
+use crate::common::*;
+
+/// A stack with a web bundle waiting, and a running tinyproxy.
+fn stack(name: &str) -> (Stack, Tinyproxy, String) {
+    require_docker();
+    let s = Stack::new(name, Flavour::V2);
+    s.give_bootstrap();
+    let b = web_bundle(&s, 1, "one", "k3y-egress-value");
+    let sha = s.tenancy.set_bundle(&s.env, b.files());
+    (s, Tinyproxy::start(), sha)
+}
+
+fn ports(s: &Stack) -> [(&'static str, u16); 2] {
+    [("127.0.0.1", s.tenancy.port()), ("127.0.0.1", s.bao.port())]
+}
+
+fn egress_cfg(proxy: &Tinyproxy, cred: Option<&std::path::Path>, no_proxy: &str) -> String {
+    let mut y = format!("egress_proxy:\n  url: {}\n", proxy.url());
+    if let Some(c) = cred {
+        y.push_str(&format!("  credentials_file: {}\n", c.display()));
+    }
+    if !no_proxy.is_empty() {
+        y.push_str(&format!("  no_proxy: [{no_proxy}]\n"));
+    }
+    y
+}
+
+/// The password, and the base64 a `Proxy-Authorization` header carries, appear nowhere.
+fn assert_no_password(proxy: &Tinyproxy, what: &str, text: &str) {
+    use base64::Engine as _;
+    let (u, p) = proxy.opts.auth.clone().unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
+    assert!(
+        !text.contains(&p) && !text.contains(&b64),
+        "the proxy password reached {what}:\n{text}"
+    );
+}
+
+fn assert_no_password_at_tenancy(s: &Stack, proxy: &Tinyproxy) {
+    for (path, body) in s.tenancy.bodies() {
+        assert_no_password(
+            proxy,
+            &format!("tenancy ({path})"),
+            &String::from_utf8_lossy(&body),
+        );
+    }
+}
+
+/// The agent converges and heartbeats with the proxy as its only route to tenancy and OpenBao
+/// (without the proxy it cannot reach them); every connection shows in the proxy's log; the
+/// password shows in no channel (agent output, tenancy's bodies, state, status, diagnose, the
+/// diagnostics bundle).
+#[test]
+fn converges_and_heartbeats_with_the_proxy_as_the_only_route() {
+    let (mut s, proxy, sha) = stack("egress-only-route");
+    let [t, b] = ports(&s);
+    let guard = OnlyRoute::block(&[t, b]);
+    assert!(!guard.reachable(t.0, t.1) && !guard.reachable(b.0, b.1));
+    let gid = Some(guard.gid());
+
+    // no proxy configured: the guarded agent reaches neither (the route is really cut)
+    let r = s.cmd_as(&["run", "--once"], &[], gid);
+    assert_eq!(r.code, 75, "{r:?}");
+    // the first tick logs in at OpenBao with the kit's grant: the first remote it needs
+    assert!(
+        r.stderr
+            .contains(&format!("openbao at 127.0.0.1:{}: Connection refused", b.1)),
+        "names the unreachable OpenBao: {r:?}"
+    );
+    assert!(s.tenancy.checkins().is_empty());
+    assert!(proxy.connects().is_empty());
+
+    let cred = proxy.credentials_file(s.dir.path());
+    s.set_extra(&egress_cfg(&proxy, Some(&cred), ""));
+    let r = s.cmd_as(&["run", "--once"], &[], gid);
+    assert_eq!(r.code, 0, "{r:?}\nproxy log:\n{}", proxy.log());
+    assert_eq!(s.last_report()["result"], "applied", "{r:?}");
+    assert_eq!(s.state()["applied_sha"], sha.as_str());
+    let (ct, cb) = (proxy.connects_to(t.0, t.1), proxy.connects_to(b.0, b.1));
+    assert!(
+        ct >= 1 && cb >= 1,
+        "a CONNECT to each: {:?}",
+        proxy.connects()
+    );
+    assert_eq!(
+        proxy.connects().len(),
+        proxy.connects_to(t.0, t.1) + proxy.connects_to(b.0, b.1),
+        "nothing else through the proxy: {:?}",
+        proxy.connects()
+    );
+    let mut outputs = vec![r];
+
+    // a heartbeat: the check-in goes through the proxy again
+    let r = s.cmd_as(&["run", "--once"], &[], gid);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.tenancy.checkins().len(), 2);
+    assert!(proxy.connects_to(t.0, t.1) > ct, "{:?}", proxy.connects());
+    outputs.push(r);
+
+    // a diagnostics bundle on request: it says the route, and dockerd's proxy state
+    s.tenancy.request_diagnostics(&s.env, "req-egress");
+    let r = s.cmd_as(&["run", "--once"], &[], gid);
+    assert_eq!(r.code, 0, "{r:?}");
+    let d = s.tenancy.diagnostics();
+    assert_eq!(d.len(), 1, "{r:?}");
+    let eg = &d[0]["bundle"]["egress"];
+    assert_eq!(eg["proxy"], proxy.url().as_str(), "{eg}");
+    assert_eq!(eg["basic_auth"], true);
+    assert_eq!(
+        eg["targets"][0]["route"],
+        format!("via {} (Basic auth)", proxy.url()).as_str()
+    );
+    assert!(eg["dockerd"].get("any").is_some(), "{eg}");
+    outputs.push(r);
+
+    let r = s.cmd_as(&["status"], &[], gid);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains(&format!("egress proxy   {} (Basic auth)", proxy.url())),
+        "{r:?}"
+    );
+    assert!(r.stdout.contains("tenancy      dialable"), "{r:?}");
+    outputs.push(r);
+    let r = s.cmd_as(&["diagnose"], &[], gid);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains(&format!("  tenancy      via {} (Basic auth)", proxy.url())),
+        "{r:?}"
+    );
+    assert!(r.stdout.contains("dockerd proxy  "), "{r:?}");
+    outputs.push(r);
+    let r = s.cmd_as(&["diagnose", "--json"], &[], gid);
+    assert_eq!(r.code, 0, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["links"]["tenancy"]["state"], "dialable", "{v}");
+    assert_eq!(v["links"]["openbao"]["state"], "dialable", "{v}");
+    outputs.push(r);
+
+    for r in &outputs {
+        assert_no_password(&proxy, "the agent's output", &format!("{r:?}"));
+    }
+    assert_no_password_at_tenancy(&s, &proxy);
+    let state = std::fs::read_to_string(s.state_dir().join("state.json")).unwrap();
+    assert_no_password(&proxy, "state.json", &state);
+}
+
+/// `no_proxy` listing the targets: they go direct, the proxy sees nothing.
+#[test]
+fn no_proxy_listing_the_targets_bypasses_the_proxy() {
+    let (mut s, proxy, _sha) = stack("egress-no-proxy");
+    let cred = proxy.credentials_file(s.dir.path());
+    s.set_extra(&egress_cfg(&proxy, Some(&cred), "127.0.0.1"));
+    let r = s.tick();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.last_report()["result"], "applied");
+    let r = s.cmd(&["diagnose"]);
+    assert!(
+        r.stdout.contains("  tenancy      direct (no_proxy)"),
+        "{r:?}"
+    );
+    assert!(
+        r.stdout.contains("  openbao      direct (no_proxy)"),
+        "{r:?}"
+    );
+    assert!(proxy.connects().is_empty(), "{}", proxy.log());
+}
+
+/// `url` empty: `HTTPS_PROXY` with userinfo is the route (and its credentials); the guard
+/// proves it is used; the password from the environment is masked like the file's.
+#[test]
+fn https_proxy_from_the_environment_with_userinfo() {
+    let (s, proxy, _sha) = stack("egress-env");
+    let [t, b] = ports(&s);
+    let guard = OnlyRoute::block(&[t, b]);
+    let url = proxy.url_with_auth();
+    let env = [("HTTPS_PROXY", url.as_str())];
+    let r = s.cmd_as(&["run", "--once"], &env, Some(guard.gid()));
+    assert_eq!(r.code, 0, "{r:?}\n{}", proxy.log());
+    assert_eq!(s.last_report()["result"], "applied");
+    assert!(proxy.connects_to(t.0, t.1) >= 1 && proxy.connects_to(b.0, b.1) >= 1);
+    let st = s.cmd_as(&["status", "--json"], &env, Some(guard.gid()));
+    let v: serde_json::Value = serde_json::from_str(&st.stdout).unwrap();
+    assert_eq!(v["egress_proxy"], proxy.url().as_str(), "{st:?}");
+    for o in [&r, &st] {
+        assert_no_password(&proxy, "the agent's output", &format!("{o:?}"));
+    }
+    assert_no_password_at_tenancy(&s, &proxy);
+}
+
+/// A proxy that is down, asks for credentials (407), rejects them (tinyproxy 1.11 answers 401
+/// to a CONNECT with a wrong password) or forbids the port (403): exit 75, naming the proxy and
+/// the status, never the password.
+#[test]
+fn a_proxy_down_or_refusing_is_a_temporary_failure_naming_it() {
+    let (mut s, mut proxy, _sha) = stack("egress-refusals");
+    let [t, b] = ports(&s);
+    let guard = OnlyRoute::block(&[t, b]);
+    let gid = Some(guard.gid());
+    let tick = |s: &Stack| s.cmd_as(&["run", "--once"], &[], gid);
+    // the first tick logs in at OpenBao with the kit's grant: the first remote it needs
+    let via = format!("openbao via proxy {}", proxy.url());
+
+    // no credentials configured: 407
+    s.set_extra(&egress_cfg(&proxy, None, ""));
+    let r = tick(&s);
+    assert_eq!(r.code, 75, "{r:?}");
+    let want = format!(
+        "{via}: CONNECT 127.0.0.1:{} answered 407 Proxy Authentication Required",
+        b.1
+    );
+    assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+
+    // a wrong password
+    let bad = s.dir.path().join("bad.cred");
+    std::fs::write(&bad, "monkyproxy:wrong-Pw-77\n").unwrap();
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o600)).unwrap();
+    s.set_extra(&egress_cfg(&proxy, Some(&bad), ""));
+    let r = tick(&s);
+    assert_eq!(r.code, 75, "{r:?}");
+    assert!(
+        r.stderr
+            .contains(&format!("{via}: CONNECT 127.0.0.1:{} answered 401", b.1)),
+        "{r:?}"
+    );
+    assert!(!format!("{r:?}").contains("wrong-Pw-77"), "{r:?}");
+
+    // down
+    let cred = proxy.credentials_file(s.dir.path());
+    s.set_extra(&egress_cfg(&proxy, Some(&cred), ""));
+    proxy.stop();
+    let r = tick(&s);
+    assert_eq!(r.code, 75, "{r:?}");
+    assert!(r.stderr.contains(&format!("{via}: ")), "{r:?}");
+    assert_no_password(&proxy, "the agent's output", &format!("{r:?}"));
+
+    // the port is not one the proxy allows: 403
+    let strict = Tinyproxy::with(ProxyOpts {
+        connect_ports: vec![443],
+        ..ProxyOpts::default()
+    });
+    let cred = strict.credentials_file(s.dir.path());
+    s.set_extra(&egress_cfg(&strict, Some(&cred), ""));
+    let r = tick(&s);
+    assert_eq!(r.code, 75, "{r:?}");
+    let want = format!(
+        "openbao via proxy {}: CONNECT 127.0.0.1:{} answered 403 Forbidden",
+        strict.url(),
+        b.1
+    );
+    assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+    assert_no_password(&strict, "the agent's output", &format!("{r:?}"));
+    assert!(s.tenancy.checkins().is_empty(), "nothing got through");
 }
