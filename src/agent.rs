@@ -197,6 +197,8 @@ impl Agent {
         let engine = Engine::new(cfg.docker_socket());
         let mut a = Agent::from_parts(cfg, prune, c, engine)?;
         a.egress = conn.egress().cloned().unwrap_or_default();
+        // masked in what `bootstrap` prints too (a tick registers it again at its start)
+        a.egress.register_secrets();
         Ok(a)
     }
 }
