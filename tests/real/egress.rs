@@ -151,7 +151,22 @@ fn assert_no_password_at_tenancy(s: &Stack, proxy: &Tinyproxy) {
 /// diagnostics bundle).
 #[test]
 fn converges_and_heartbeats_with_the_proxy_as_the_only_route() {
-    let (mut s, proxy, sha) = stack("egress-only-route");
+    let (mut s, proxy, _) = stack("egress-only-route");
+    // a release whose log prints the proxy password: the bundle's log tail must mask it (the
+    // password is registered, not only absent)
+    let pw = proxy.password().unwrap().to_string();
+    let sha = s.tenancy.set_bundle(
+        &s.env,
+        plain_bundle(
+            1,
+            format!(
+                "services:\n  web:\n    image: {IMAGE}\n    init: true\n    \
+                 command: [\"sh\", \"-c\", \"echo proxy-auth {pw} end; touch /tmp/ok; exec httpd -f -p 8080 -h /tmp\"]\n    \
+                 healthcheck:\n      test: [\"CMD\", \"test\", \"-f\", \"/tmp/ok\"]\n      interval: 1s\n      timeout: 1s\n      retries: 3\n"
+            ),
+        )
+        .files(),
+    );
     let [t, b] = ports(&s);
     let guard = OnlyRoute::block(&[t, b]);
     assert!(!guard.reachable(t.0, t.1) && !guard.reachable(b.0, b.1));
@@ -210,6 +225,13 @@ fn converges_and_heartbeats_with_the_proxy_as_the_only_route() {
         format!("via {} (Basic auth)", proxy.url()).as_str()
     );
     assert!(eg["dockerd"].get("any").is_some(), "{eg}");
+    let tail = d[0]["bundle"]["services"][0]["log_tail"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        tail.contains("proxy-auth *** end"),
+        "masked in the log tail: {tail}"
+    );
     outputs.push(r);
 
     let r = s.cmd_as(&["status"], &[], gid);
@@ -229,6 +251,7 @@ fn converges_and_heartbeats_with_the_proxy_as_the_only_route() {
         "{r:?}"
     );
     assert!(r.stdout.contains("dockerd proxy  "), "{r:?}");
+    assert!(r.stdout.contains("proxy-auth *** end"), "{r:?}");
     outputs.push(r);
     let r = s.cmd_as(&["diagnose", "--json"], &[], gid);
     assert_eq!(r.code, 0, "{r:?}");
