@@ -202,6 +202,30 @@ mod through_the_egress_proxy {
     }
 
     #[tokio::test]
+    async fn a_proxy_that_never_answers_times_out_naming_it() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let pp = l.local_addr().unwrap().port();
+        // accepts and reads, never answers
+        let srv = tokio::spawn(async move {
+            let (mut s, _) = l.accept().await.unwrap();
+            let mut b = Vec::new();
+            let _ = s.read_to_end(&mut b).await;
+        });
+        let mut e = ep(443, 1);
+        e.timeout = Duration::from_millis(300);
+        let mut c = Dialer::System(egress(pp, None, &[])).connector(&e);
+        match c.call(Uri::from_static("https://x/")).await {
+            Err(TransportError::Unreachable { msg, .. }) => assert_eq!(
+                msg,
+                format!("tenancy via proxy http://127.0.0.1:{pp}: CONNECT localhost:443 timed out after 0s")
+            ),
+            Err(e) => panic!("wrong class: {e}"),
+            Ok(_) => panic!("no tunnel was offered"),
+        }
+        srv.abort();
+    }
+
+    #[tokio::test]
     async fn no_proxy_goes_direct() {
         // the proxy port is closed: only a direct dial can succeed
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
