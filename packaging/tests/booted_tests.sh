@@ -12,7 +12,9 @@
 # success; the sandbox refuses a write outside the state dir; journal priorities; the metrics
 # drop-in; `systemd-analyze security`; stop during an apply; the run service reaches READY, feeds
 # its watchdog and is restarted when wedged (SIGSTOP); reload with a good and a bad config; the
-# update path unit installs a newer package and reverts one that never ticks.
+# update path unit installs a newer package and reverts one that never ticks; two instances
+# installed with install.sh --instance, an upgrade restarting both, --remove --instance of one
+# leaving the other running, and dpkg --remove stopping every instance.
 # Prints `N passed, M failed` last; exits non-zero when anything failed.
 #
 # Environment:
