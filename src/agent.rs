@@ -168,6 +168,8 @@ struct TickCtx {
     shapes: std::sync::Mutex<Vec<(PathBuf, ReleaseShape)>>,
     /// The last shape this tick parsed, kept in state.json at the tick's end.
     learned: std::sync::Mutex<Option<state::ShapeMemo>>,
+    /// The host ports the box's other instances keep, read once a tick when first needed.
+    peer_ports: std::sync::OnceLock<Vec<u16>>,
 }
 
 /// A release's services and which of them are one-shot jobs.
@@ -180,6 +182,7 @@ impl TickCtx {
             seen: None,
             shapes: Default::default(),
             learned: Default::default(),
+            peer_ports: Default::default(),
         }
     }
 }
@@ -190,7 +193,29 @@ impl Agent {
         let c =
             remotes::clients(&cfg, &conn).map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
         let engine = Engine::new(cfg.docker_socket());
-        Agent::from_parts(cfg, prune, c, engine)
+        let others = crate::host::instance::others(&cfg.instance);
+        let clashes = crate::host::instance::clashes(&cfg, &others);
+        if !clashes.is_empty() {
+            return Err(Failure::fail(format!(
+                "instance {} shares what must be its own with another instance on this box: {}",
+                cfg.instance.display(),
+                clashes.join("; ")
+            )));
+        }
+        let mut a = Agent::from_parts(cfg, prune, c, engine)?;
+        if !others.is_empty() && !a.agent_keys.is_empty() {
+            // one package per box: only one instance stages it (docs/OPERATIONS.md)
+            let all = crate::host::instance::all(&a.cfg.instance.etc_dir);
+            let by = crate::host::instance::updater(&all).map(|p| p.instance.clone());
+            if by.as_ref() != Some(&a.cfg.instance) {
+                debug!(
+                    "self-update: instance {} stages the box's agent updates, not this one",
+                    by.as_ref().map_or("(none)", |i| i.display())
+                );
+                a.agent_keys = Default::default();
+            }
+        }
+        Ok(a)
     }
 }
 

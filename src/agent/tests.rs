@@ -572,3 +572,44 @@ fn every_compose_run_is_bounded_by_the_tick_and_forgets_what_it_saw() {
         assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     });
 }
+
+/// A named instance's state dir sits inside the default one's (`/var/lib/monky-deployd/<name>`):
+/// every entry ticks leave in a state dir that the name rule would allow must be reserved.
+#[test]
+fn every_entry_a_tick_leaves_in_the_state_dir_is_reserved_for_instances() {
+    let mut b = TestBox::with(|c| c.metrics_textfile = String::new());
+    let s = sha('a');
+    b.applied(&s, &["web"]);
+    b.running(&[("web", "running", "healthy")]);
+    b.tenancy()
+        .answer(&format!(r#"{{"action": "none", "desired_sha": "{s}"}}"#));
+    assert_eq!(b.tick().unwrap(), Exit::Ok);
+    let t = b.bundle(&[(
+        "compose.yaml",
+        "services:\n  web:\n    image: busybox\n    privileged: true\n",
+    )]);
+    b.tenancy()
+        .answer(&format!(r#"{{"action": "apply", "desired_sha": "{t}"}}"#));
+    assert!(b.tick().is_err());
+    let dir = &b.agent.cfg.state_dir;
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    for must in [
+        "lock",
+        "releases",
+        "current",
+        "staging",
+        "docker",
+        "state.json",
+    ] {
+        assert!(names.iter().any(|n| n == must), "{must} not in {names:?}");
+    }
+    for n in &names {
+        assert!(
+            crate::host::instance::check_name(n).is_err(),
+            "{n} in a state dir could be taken for an instance's directory: reserve it"
+        );
+    }
+}
