@@ -15,6 +15,7 @@ mod care;
 mod faults;
 mod guard;
 mod host_shared;
+mod instances;
 mod invariant;
 mod metrics;
 mod netpool;
