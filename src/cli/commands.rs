@@ -124,6 +124,9 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
                 .unwrap_or_else(|| "never".into())
         };
         println!("env            {}", cfg.env_id);
+        if let Some(n) = &cfg.instance.name {
+            println!("instance       {n} (`monky-deployd instances` lists the box's)");
+        }
         println!("agent          {}", agent::VERSION);
         match &svc {
             Some(d) => println!(

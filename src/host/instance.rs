@@ -296,7 +296,8 @@ pub fn updater(all: &[Peer]) -> Option<&Peer> {
 /// state dir cannot be read: then nothing it might use can be ruled out.
 pub fn peer_release_dirs(c: &Config) -> Option<Vec<PathBuf>> {
     let mut v = Vec::new();
-    for d in [c.releases_dir(), c.staging_dir()] {
+    // staging first: a release promoted (renamed) between the two reads is seen in one of them
+    for d in [c.staging_dir(), c.releases_dir()] {
         match std::fs::read_dir(&d) {
             Ok(rd) => v.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

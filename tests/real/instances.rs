@@ -141,7 +141,7 @@ fn three_instances_converge_and_keep_apart(f: Flavour) {
 
     // 2. each reports only its own containers; each metrics file names its instance
     for i in all {
-        assert_eq!(i.report_services(), [i.svc.clone()], "{}", i.name);
+        assert_eq!(i.report_services(), vec![i.svc.as_str()], "{}", i.name);
         assert_eq!(i.container().2, "running");
         let m = i.metrics();
         assert!(
@@ -159,7 +159,7 @@ fn three_instances_converge_and_keep_apart(f: Flavour) {
     for i in all {
         let r = i.tick(etc);
         assert_eq!(r.code, 0, "{r:?}");
-        assert_eq!(i.report_services(), [i.svc.clone()], "{}", i.name);
+        assert_eq!(i.report_services(), vec![i.svc.as_str()], "{}", i.name);
     }
 
     // 3. `instances`: the three, from their state files
