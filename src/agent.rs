@@ -142,6 +142,9 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     keys: crate::boundary::signing::Keys,
     /// `agent_signing_keys`: empty = self-update off.
     agent_keys: crate::boundary::signing::Keys,
+    /// The box's instance that stages agent updates when it is another (its keys are then
+    /// not this agent's to use: `agent_keys` is empty).
+    update_elsewhere: Option<String>,
     /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
     /// `INTERRUPTED` and saves state.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
@@ -207,12 +210,13 @@ impl Agent {
             // one package per box: only one instance stages it (docs/OPERATIONS.md)
             let all = crate::host::instance::all(&a.cfg.instance.etc_dir);
             let by = crate::host::instance::updater(&all).map(|p| p.instance.clone());
-            if by.as_ref() != Some(&a.cfg.instance) {
+            if let Some(by) = by.filter(|by| *by != a.cfg.instance) {
                 debug!(
                     "self-update: instance {} stages the box's agent updates, not this one",
-                    by.as_ref().map_or("(none)", |i| i.display())
+                    by.display()
                 );
                 a.agent_keys = Default::default();
+                a.update_elsewhere = Some(by.display().to_string());
             }
         }
         Ok(a)
@@ -227,6 +231,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         Ok(Agent {
             keys,
             agent_keys,
+            update_elsewhere: None,
             tokens: token::TokenManager::new(&cfg),
             cfg,
             c,
