@@ -145,6 +145,9 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     keys: crate::boundary::signing::Keys,
     /// `agent_signing_keys`: empty = self-update off.
     agent_keys: crate::boundary::signing::Keys,
+    /// The box's instance that stages agent updates when it is another (its keys are then
+    /// not this agent's to use: `agent_keys` is empty).
+    update_elsewhere: Option<String>,
     /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
     /// `INTERRUPTED` and saves state.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
@@ -173,6 +176,8 @@ struct TickCtx {
     shapes: std::sync::Mutex<Vec<(PathBuf, ReleaseShape)>>,
     /// The last shape this tick parsed, kept in state.json at the tick's end.
     learned: std::sync::Mutex<Option<state::ShapeMemo>>,
+    /// The host ports the box's other instances keep, read once a tick when first needed.
+    peer_ports: std::sync::OnceLock<Vec<u16>>,
 }
 
 /// A release's services and which of them are one-shot jobs.
@@ -185,6 +190,7 @@ impl TickCtx {
             seen: None,
             shapes: Default::default(),
             learned: Default::default(),
+            peer_ports: Default::default(),
         }
     }
 }
@@ -195,10 +201,32 @@ impl Agent {
         let c =
             remotes::clients(&cfg, &conn).map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
         let engine = Engine::new(cfg.docker_socket());
+        let others = crate::host::instance::others(&cfg.instance);
+        let clashes = crate::host::instance::clashes(&cfg, &others);
+        if !clashes.is_empty() {
+            return Err(Failure::fail(format!(
+                "instance {} shares what must be its own with another instance on this box: {}",
+                cfg.instance.display(),
+                clashes.join("; ")
+            )));
+        }
         let mut a = Agent::from_parts(cfg, prune, c, engine)?;
         a.egress = conn.egress().cloned().unwrap_or_default();
         // masked in what `bootstrap` prints too (a tick registers it again at its start)
         a.egress.register_secrets();
+        if !others.is_empty() && !a.agent_keys.is_empty() {
+            // one package per box: only one instance stages it (docs/OPERATIONS.md)
+            let all = crate::host::instance::all(&a.cfg.instance.etc_dir);
+            let by = crate::host::instance::updater(&all).map(|p| p.instance.clone());
+            if let Some(by) = by.filter(|by| *by != a.cfg.instance) {
+                debug!(
+                    "self-update: instance {} stages the box's agent updates, not this one",
+                    by.display()
+                );
+                a.agent_keys = Default::default();
+                a.update_elsewhere = Some(by.display().to_string());
+            }
+        }
         Ok(a)
     }
 }
@@ -211,6 +239,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         Ok(Agent {
             keys,
             agent_keys,
+            update_elsewhere: None,
             tokens: token::TokenManager::new(&cfg),
             cfg,
             c,

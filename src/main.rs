@@ -2,7 +2,8 @@
 
 use monky_deployd::host::selfupdate::install;
 use monky_deployd::{
-    agent, base::redact, cli::commands, cli::service, host::config, host::journal, wire::transport,
+    agent, base::redact, cli::commands, cli::service, host::config, host::instance, host::journal,
+    wire::transport,
 };
 
 #[path = "main/serve.rs"]
@@ -22,9 +23,17 @@ use config::Config;
 #[derive(Parser)]
 #[command(name = "monky-deployd", version = agent::VERSION, about = "On-box pull agent for Monky backends")]
 struct Cli {
-    /// Configuration file.
-    #[arg(long, global = true, default_value = config::DEFAULT_CONFIG_PATH)]
-    config: PathBuf,
+    /// Configuration file [default: /etc/monky-deployd/config.yaml, or
+    /// /etc/monky-deployd/<instance>/config.yaml with --instance].
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// The instance (environment) of this box to act as; also $MONKY_DEPLOYD_INSTANCE.
+    /// Without it: the default instance.
+    #[arg(long, global = true)]
+    instance: Option<String>,
+    /// Where the instances' configs are (tests move it).
+    #[arg(long, global = true, default_value = instance::ETC_DIR, hide = true)]
+    etc_dir: PathBuf,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -41,6 +50,15 @@ enum Cmd {
     },
     /// Token, applied vs desired sha, last check-in/report, containers, transport.
     Status {
+        #[arg(long)]
+        json: bool,
+        /// Every instance on the box in one table, as `instances` prints it.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Every instance on the box (default and /etc/monky-deployd/*/config.yaml): env,
+    /// transport, last tick, applied sha, state. Reads their state files only, no network.
+    Instances {
         #[arg(long)]
         json: bool,
     },
@@ -129,6 +147,13 @@ enum Cmd {
     Version,
 }
 
+/// The parsed command line with the config path settled.
+struct CliCfg {
+    config: PathBuf,
+    etc_dir: PathBuf,
+    cmd: Cmd,
+}
+
 /// Log lines go through the redactor before they reach stderr; on the journal's stream each
 /// line carries its priority ([`journal`]).
 fn init_logging(level: &str) {
@@ -146,6 +171,10 @@ fn init_logging(level: &str) {
         b.without_time().init();
     } else {
         b.init();
+    }
+    // every line of a named instance says which (the journal's unit name says it too)
+    if let Some(n) = &instance::current().name {
+        std::mem::forget(tracing::info_span!("instance", name = %n).entered());
     }
 }
 
@@ -234,8 +263,11 @@ fn main() {
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
-    let cli = Cli::parse();
-    let code = dispatch(cli);
+    let mut cli = Cli::parse();
+    let code = match instance_of(&mut cli) {
+        Ok(()) => dispatch(cli),
+        Err(code) => code,
+    };
     leave(code)
 }
 
@@ -251,7 +283,35 @@ fn leave(code: ExitCode) -> ! {
     unsafe { libc::_exit(i32::from(code.0)) }
 }
 
+/// `--instance` (or its variable) names this process's instance and, without `--config`, its
+/// config file. `update-install` with neither acts for the instance that stages self-updates.
+fn instance_of(cli: &mut Cli) -> Result<(), ExitCode> {
+    let name = cli
+        .instance
+        .clone()
+        .or_else(|| std::env::var(instance::ENV_VAR).ok())
+        .filter(|n| !n.is_empty());
+    let mut me = instance::Instance::new(name.as_deref(), &cli.etc_dir).map_err(|e| {
+        eprintln!("monky-deployd: {e}");
+        exit(Exit::Fail)
+    })?;
+    if name.is_none() && cli.config.is_none() && matches!(cli.cmd, Cmd::UpdateInstall { .. }) {
+        if let Some(u) = instance::updater(&instance::all(&cli.etc_dir)) {
+            me = u.instance.clone();
+        }
+    }
+    cli.config.get_or_insert_with(|| me.config_path());
+    instance::set_current(me);
+    Ok(())
+}
+
 fn dispatch(cli: Cli) -> ExitCode {
+    let config = cli.config.clone().unwrap_or_default();
+    let cli = CliCfg {
+        config,
+        etc_dir: cli.etc_dir,
+        cmd: cli.cmd,
+    };
     match cli.cmd {
         Cmd::Version => {
             println!(
@@ -309,7 +369,10 @@ fn dispatch(cli: Cli) -> ExitCode {
                 runtime().block_on(serve(cli.config, cfg, prune))
             }
         }
-        Cmd::Status { json } => {
+        Cmd::Status { json, all: true } | Cmd::Instances { json } => {
+            exit(commands::instances(&cli.etc_dir, json))
+        }
+        Cmd::Status { json, all: false } => {
             let cfg = match load_config(&cli.config) {
                 Ok(c) => c,
                 Err(code) => return code,
@@ -352,6 +415,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                 dpkg,
                 dpkg_query,
                 systemctl,
+                etc_dir: cli.etc_dir,
                 poll: Duration::from_secs(poll_s.max(1)),
                 ..Default::default()
             };

@@ -167,6 +167,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 .as_ref()
                 .map(|t| seconds_between(now, t.expires_at)),
             containers: &containers,
+            instance: self.cfg.instance.label(),
         });
         let path = Path::new(&self.cfg.metrics_textfile);
         if let Err(e) = crate::host::metrics::write(path, &text) {

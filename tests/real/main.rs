@@ -16,6 +16,7 @@ mod egress;
 mod faults;
 mod guard;
 mod host_shared;
+mod instances;
 mod invariant;
 mod metrics;
 mod netpool;
