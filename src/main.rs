@@ -2,7 +2,8 @@
 
 use monky_deployd::host::selfupdate::install;
 use monky_deployd::{
-    agent, base::redact, cli::commands, cli::service, host::config, host::journal, wire::transport,
+    agent, base::redact, cli::commands, cli::pipeline, cli::service, host::config, host::journal,
+    wire::transport,
 };
 
 #[path = "main/serve.rs"]
@@ -161,45 +162,6 @@ impl ExitCode {
     }
 }
 
-fn sign_statement(
-    key: &Path,
-    key_id: &str,
-    bundle: Option<(&str, &Path)>,
-    package: Option<&Path>,
-    life_s: u64,
-    public: bool,
-) -> ExitCode {
-    use monky_deployd::cli::pipeline::{self, PipelineError};
-    let fail = |e: PipelineError| {
-        eprintln!("monky-deployd sign-statement: {e}");
-        // bad input and an unreadable artefact alike: the seed's exit 1
-        exit(Exit::Fail)
-    };
-    let k = match pipeline::load_key(key) {
-        Ok(k) => k,
-        Err(e) => return fail(e),
-    };
-    if public {
-        println!("{}", pipeline::public_key(&k));
-        return ExitCode::SUCCESS;
-    }
-    let now = i64::try_from(monky_deployd::base::clock::now()).unwrap_or(i64::MAX);
-    let signed = match (bundle, package) {
-        (Some((env, dir)), None) => pipeline::sign_bundle(&k, key_id, env, dir, now, life_s),
-        (None, Some(deb)) => pipeline::sign_package(&k, key_id, "dpkg-deb", deb, now, life_s),
-        _ => Err(PipelineError::Input(
-            "give --env with --bundle-dir, or --package".into(),
-        )),
-    };
-    match signed {
-        Ok(s) => {
-            println!("{}", serde_json::to_string_pretty(&s).expect("json"));
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(e),
-    }
-}
-
 fn exit(e: Exit) -> ExitCode {
     ExitCode::from(e as u8)
 }
@@ -276,14 +238,14 @@ fn dispatch(cli: Cli) -> ExitCode {
             package,
             expires_in_s,
             print_public_key,
-        } => sign_statement(
+        } => exit(pipeline::sign_statement(
             &key,
             &key_id,
             env.as_deref().zip(bundle_dir.as_deref()),
             package.as_deref(),
             expires_in_s,
             print_public_key,
-        ),
+        )),
         Cmd::Enroll { jwt, out } => {
             init_logging("info");
             match transport::sdk::enroll(&jwt, &out) {
