@@ -191,10 +191,9 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn main() {
     // The process holds OpenBao tokens and secret values: no core dumps, no ptrace by the same
-    // uid (the docker group's other members included).
-    // SAFETY: prctl with PR_SET_DUMPABLE takes plain integer arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    // uid (the docker group's other members included). Logging is not up yet: stderr.
+    if let Err(e) = monky_deployd::base::process::forbid_core_dumps() {
+        eprintln!("monky-deployd: cannot turn core dumps off: {e}");
     }
     let cli = Cli::parse();
     let code = dispatch(cli);
