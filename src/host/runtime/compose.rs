@@ -208,10 +208,11 @@ impl Compose {
         let err = wiped_text(stderr);
         if !status.success() {
             // the error's text is a plain String (it is redacted wherever it is shown)
+            let all = Zeroizing::new(merged(&text, &err));
             return Err(RuntimeError::Compose {
                 what,
                 rc: status.code().unwrap_or(-1),
-                output: merged(&text, &err).trim().to_string(),
+                output: all.trim().to_string(),
             });
         }
         Ok((text, err))
