@@ -2,8 +2,8 @@
 
 use monky_deployd::host::selfupdate::install;
 use monky_deployd::{
-    agent, base::redact, cli::commands, cli::service, host::config, host::instance, host::journal,
-    wire::transport,
+    agent, base::redact, cli::commands, cli::pipeline, cli::service, host::config, host::instance,
+    host::journal, wire::transport,
 };
 
 #[path = "main/serve.rs"]
@@ -190,45 +190,6 @@ impl ExitCode {
     }
 }
 
-fn sign_statement(
-    key: &Path,
-    key_id: &str,
-    bundle: Option<(&str, &Path)>,
-    package: Option<&Path>,
-    life_s: u64,
-    public: bool,
-) -> ExitCode {
-    use monky_deployd::cli::pipeline::{self, PipelineError};
-    let fail = |e: PipelineError| {
-        eprintln!("monky-deployd sign-statement: {e}");
-        // bad input and an unreadable artefact alike: the seed's exit 1
-        exit(Exit::Fail)
-    };
-    let k = match pipeline::load_key(key) {
-        Ok(k) => k,
-        Err(e) => return fail(e),
-    };
-    if public {
-        println!("{}", pipeline::public_key(&k));
-        return ExitCode::SUCCESS;
-    }
-    let now = i64::try_from(monky_deployd::base::clock::now()).unwrap_or(i64::MAX);
-    let signed = match (bundle, package) {
-        (Some((env, dir)), None) => pipeline::sign_bundle(&k, key_id, env, dir, now, life_s),
-        (None, Some(deb)) => pipeline::sign_package(&k, key_id, "dpkg-deb", deb, now, life_s),
-        _ => Err(PipelineError::Input(
-            "give --env with --bundle-dir, or --package".into(),
-        )),
-    };
-    match signed {
-        Ok(s) => {
-            println!("{}", serde_json::to_string_pretty(&s).expect("json"));
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(e),
-    }
-}
-
 fn exit(e: Exit) -> ExitCode {
     ExitCode::from(e as u8)
 }
@@ -258,10 +219,9 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn main() {
     // The process holds OpenBao tokens and secret values: no core dumps, no ptrace by the same
-    // uid (the docker group's other members included).
-    // SAFETY: prctl with PR_SET_DUMPABLE takes plain integer arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    // uid (the docker group's other members included). Logging is not up yet: stderr.
+    if let Err(e) = monky_deployd::base::process::forbid_core_dumps() {
+        eprintln!("monky-deployd: cannot turn core dumps off: {e}");
     }
     let mut cli = Cli::parse();
     let code = match instance_of(&mut cli) {
@@ -336,14 +296,14 @@ fn dispatch(cli: Cli) -> ExitCode {
             package,
             expires_in_s,
             print_public_key,
-        } => sign_statement(
+        } => exit(pipeline::sign_statement(
             &key,
             &key_id,
             env.as_deref().zip(bundle_dir.as_deref()),
             package.as_deref(),
             expires_in_s,
             print_public_key,
-        ),
+        )),
         Cmd::Enroll { jwt, out } => {
             init_logging("info");
             match transport::sdk::enroll(&jwt, &out) {
