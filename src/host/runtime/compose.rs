@@ -228,20 +228,6 @@ impl Compose {
         self.run_split(Some(dir), &["config"], Duration::from_secs(60))
             .await
     }
-    /// `config` with variables from `env_file` instead of the project's `.env` (`plan`).
-    pub async fn config_env(
-        &self,
-        dir: &Path,
-        env_file: &Path,
-    ) -> Result<(Zeroizing<String>, Zeroizing<String>), RuntimeError> {
-        let f = env_file.display().to_string();
-        self.run_split(
-            Some(dir),
-            &["--env-file", &f, "config"],
-            Duration::from_secs(60),
-        )
-        .await
-    }
     /// Compose's own per-service config hashes (what it stores in the
     /// `com.docker.compose.config-hash` label), variables from `env_file`.
     pub async fn config_hashes(
