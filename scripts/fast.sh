@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fast tier: every unit test of the library and the property tests (src/props.rs), against
+# The fast tier: every unit test of the library and the property tests (src/props/), against
 # fakes. Builds no C (no SDK: --no-default-features) and needs no dockerd, OpenBao or network;
 # only Rust. scripts/test.sh runs it first, before provisioning. Extra arguments go to the test
 # harness (a name filter, --nocapture).

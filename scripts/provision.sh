@@ -41,8 +41,9 @@ APT_PKGS=(docker.io busybox-static docker-registry apache2-utils acl jq curl)
 # json-c, protobuf-c, OpenSSL and zlib, libclang for bindgen
 want build && APT_PKGS+=(cmake ninja-build pkgconf libssl-dev zlib1g-dev libsodium-dev libjson-c-dev libprotobuf-c-dev libclang-dev)
 # the test command only: compose v1, shellcheck, the openssl CLI (tests/mesh/ziti_https.rs), strace
-# (tests/mesh/ziti_tick.rs and scripts/bench-ctrl-handshakes.sh count controller connections)
-[ "$PROFILE" = all ] && APT_PKGS+=(docker-compose shellcheck openssl strace)
+# (tests/mesh/ziti_tick.rs and scripts/bench-ctrl-handshakes.sh count controller connections),
+# tinyproxy-bin (the executable only, no system service: tests/common/proxy.rs runs its own)
+[ "$PROFILE" = all ] && APT_PKGS+=(docker-compose shellcheck openssl strace tinyproxy-bin)
 apt_ensure "${APT_PKGS[@]}"
 took "apt packages"
 

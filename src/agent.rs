@@ -103,8 +103,11 @@ fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
 /// keys, the apply windows, the HTTP clients (their CA files), and for `sdk` an identity file
 /// this process can open. `reload` runs it before it signals the service.
 pub fn check_config(cfg: &Config) -> Result<(), Failure> {
-    remotes::clients(cfg, &Dialer::System)
+    remotes::clients(cfg, &Dialer::system())
         .map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
+    if cfg.transport != Transport::Proxy {
+        remotes::egress(cfg).map_err(|e| Failure::fail(e.to_string()))?;
+    }
     parsed_parts(cfg)?;
     if cfg.transport == Transport::Sdk {
         std::fs::File::open(&cfg.identity)
@@ -142,6 +145,9 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     keys: crate::boundary::signing::Keys,
     /// `agent_signing_keys`: empty = self-update off.
     agent_keys: crate::boundary::signing::Keys,
+    /// The box's instance that stages agent updates when it is another (its keys are then
+    /// not this agent's to use: `agent_keys` is empty).
+    update_elsewhere: Option<String>,
     /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
     /// `INTERRUPTED` and saves state.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
@@ -150,6 +156,8 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     docker_wait: runtime::DockerWait,
     /// The wall clock the rollback's hold and window and the backoff read (a test moves it).
     clock: Arc<dyn ports::Clock + Send + Sync>,
+    /// The transport's egress route (its proxy password is registered every tick).
+    egress: crate::wire::egress::Egress,
     /// What belongs to the running tick alone: made afresh when a tick starts, so nothing of one
     /// tick reaches the next (an agent may live for weeks in `run`).
     now: TickCtx,
@@ -168,6 +176,8 @@ struct TickCtx {
     shapes: std::sync::Mutex<Vec<(PathBuf, ReleaseShape)>>,
     /// The last shape this tick parsed, kept in state.json at the tick's end.
     learned: std::sync::Mutex<Option<state::ShapeMemo>>,
+    /// The host ports the box's other instances keep, read once a tick when first needed.
+    peer_ports: std::sync::OnceLock<Vec<u16>>,
 }
 
 /// A release's services and which of them are one-shot jobs.
@@ -180,6 +190,7 @@ impl TickCtx {
             seen: None,
             shapes: Default::default(),
             learned: Default::default(),
+            peer_ports: Default::default(),
         }
     }
 }
@@ -190,7 +201,33 @@ impl Agent {
         let c =
             remotes::clients(&cfg, &conn).map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
         let engine = Engine::new(cfg.docker_socket());
-        Agent::from_parts(cfg, prune, c, engine)
+        let others = crate::host::instance::others(&cfg.instance);
+        let clashes = crate::host::instance::clashes(&cfg, &others);
+        if !clashes.is_empty() {
+            return Err(Failure::fail(format!(
+                "instance {} shares what must be its own with another instance on this box: {}",
+                cfg.instance.display(),
+                clashes.join("; ")
+            )));
+        }
+        let mut a = Agent::from_parts(cfg, prune, c, engine)?;
+        a.egress = conn.egress().cloned().unwrap_or_default();
+        // masked in what `bootstrap` prints too (a tick registers it again at its start)
+        a.egress.register_secrets();
+        if !others.is_empty() && !a.agent_keys.is_empty() {
+            // one package per box: only one instance stages it (docs/OPERATIONS.md)
+            let all = crate::host::instance::all(&a.cfg.instance.etc_dir);
+            let by = crate::host::instance::updater(&all).map(|p| p.instance.clone());
+            if let Some(by) = by.filter(|by| *by != a.cfg.instance) {
+                debug!(
+                    "self-update: instance {} stages the box's agent updates, not this one",
+                    by.display()
+                );
+                a.agent_keys = Default::default();
+                a.update_elsewhere = Some(by.display().to_string());
+            }
+        }
+        Ok(a)
     }
 }
 
@@ -202,6 +239,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         Ok(Agent {
             keys,
             agent_keys,
+            update_elsewhere: None,
             tokens: token::TokenManager::new(&cfg),
             cfg,
             c,
@@ -214,6 +252,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             windows,
             docker_wait: Default::default(),
             clock: Arc::new(ports::SystemClock),
+            egress: Default::default(),
         })
     }
 

@@ -1,8 +1,10 @@
 //! The base: what every layer may use and which uses no other layer — the wall clock, the
-//! private-file writer, the redactor, the test hooks, the maintenance windows.
+//! private-file writer, the core-dump guard, the redactor, the test hooks, the maintenance
+//! windows.
 
 pub mod clock;
 pub mod files;
+pub mod process;
 pub mod redact;
 /// Test hooks, compiled only with the `test-hooks` feature (Cargo.toml); not public.
 pub(crate) mod testhook;

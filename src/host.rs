@@ -3,6 +3,7 @@
 
 pub mod care;
 pub mod config;
+pub mod instance;
 pub mod journal;
 pub mod metrics;
 pub mod remotes;

@@ -2,8 +2,8 @@
 
 use monky_deployd::host::selfupdate::install;
 use monky_deployd::{
-    agent, base::redact, cli::commands, cli::service, host::config, host::journal, host::remotes,
-    wire::transport,
+    agent, base::redact, cli::commands, cli::pipeline, cli::service, host::config, host::instance,
+    host::journal, host::remotes, wire::transport,
 };
 
 #[path = "main/serve.rs"]
@@ -23,9 +23,17 @@ use config::Config;
 #[derive(Parser)]
 #[command(name = "monky-deployd", version = agent::VERSION, about = "On-box pull agent for Monky backends")]
 struct Cli {
-    /// Configuration file.
-    #[arg(long, global = true, default_value = config::DEFAULT_CONFIG_PATH)]
-    config: PathBuf,
+    /// Configuration file [default: /etc/monky-deployd/config.yaml, or
+    /// /etc/monky-deployd/<instance>/config.yaml with --instance].
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// The instance (environment) of this box to act as; also $MONKY_DEPLOYD_INSTANCE.
+    /// Without it: the default instance.
+    #[arg(long, global = true)]
+    instance: Option<String>,
+    /// Where the instances' configs are (tests move it).
+    #[arg(long, global = true, default_value = instance::ETC_DIR, hide = true)]
+    etc_dir: PathBuf,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -42,6 +50,15 @@ enum Cmd {
     },
     /// Token, applied vs desired sha, last check-in/report, containers, transport.
     Status {
+        #[arg(long)]
+        json: bool,
+        /// Every instance on the box in one table, as `instances` prints it.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Every instance on the box (default and /etc/monky-deployd/*/config.yaml): env,
+    /// transport, last tick, applied sha, state. Reads their state files only, no network.
+    Instances {
         #[arg(long)]
         json: bool,
     },
@@ -130,6 +147,13 @@ enum Cmd {
     Version,
 }
 
+/// The parsed command line with the config path settled.
+struct CliCfg {
+    config: PathBuf,
+    etc_dir: PathBuf,
+    cmd: Cmd,
+}
+
 /// Log lines go through the redactor before they reach stderr; on the journal's stream each
 /// line carries its priority ([`journal`]).
 fn init_logging(level: &str) {
@@ -148,6 +172,10 @@ fn init_logging(level: &str) {
     } else {
         b.init();
     }
+    // every line of a named instance says which (the journal's unit name says it too)
+    if let Some(n) = &instance::current().name {
+        std::mem::forget(tracing::info_span!("instance", name = %n).entered());
+    }
 }
 
 /// The process's exit status. `main` leaves through `_exit` (see there), so this is a plain
@@ -159,45 +187,6 @@ impl ExitCode {
     const SUCCESS: ExitCode = ExitCode(0);
     fn from(code: u8) -> ExitCode {
         ExitCode(code)
-    }
-}
-
-fn sign_statement(
-    key: &Path,
-    key_id: &str,
-    bundle: Option<(&str, &Path)>,
-    package: Option<&Path>,
-    life_s: u64,
-    public: bool,
-) -> ExitCode {
-    use monky_deployd::cli::pipeline::{self, PipelineError};
-    let fail = |e: PipelineError| {
-        eprintln!("monky-deployd sign-statement: {e}");
-        // bad input and an unreadable artefact alike: the seed's exit 1
-        exit(Exit::Fail)
-    };
-    let k = match pipeline::load_key(key) {
-        Ok(k) => k,
-        Err(e) => return fail(e),
-    };
-    if public {
-        println!("{}", pipeline::public_key(&k));
-        return ExitCode::SUCCESS;
-    }
-    let now = i64::try_from(monky_deployd::base::clock::now()).unwrap_or(i64::MAX);
-    let signed = match (bundle, package) {
-        (Some((env, dir)), None) => pipeline::sign_bundle(&k, key_id, env, dir, now, life_s),
-        (None, Some(deb)) => pipeline::sign_package(&k, key_id, "dpkg-deb", deb, now, life_s),
-        _ => Err(PipelineError::Input(
-            "give --env with --bundle-dir, or --package".into(),
-        )),
-    };
-    match signed {
-        Ok(s) => {
-            println!("{}", serde_json::to_string_pretty(&s).expect("json"));
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(e),
     }
 }
 
@@ -230,13 +219,15 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn main() {
     // The process holds OpenBao tokens and secret values: no core dumps, no ptrace by the same
-    // uid (the docker group's other members included).
-    // SAFETY: prctl with PR_SET_DUMPABLE takes plain integer arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    // uid (the docker group's other members included). Logging is not up yet: stderr.
+    if let Err(e) = monky_deployd::base::process::forbid_core_dumps() {
+        eprintln!("monky-deployd: cannot turn core dumps off: {e}");
     }
-    let cli = Cli::parse();
-    let code = dispatch(cli);
+    let mut cli = Cli::parse();
+    let code = match instance_of(&mut cli) {
+        Ok(()) => dispatch(cli),
+        Err(code) => code,
+    };
     leave(code)
 }
 
@@ -252,7 +243,35 @@ fn leave(code: ExitCode) -> ! {
     unsafe { libc::_exit(i32::from(code.0)) }
 }
 
+/// `--instance` (or its variable) names this process's instance and, without `--config`, its
+/// config file. `update-install` with neither acts for the instance that stages self-updates.
+fn instance_of(cli: &mut Cli) -> Result<(), ExitCode> {
+    let name = cli
+        .instance
+        .clone()
+        .or_else(|| std::env::var(instance::ENV_VAR).ok())
+        .filter(|n| !n.is_empty());
+    let mut me = instance::Instance::new(name.as_deref(), &cli.etc_dir).map_err(|e| {
+        eprintln!("monky-deployd: {e}");
+        exit(Exit::Fail)
+    })?;
+    if name.is_none() && cli.config.is_none() && matches!(cli.cmd, Cmd::UpdateInstall { .. }) {
+        if let Some(u) = instance::updater(&instance::all(&cli.etc_dir)) {
+            me = u.instance.clone();
+        }
+    }
+    cli.config.get_or_insert_with(|| me.config_path());
+    instance::set_current(me);
+    Ok(())
+}
+
 fn dispatch(cli: Cli) -> ExitCode {
+    let config = cli.config.clone().unwrap_or_default();
+    let cli = CliCfg {
+        config,
+        etc_dir: cli.etc_dir,
+        cmd: cli.cmd,
+    };
     match cli.cmd {
         Cmd::Version => {
             println!(
@@ -277,14 +296,14 @@ fn dispatch(cli: Cli) -> ExitCode {
             package,
             expires_in_s,
             print_public_key,
-        } => sign_statement(
+        } => exit(pipeline::sign_statement(
             &key,
             &key_id,
             env.as_deref().zip(bundle_dir.as_deref()),
             package.as_deref(),
             expires_in_s,
             print_public_key,
-        ),
+        )),
         Cmd::Enroll { jwt, out } => {
             init_logging("info");
             // the box's egress_proxy when its config exists (enrolment may come first), else
@@ -328,7 +347,10 @@ fn dispatch(cli: Cli) -> ExitCode {
                 runtime().block_on(serve(cli.config, cfg, prune))
             }
         }
-        Cmd::Status { json } => {
+        Cmd::Status { json, all: true } | Cmd::Instances { json } => {
+            exit(commands::instances(&cli.etc_dir, json))
+        }
+        Cmd::Status { json, all: false } => {
             let cfg = match load_config(&cli.config) {
                 Ok(c) => c,
                 Err(code) => return code,
@@ -371,6 +393,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                 dpkg,
                 dpkg_query,
                 systemctl,
+                etc_dir: cli.etc_dir,
                 poll: Duration::from_secs(poll_s.max(1)),
                 ..Default::default()
             };

@@ -12,7 +12,9 @@
 # success; the sandbox refuses a write outside the state dir; journal priorities; the metrics
 # drop-in; `systemd-analyze security`; stop during an apply; the run service reaches READY, feeds
 # its watchdog and is restarted when wedged (SIGSTOP); reload with a good and a bad config; the
-# update path unit installs a newer package and reverts one that never ticks.
+# update path unit installs a newer package and reverts one that never ticks; two instances
+# installed with install.sh --instance, an upgrade restarting both, --remove --instance of one
+# leaving the other running, and dpkg --remove stopping every instance.
 # Prints `N passed, M failed` last; exits non-zero when anything failed.
 #
 # Environment:
@@ -670,4 +672,116 @@ wedged_restarted() {
 }
 check "a wedged agent (SIGSTOP) is killed by its watchdog (180 s) and restarted" wedged_restarted
 in_c systemctl stop monky-deployd-run.service >/dev/null 2>&1 || true
+
+section "several environments on one box: install.sh --instance a and b, an upgrade, --remove --instance a"
+# Real: systemd, dpkg and the maintainer scripts, install.sh, the template units. Stand-ins for
+# what has no mirror or network here: apt-get (the tunneler package, an empty one), a unit for
+# that tunneler, the ziti CLI (a shell that holds on: the proxy units stay up, their command line
+# shows the instance's identity and ports), and each instance's Ziti identity. The agents' ticks
+# reach no proxy (nothing listens on the ports): temporary failures, not errors.
+in_c mkdir -p /var/log/standin
+install -m 0755 "$HERE/standins/apt-get" "$ROOT/usr/local/bin/apt-get"
+in_c apt-get install -y ziti-edge-tunnel >/dev/null
+printf '[Service]\nExecStart=/opt/openziti/bin/ziti-edge-tunnel\n' >"$ROOT/etc/systemd/system/ziti-edge-tunnel.service"
+printf '#!/bin/sh\nsleep infinity\n' >"$ROOT/usr/bin/ziti"
+chmod 0755 "$ROOT/usr/bin/ziti"
+in_c install -d -m 0700 /opt/openziti/etc/identities
+for i in a b; do
+  printf '{"ztAPI":"https://ctrl.test:1280","id":{"cert":"pem:stand-in","key":"pem:stand-in"}}\n' \
+    >"$ROOT/opt/openziti/etc/identities/monky-host.booted-$i.json"
+  chmod 0600 "$ROOT/opt/openziti/etc/identities/monky-host.booted-$i.json"
+done
+install -m 0755 "$REPO/packaging/install.sh" "$ROOT/root/install.sh"
+in_c systemctl daemon-reload
+repack "$DEB" "$VERSION-3" "$WORK/debs/newer.deb"
+INSTALLED_NOW=$(installed)
+cp "$WORK/debs/good.deb" "$WORK/debs/current.deb"
+[ "$INSTALLED_NOW" = "$V_GOOD" ] || repack "$DEB" "$INSTALLED_NOW" "$WORK/debs/current.deb"
+# install_instance NAME: one more environment, as the operator runs it (the installed package)
+install_instance() {
+  in_c bash /root/install.sh --instance "$1" --env "booted-$1" --site local --transport proxy --mode service \
+    --deb /share/current.deb >"$WORK/install-$1.out" 2>&1 || { tail -n 20 "$WORK/install-$1.out"; return 1; }
+}
+# needs the agent's --instance flag: install.sh's last step starts the instance's service
+check "install.sh --instance a exits 0 (its service started)" install_instance a
+check "install.sh --instance b exits 0 (its service started)" install_instance b
+active() { expect_eq "$1 ActiveState" "$(prop "$1" ActiveState)" active; }
+proxies_up() {
+  local i want ports
+  for i in a b; do
+    active "monky-deployd-proxy@$i.service" || return 1
+    if [ "$i" = a ]; then ports="18444 18201"; else ports="18445 18202"; fi
+    want="-i /opt/openziti/etc/identities/monky-host.booted-$i.json monky.tenancy.deploy:${ports% *} openbao:${ports#* }"
+    in_c sh -c "tr '\\0' ' ' </proc/\$(systemctl show -P MainPID monky-deployd-proxy@$i.service)/cmdline" | grep -qF -- "$want" ||
+      { echo "proxy@$i runs: $(in_c sh -c "tr '\\0' ' ' </proc/\$(systemctl show -P MainPID monky-deployd-proxy@$i.service)/cmdline")"; echo "want: $want"; return 1; }
+  done
+}
+check "both instances' ziti proxies run as user ziti with their own identity and ports (18444/18201, 18445/18202)" proxies_up
+instance_paths() {
+  local i
+  for i in a b; do
+    expect_eq "StateDirectory of run@$i" "$(prop "monky-deployd-run@$i.service" StateDirectory)" "monky-deployd/$i" &&
+      { prop "monky-deployd-run@$i.service" ReadWritePaths | tr ' ' '\n' | grep -qx "/etc/monky-deployd/$i" || { echo "run@$i ReadWritePaths: $(prop "monky-deployd-run@$i.service" ReadWritePaths)"; return 1; }; } &&
+      { prop "monky-deployd-run@$i.service" ExecStart | grep -q "argv\[\]=/usr/bin/monky-deployd --instance $i run ;" || { prop "monky-deployd-run@$i.service" ExecStart; return 1; }; } &&
+      expect_eq "UnitFileState of run@$i" "$(prop "monky-deployd-run@$i.service" UnitFileState)" enabled &&
+      expect_eq "state dir of $i" "$(in_c stat -c '%a %U' "/var/lib/monky-deployd/$i")" "700 monky-deployd" &&
+      expect_eq "config of $i" "$(in_c stat -c '%a %U %G' "/etc/monky-deployd/$i/config.yaml")" "640 root monky-deployd" || return 1
+  done
+}
+check "the instances' units carry their %i paths (state dir, writable config dir, --instance, enabled)" instance_paths
+# needs the agent's --instance flag
+services_up() { active monky-deployd-run@a.service && active monky-deployd-run@b.service; }
+check "both instances' services are active (READY after their first tick)" services_up
+
+section "several environments: a .deb upgrade restarts every instance's long-running units"
+main_pids() { local u; for u in monky-deployd-proxy@a monky-deployd-proxy@b monky-deployd-run@a monky-deployd-run@b; do printf '%s=%s ' "$u" "$(prop "$u.service" MainPID)"; done; }
+PIDS_BEFORE=$(main_pids)
+in_c dpkg -i /share/newer.deb >"$WORK/dpkg-newer.log" 2>&1 || { cat "$WORK/dpkg-newer.log" >&2; fatal "dpkg -i newer.deb"; }
+restarted() { # UNIT: active again with another main process
+  local before
+  before=$(printf '%s\n' "$PIDS_BEFORE" | tr ' ' '\n' | sed -n "s/^$1=//p")
+  wait_until 30 sh -c "[ \"\$(nsenter -t $LEADER -a systemctl show -P ActiveState $1.service)\" = active ]" || { echo "$1 is $(prop "$1.service" ActiveState)"; return 1; }
+  [ "${before:-0}" -gt 0 ] || { echo "$1 had no main process before the upgrade"; return 1; }
+  [ "$(prop "$1.service" MainPID)" != "$before" ] || { echo "$1 kept its process $before"; return 1; }
+}
+proxies_restarted() { restarted monky-deployd-proxy@a && restarted monky-deployd-proxy@b; }
+check "upgrade: both instances' ziti proxies restarted" proxies_restarted
+# needs the agent's --instance flag
+services_restarted() { restarted monky-deployd-run@a && restarted monky-deployd-run@b; }
+check "upgrade: both instances' services restarted" services_restarted
+check "upgrade: the stopped default service stays stopped (try-restart starts nothing)" \
+  expect_eq "monky-deployd-run.service" "$(prop monky-deployd-run.service ActiveState)" inactive
+
+section "several environments: install.sh --remove --instance a leaves b running"
+B_PIDS=$(prop monky-deployd-proxy@b.service MainPID)/$(prop monky-deployd-run@b.service MainPID)
+remove_a() { in_c bash /root/install.sh --remove --instance a >"$WORK/remove-a.out" 2>&1 || { cat "$WORK/remove-a.out"; return 1; }; }
+check "install.sh --remove --instance a exits 0" remove_a
+a_gone() {
+  local u
+  for u in monky-deployd-run@a.service monky-deployd-proxy@a.service monky-deployd@a.timer; do
+    unit_inactive "$u" || { echo "$u is $(prop "$u" ActiveState)"; return 1; }
+    case "$(prop "$u" UnitFileState)" in enabled*) echo "$u is still enabled"; return 1 ;; esac
+  done
+  if [ ! -f "$ROOT/etc/monky-deployd/a/config.yaml" ] || [ ! -d "$ROOT/var/lib/monky-deployd/a" ]; then
+    echo "a's config or state is gone without --purge"; return 1
+  fi
+}
+check "a: its units stopped and disabled, its config and state kept" a_gone
+b_untouched() {
+  active monky-deployd-proxy@b.service &&
+    expect_eq "b's main processes" "$(prop monky-deployd-proxy@b.service MainPID)/$(prop monky-deployd-run@b.service MainPID)" "$B_PIDS" &&
+    expect_eq "UnitFileState of run@b" "$(prop monky-deployd-run@b.service UnitFileState)" enabled
+}
+check "b: still running, the same processes, still enabled" b_untouched
+
+section "several environments: dpkg --remove stops every instance"
+in_c dpkg --remove monky-deployd >"$WORK/dpkg-remove.log" 2>&1 || { cat "$WORK/dpkg-remove.log" >&2; fatal "dpkg --remove"; }
+all_stopped() {
+  local u
+  for u in monky-deployd-run@b.service monky-deployd-proxy@b.service; do
+    unit_inactive "$u" || { echo "$u is $(prop "$u" ActiveState)"; return 1; }
+  done
+  if find "$ROOT/etc/systemd/system" -path '*.wants/*' -name 'monky-deployd*@*' | grep .; then echo "^ still enabled"; return 1; fi
+}
+check "prerm: b's service and proxy stopped, no instance unit left enabled" all_stopped
 finish

@@ -271,3 +271,134 @@ check "an enrolment JWT the agent cannot use fails the install" \
 check "... it stops at the enrolment: no identity, no config, the JWT kept" bash -c "
   [ ! -s '$C$IDENT' ] && [ ! -e '$C/etc/monky-deployd/config.yaml' ] && [ -s '$C/root/monky-host.jwt' ] &&
   [ \"\$(tail -n1 '$WORK/install.out')\" != 'install.sh: done: monky-deployd status' ]"
+
+# ---- E: several environments on one box (--instance, --remove --instance) -----------------------
+E=$(prepare_root install-e)
+install -m 0755 "$HERE/standins/docker" "$E/usr/local/bin/"
+place_identity "$E"
+# identity_for ENV: an enrolled identity of another environment, as place_identity leaves one
+identity_for() {
+  printf '{"ztAPI":"https://ctrl.test:1280","id":{"cert":"pem:%s","key":"pem:%s"}}\n' "$1" "$1" \
+    >"$E/opt/openziti/etc/identities/monky-host.$1.json"
+  chmod 0600 "$E/opt/openziti/etc/identities/monky-host.$1.json"
+}
+identity_for env-qa-b
+identity_for env-qa-c
+: >"$E/var/log/standin/docker.log"
+# the default instance first (transport proxy, timer), as an existing box has it
+check "E: the default instance (proxy, timer) installs as before" \
+  run_install "$E" --env "$ENV_ID" --site cbs --transport proxy --deb "/srv/release/$VERSION/$(basename "$DEB")"
+check "E: the default instance's proxy file names no ports (its unit keeps 18443/18200)" bash -c "
+  f='$E/etc/default/monky-deployd-proxy'; grep -qx 'MONKY_ZITI_IDENTITY=$IDENT' \$f && ! grep -q PROXY_PORT \$f"
+default_snap() { (cd "$E" && find etc/monky-deployd/config.yaml var/lib/monky-deployd etc/default/monky-deployd-proxy -maxdepth 0 -printf '%p %m %u %g\n' && sha256sum etc/monky-deployd/config.yaml etc/default/monky-deployd-proxy); }
+default_snap >"$WORK/snap-e-default"
+
+check "E: install.sh --instance a (transport system) exits 0" \
+  run_install "$E" --instance a --env env-qa-a --site cbs --transport system --bootstrap-file /root/bootstrap.jwt --bao-ca /root/openbao-ca.pem
+cp "$E/var/log/standin/systemctl.log" "$WORK/systemctl-e-a.log"
+check "E/a: /etc/monky-deployd/a root:monky-deployd 1770, /var/lib/monky-deployd/a monky-deployd 0700" bash -c "
+  [ \"\$(chroot '$E' stat -c '%a %U %G' /etc/monky-deployd/a /var/lib/monky-deployd/a)\" = \"\$(printf '1770 root monky-deployd\n700 monky-deployd monky-deployd')\" ]"
+check "E/a: config.yaml 0640 in the instance's directory, naming its state dir, grant and CA" bash -c "
+  f='$E/etc/monky-deployd/a/config.yaml'
+  [ \"\$(chroot '$E' stat -c '%a %U %G' /etc/monky-deployd/a/config.yaml)\" = '640 root monky-deployd' ] &&
+  grep -qx 'env_id: env-qa-a' \$f && grep -qx 'transport: system' \$f && grep -qx 'state_dir: /var/lib/monky-deployd/a' \$f &&
+  grep -qx 'bootstrap_path: /etc/monky-deployd/a/bootstrap.jwt' \$f && grep -qx '  ca_file: /etc/monky-deployd/a/openbao-ca.pem' \$f &&
+  ! grep -q proxy_port \$f || { cat \$f; exit 1; }"
+check "E/a: grant and CA in the instance's directory" bash -c "
+  [ \"\$(chroot '$E' stat -c '%a %U %G' /etc/monky-deployd/a/bootstrap.jwt /etc/monky-deployd/a/openbao-ca.pem)\" = \"\$(printf '600 monky-deployd monky-deployd\n640 root monky-deployd')\" ] &&
+  [ \"\$(cat '$E/etc/monky-deployd/a/bootstrap.jwt')\" = '$GRANT_JWT' ]"
+check "E/a: the agent, as its own user, reads the instance's config (status --json --config)" bash -c "
+  out=\$(chroot '$E' setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups /usr/bin/monky-deployd --config /etc/monky-deployd/a/config.yaml status --json 2>&1) &&
+  echo \"\$out\" | grep -q '\"env_id\": \"env-qa-a\"' || { echo \"\$out\"; exit 1; }"
+# needs the agent's --instance flag (the agent side of instances)
+check "E/a: the agent finds the instance by name (--instance a status --json)" bash -c "
+  out=\$(chroot '$E' setpriv --reuid=monky-deployd --regid=monky-deployd --init-groups /usr/bin/monky-deployd --instance a status --json 2>&1) &&
+  echo \"\$out\" | grep -q '\"env_id\": \"env-qa-a\"' || { echo \"\$out\"; exit 1; }"
+check "E/a: systemd: the instance's timer on, its other units off, one tick of monky-deployd@a" bash -c "
+  l='$WORK/systemctl-e-a.log'
+  grep -qx 'disable --now monky-deployd-proxy@a.service' \$l &&
+  grep -qx 'disable --now monky-deployd-laptop@a.service monky-deployd-run@a.service' \$l &&
+  grep -qx 'enable --now monky-deployd@a.timer' \$l && [ \"\$(tail -n1 \$l)\" = 'start monky-deployd@a.service' ] || { cat \$l; exit 1; }"
+check "E/a: no unit of the default instance was touched" bash -c "
+  ! grep -E 'monky-deployd(-run|-laptop|-proxy)?\.(service|timer)' '$WORK/systemctl-e-a.log'"
+check "E/a: the default instance's config, state and proxy file are as they were" bash -c "diff '$WORK/snap-e-default' <($(declare -f default_snap); E='$E'; default_snap)"
+snapshot "$E" >"$WORK/snap-e-a"
+check "E/a: the same flags again exit 0 and change nothing" bash -c "
+  $(declare -f run_install in_root); WORK='$WORK'
+  run_install '$E' --instance a --env env-qa-a --site cbs --transport system --bootstrap-file /root/bootstrap.jwt --bao-ca /root/openbao-ca.pem &&
+  grep -q 'nothing to change' '$WORK/install.out'"
+check "E/a: ... not one file, owner, mode or ACL" unchanged_since "$E" "$WORK/snap-e-a"
+
+check "E: install.sh --instance b (transport proxy, service) exits 0" \
+  run_install "$E" --instance b --env env-qa-b --site cbs --transport proxy --mode service
+cp "$E/var/log/standin/systemctl.log" "$WORK/systemctl-e-b.log"
+check "E/b: its proxy gets the first free pair of ports (18444, 18201): environment file and config agree" bash -c "
+  f='$E/etc/default/monky-deployd-proxy-b'; c='$E/etc/monky-deployd/b/config.yaml'
+  [ \"\$(chroot '$E' stat -c '%a %U' /etc/default/monky-deployd-proxy-b)\" = '644 root' ] &&
+  grep -qx 'MONKY_ZITI_IDENTITY=/opt/openziti/etc/identities/monky-host.env-qa-b.json' \$f &&
+  grep -qx 'MONKY_TENANCY_PROXY_PORT=18444' \$f && grep -qx 'MONKY_BAO_PROXY_PORT=18201' \$f &&
+  grep -A2 -x 'tenancy:' \$c | grep -qx '  proxy_port: 18444' && grep -A2 -x 'bao:' \$c | grep -qx '  proxy_port: 18201' || { cat \$f \$c; exit 1; }"
+check "E/b: identity ACLs for the agent and ziti" bash -c "
+  a=\$(chroot '$E' getfacl -cp /opt/openziti/etc/identities/monky-host.env-qa-b.json)
+  echo \"\$a\" | grep -qx 'user:ziti:r--' && echo \"\$a\" | grep -qx 'user:monky-deployd:r--' || { echo \"\$a\"; exit 1; }"
+check "E/b: systemd: its proxy and service on, its timer and laptop off, nothing of a or the default" bash -c "
+  l='$WORK/systemctl-e-b.log'
+  grep -qx 'enable --now monky-deployd-proxy@b.service' \$l && grep -qx 'disable --now monky-deployd@b.timer monky-deployd-laptop@b.service' \$l &&
+  grep -qx 'enable monky-deployd-run@b.service' \$l && [ \"\$(tail -n1 \$l)\" = 'restart monky-deployd-run@b.service' ] &&
+  ! grep -E '@a\.|monky-deployd(-run|-laptop|-proxy)?\.(service|timer)' \$l || { cat \$l; exit 1; }"
+check "E: install.sh --instance c --proxy-ports 18600:18601 (laptop) exits 0" \
+  run_install "$E" --instance c --env env-qa-c --site cbs --transport proxy --laptop --proxy-ports 18600:18601
+check "E/c: the given ports in its environment file and config" bash -c "
+  grep -qx 'MONKY_TENANCY_PROXY_PORT=18600' '$E/etc/default/monky-deployd-proxy-c' &&
+  grep -qx '  proxy_port: 18601' '$E/etc/monky-deployd/c/config.yaml' &&
+  grep -qx 'restart monky-deployd-laptop@c.service' '$E/var/log/standin/systemctl.log'"
+check "E/b: a rerun keeps its ports" bash -c "
+  $(declare -f run_install in_root); WORK='$WORK'
+  run_install '$E' --instance b --env env-qa-b --site cbs --transport proxy --mode service &&
+  grep -qx 'MONKY_TENANCY_PROXY_PORT=18444' '$E/etc/default/monky-deployd-proxy-b'"
+
+snapshot "$E" >"$WORK/snap-e-refusals"
+check "E: a port another instance's proxy has is refused" \
+  expect_fail_with "already another instance's proxy port" run_install "$E" --instance d --env env-qa-d --site cbs --transport proxy --proxy-ports 18444:18700
+check "E: a second instance of one environment is refused" \
+  expect_fail_with "environment env-qa-a already runs on this box \(/etc/monky-deployd/a/config.yaml\)" run_install "$E" --instance d --env env-qa-a --site cbs --transport system
+check "E: a name the default instance uses is refused" \
+  expect_fail_with "is reserved" run_install "$E" --instance releases --env env-qa-d --site cbs --transport system
+check "E: a bad instance name is refused" \
+  expect_fail_with "not a valid instance name" run_install "$E" --instance Qa.1 --env env-qa-d --site cbs --transport system
+check "E: --proxy-ports without --instance is refused" \
+  expect_fail_with "is for an --instance" run_install "$E" --env "$ENV_ID" --site cbs --transport proxy --proxy-ports 18600:18601
+check "E: --remove without --instance is refused" expect_fail_with "remove needs --instance" run_install "$E" --remove
+check "E: --remove with install flags is refused" expect_fail_with "takes only --instance" run_install "$E" --remove --instance a --env env-qa-a
+check "E: --purge without --remove is refused" expect_fail_with "purge goes with --remove" run_install "$E" --instance a --env env-qa-a --site cbs --purge
+check "E: the refusals changed nothing" unchanged_since "$E" "$WORK/snap-e-refusals"
+
+mkdir -p "$E/etc/standin/docker"
+printf 'c0ffee01\n' >"$E/etc/standin/docker/ps.monky-env-qa-a"
+printf 'netaa01\n' >"$E/etc/standin/docker/network.monky-env-qa-a"
+printf 'monky-env-qa-a_data\n' >"$E/etc/standin/docker/volume.monky-env-qa-a"
+others_snap() { (cd "$E" && find etc/monky-deployd/b etc/monky-deployd/c var/lib/monky-deployd/b var/lib/monky-deployd/c etc/default -printf '%p %m %u %g\n' | sort && cat etc/monky-deployd/config.yaml etc/monky-deployd/b/config.yaml etc/default/monky-deployd-proxy-b); }
+others_snap >"$WORK/snap-e-others"
+: >"$E/var/log/standin/docker.log"
+check "E: install.sh --remove --instance a exits 0" run_install "$E" --remove --instance a
+cp "$WORK/install.out" "$WORK/install-e-remove.out"
+check "E/remove a: its units stopped and disabled; no other instance's unit touched" bash -c "
+  l='$E/var/log/standin/systemctl.log'
+  grep -qx 'disable --now monky-deployd@a.timer monky-deployd@a.service monky-deployd-run@a.service monky-deployd-laptop@a.service monky-deployd-proxy@a.service' \$l &&
+  ! grep -E '@[bc]\.|monky-deployd(-run|-laptop|-proxy)?\.(service|timer)' \$l || { cat \$l; exit 1; }"
+check "E/remove a: config, state and containers kept by default, and it says so" bash -c "
+  [ -f '$E/etc/monky-deployd/a/config.yaml' ] && [ -d '$E/var/lib/monky-deployd/a' ] &&
+  ! grep -q ' rm ' '$E/var/log/standin/docker.log' &&
+  grep -q 'kept: /etc/monky-deployd/a, /var/lib/monky-deployd/a and the containers of compose project monky-env-qa-a' '$WORK/install-e-remove.out' ||
+  { cat '$WORK/install-e-remove.out'; exit 1; }"
+check "E/remove a: b, c and the default instance unchanged" bash -c "diff '$WORK/snap-e-others' <($(declare -f others_snap); E='$E'; others_snap)"
+check "E: install.sh --remove --instance a --purge exits 0" run_install "$E" --remove --instance a --purge
+cp "$WORK/install.out" "$WORK/install-e-purge.out"
+check "E/purge a: its containers and networks removed by the project's label, its volumes kept and named" bash -c "
+  l='$E/var/log/standin/docker.log'
+  grep -qx 'ps -aq --filter label=com.docker.compose.project=monky-env-qa-a' \$l && grep -qx 'rm -f c0ffee01' \$l &&
+  grep -qx 'network rm netaa01' \$l && ! grep -q 'volume rm' \$l &&
+  grep -q 'volumes of monky-env-qa-a kept.*monky-env-qa-a_data' '$WORK/install-e-purge.out' || { cat \$l '$WORK/install-e-purge.out'; exit 1; }"
+check "E/purge a: its config and state deleted, its identity kept" bash -c "
+  [ ! -e '$E/etc/monky-deployd/a' ] && [ ! -e '$E/var/lib/monky-deployd/a' ] && [ -s '$E$IDENT' ]"
+check "E/purge a: b, c and the default instance unchanged" bash -c "diff '$WORK/snap-e-others' <($(declare -f others_snap); E='$E'; others_snap)"

@@ -135,7 +135,8 @@ check "unit_sandbox.py compiles" /usr/bin/python3 -m py_compile "$REPO/packaging
 check "notify_probe.py compiles" /usr/bin/python3 -m py_compile "$REPO/packaging/tests/notify_probe.py"
 for f in packaging/install.sh packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm \
          packaging/tests/run.sh packaging/tests/provision.sh packaging/tests/standins/systemctl \
-         packaging/tests/standins/curl packaging/tests/standins/apt-get packaging/tests/install_tests.sh \
+         packaging/tests/standins/curl packaging/tests/standins/apt-get packaging/tests/standins/docker \
+         packaging/tests/install_tests.sh \
          packaging/tests/sandbox_tests.sh packaging/tests/ansible_tests.sh packaging/tests/selfupdate_tests.sh; do
   check "shellcheck $f" shellcheck -x -P "$REPO" "$REPO/$f"
 done
@@ -145,6 +146,9 @@ check "install.sh and maintainer scripts are executable" \
 # ---- 2. systemd units -------------------------------------------------------------------------
 section "systemd units"
 UNITS=(monky-deployd.service monky-deployd.timer monky-deployd-laptop.service monky-deployd-proxy.service monky-deployd-run.service monky-deployd-update.service monky-deployd-update.path)
+# the instance templates (docs/OPERATIONS.md, "Several environments on one box"); verified as
+# instance "qa" (systemd-analyze loads a template only through an instance name)
+TEMPLATES=(monky-deployd@.service monky-deployd@.timer monky-deployd-run@.service monky-deployd-laptop@.service monky-deployd-proxy@.service)
 # verify needs every referenced unit and executable under one root: the host's units, ours, the
 # real binary, and a stand-in for the ziti CLI (not part of this package).
 VR="$WORK/verify-root"
@@ -160,6 +164,7 @@ verify_clean() { # ROOT UNIT: clean = exit 0 and not one line of output
   printf 'rc=%s\n%s\n' "$rc" "$out"; return 1
 }
 for u in "${UNITS[@]}"; do check "systemd-analyze verify $u" verify_clean "$VR" "$u"; done
+for u in "${TEMPLATES[@]}"; do check "systemd-analyze verify ${u/@./@qa.}" verify_clean "$VR" "${u/@./@qa.}"; done
 # The checker itself must be able to fail: a misspelt directive and a missing binary are caught.
 cp "$REPO/packaging/systemd/monky-deployd.service" "$VR/usr/lib/systemd/system/monky-selftest.service"
 sed -i 's/^ProtectHome=yes/ProtectHme=yes/; s#^ExecStart=/usr/bin/monky-deployd#ExecStart=/usr/bin/monky-missing#' \
@@ -240,6 +245,49 @@ check "proxy unit: ziti tunnel proxy as user ziti on the two loopback ports" \
 check "timer: every minute with a randomized per-host delay" \
   unit_has monky-deployd.timer 'OnCalendar=minutely' 'RandomizedDelaySec=50s' 'FixedRandomDelay=yes' 'Unit=monky-deployd.service'
 check "timer calendar expression parses" systemd-analyze calendar minutely
+for u in monky-deployd@.service monky-deployd-run@.service monky-deployd-laptop@.service monky-deployd-proxy@.service; do
+  check "systemd-analyze security $u <= 1.5" exposure_at_most "$REPO/packaging/systemd/$u" 1.5
+done
+# as_template LINE: a line of an unnamed unit as its template twin must carry it (the instance's
+# config dir, state dir, HOME, units and --instance flag)
+as_template() {
+  sed -e 's#^ConditionPathExists=/etc/monky-deployd/config.yaml$#ConditionPathExists=/etc/monky-deployd/%i/config.yaml#' \
+      -e 's#^StateDirectory=monky-deployd$#StateDirectory=monky-deployd/%i#' \
+      -e 's#^ReadWritePaths=/etc/monky-deployd$#ReadWritePaths=/etc/monky-deployd/%i#' \
+      -e 's#^Environment=HOME=/var/lib/monky-deployd$#Environment=HOME=/var/lib/monky-deployd/%i#' \
+      -e 's#^\(ExecStart\|ExecReload\)=/usr/bin/monky-deployd #\1=/usr/bin/monky-deployd --instance %i #' \
+      -e 's#^EnvironmentFile=/etc/default/monky-deployd-proxy$#EnvironmentFile=/etc/default/monky-deployd-proxy-%i#' \
+      -e 's#\bmonky-deployd\(-run\|-laptop\|-proxy\)\?\.\(service\|timer\)\b#monky-deployd\1@%i.\2#g'
+}
+# same_as_twin TEMPLATE TWIN: every setting of the unnamed twin, mapped, is in the template (only
+# Description, and the proxy's ExecStart with its per-instance ports, differ); services add LimitCORE=0
+same_as_twin() {
+  local t="$REPO/packaging/systemd/$1" line want lacking=0
+  while IFS= read -r line; do
+    want=$(printf '%s\n' "$line" | as_template)
+    grep -qxF -- "$want" "$t" || { echo "$1 lacks: $want"; lacking=1; }
+  done < <(grep -Ev '^(#|$|Description=|ExecStart=/usr/bin/ziti )' "$REPO/packaging/systemd/$2")
+  case $1 in *.service) grep -qx 'LimitCORE=0' "$t" || { echo "$1 lacks LimitCORE=0"; lacking=1; } ;; esac
+  return "$lacking"
+}
+for pair in monky-deployd@.service:monky-deployd.service monky-deployd@.timer:monky-deployd.timer \
+            monky-deployd-run@.service:monky-deployd-run.service monky-deployd-laptop@.service:monky-deployd-laptop.service \
+            monky-deployd-proxy@.service:monky-deployd-proxy.service; do
+  check "${pair%%:*}: every setting of ${pair#*:} with the instance's paths" same_as_twin "${pair%%:*}" "${pair#*:}"
+done
+# the checker can fail: a template that writes the whole /etc/monky-deployd is caught
+sed 's#^ReadWritePaths=/etc/monky-deployd/%i$#ReadWritePaths=/etc/monky-deployd#' "$REPO/packaging/systemd/monky-deployd@.service" >"$WORK/wide@.service"
+check "a template writable beyond its instance is told apart (checker self-test)" \
+  bash -c "$(declare -f as_template same_as_twin); REPO='$WORK/selftest'; mkdir -p \$REPO/packaging/systemd; cp '$WORK/wide@.service' \$REPO/packaging/systemd/monky-deployd@.service; cp '$REPO/packaging/systemd/monky-deployd.service' \$REPO/packaging/systemd/; ! same_as_twin monky-deployd@.service monky-deployd.service"
+# shellcheck disable=SC2016 # the unit's own ${...} syntax, not a shell expansion
+check "proxy template: the instance's identity and ports from its environment file" \
+  unit_has monky-deployd-proxy@.service 'User=ziti' 'EnvironmentFile=/etc/default/monky-deployd-proxy-%i' \
+  'ExecStart=/usr/bin/ziti tunnel proxy -i ${MONKY_ZITI_IDENTITY} monky.tenancy.deploy:${MONKY_TENANCY_PROXY_PORT} openbao:${MONKY_BAO_PROXY_PORT}'
+check "instance timer, run and laptop units conflict with their own instance's twins only" bash -c "
+  grep -qx 'Conflicts=monky-deployd-laptop@%i.service monky-deployd-run@%i.service' '$REPO/packaging/systemd/monky-deployd@.timer' &&
+  grep -qx 'Conflicts=monky-deployd@%i.timer monky-deployd@%i.service monky-deployd-laptop@%i.service' '$REPO/packaging/systemd/monky-deployd-run@.service' &&
+  grep -qx 'Conflicts=monky-deployd@%i.timer monky-deployd@%i.service monky-deployd-run@%i.service' '$REPO/packaging/systemd/monky-deployd-laptop@.service' &&
+  grep -qx 'Unit=monky-deployd@%i.service' '$REPO/packaging/systemd/monky-deployd@.timer'"
 
 # ---- 3. the .deb ------------------------------------------------------------------------------
 section ".deb (cargo-deb $CARGO_DEB_VERSION, --no-build, release profile)"
@@ -265,7 +313,7 @@ deb_has() { # MODE PATH
   grep -Eq "^$1 0/0 +[0-9]+ [^ ]+ [^ ]+ \./$2\$" "$WORK/deb-contents" || { echo "missing $1 $2 in:"; cat "$WORK/deb-contents"; return 1; }
 }
 check "deb: binary 0755" deb_has -rwxr-xr-x usr/bin/monky-deployd
-for u in "${UNITS[@]}"; do check "deb: unit $u 0644" deb_has -rw-r--r-- "usr/lib/systemd/system/$u"; done
+for u in "${UNITS[@]}" "${TEMPLATES[@]}"; do check "deb: unit $u 0644" deb_has -rw-r--r-- "usr/lib/systemd/system/$u"; done
 check "deb: one self-contained binary, no libziti.so" bash -c "! grep -q libziti '$WORK/deb-contents'"
 # every shared library the binary needs is from the C library's family: the SDK is inside it
 only_libc_family() {
@@ -300,7 +348,7 @@ DEBN_UP=$(basename "$DEB_UP")
 check "dpkg -i succeeds in a minimal Debian root" in_root "$R" dpkg -i "/tmp/$DEBN"
 check "package is installed at $VERSION" bash -c "[ \"\$(chroot '$R' dpkg-query -W -f='\${Status} \${Version}' monky-deployd)\" = 'install ok installed $VERSION' ]"
 check "binary /usr/bin/monky-deployd 0755 root" stat_is "$R" /usr/bin/monky-deployd "755 root root"
-for u in "${UNITS[@]}"; do check "unit $u 0644 root" stat_is "$R" "/usr/lib/systemd/system/$u" "644 root root"; done
+for u in "${UNITS[@]}" "${TEMPLATES[@]}"; do check "unit $u 0644 root" stat_is "$R" "/usr/lib/systemd/system/$u" "644 root root"; done
 check "the installed binary reports the embedded SDK in the root" bash -c "chroot '$R' /usr/bin/monky-deployd version | grep -q 'ziti sdk: 1.18.2'"
 check "monky-deployd version runs in the Debian root" bash -c "out=\$(chroot '$R' /usr/bin/monky-deployd version) && echo \"\$out\" && echo \"\$out\" | grep -qF '$VERSION'"
 check "user monky-deployd: system uid, home = state dir, no login shell" bash -c "
@@ -329,6 +377,7 @@ check "package now at $UPGRADE_VERSION" bash -c "[ \"\$(chroot '$R' dpkg-query -
 cp -an /usr/lib/systemd/system/. "$R/usr/lib/systemd/system/"
 printf '#!/bin/sh\n' >"$R/usr/bin/ziti"; chmod 0755 "$R/usr/bin/ziti"
 for u in "${UNITS[@]}"; do check "systemd-analyze verify $u as installed in the root" verify_clean "$R" "$u"; done
+for u in "${TEMPLATES[@]}"; do check "systemd-analyze verify ${u/@./@qa.} as installed in the root" verify_clean "$R" "${u/@./@qa.}"; done
 check "dpkg --remove keeps config and token" bash -c "chroot '$R' dpkg --remove monky-deployd >/dev/null && [ -f '$R/etc/monky-deployd/config.yaml' ] && [ -f '$R/var/lib/monky-deployd/bao.token' ] && [ ! -e '$R/usr/bin/monky-deployd' ]"
 check "dpkg --purge (retire) deletes config, token and state; the user stays" bash -c "chroot '$R' dpkg --purge monky-deployd >/dev/null && [ ! -e '$R/etc/monky-deployd' ] && [ ! -e '$R/var/lib/monky-deployd' ] && chroot '$R' getent passwd monky-deployd >/dev/null"
 

@@ -228,8 +228,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         drop(guard);
         match config {
             Ok((normalised, warnings)) => {
-                // the normalised config carries every interpolated secret: scrubbed on drop
-                let normalised = Zeroizing::new(normalised);
+                // the normalised config carries every interpolated secret: a `Zeroizing`
+                // buffer from compose's stdout on (`Compose::config`), scrubbed on drop
                 if !warnings.trim().is_empty() {
                     warn!("compose config: {}", warnings.trim());
                 }

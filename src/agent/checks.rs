@@ -98,7 +98,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             ]),
             engine_paths: both(engine),
             privileged,
-            reserved_ports: self.cfg.reserved_ports(),
+            reserved_ports: self.reserved_ports(),
             limits: self.cfg.limits(),
             image_ledger: Some(
                 self.cfg
@@ -108,6 +108,19 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             net: Some(net),
             require_image_digests: self.cfg.require_image_digests,
         }
+    }
+
+    /// This instance's reserved ports and every other instance's on the box (their transport
+    /// ports and `reserved_ports`): one instance's bundle never publishes another's.
+    pub(super) fn reserved_ports(&self) -> Vec<u16> {
+        let peers = self.now.peer_ports.get_or_init(|| {
+            crate::host::instance::peer_ports(&crate::host::instance::others(&self.cfg.instance))
+        });
+        let mut v = self.cfg.reserved_ports();
+        v.extend(peers);
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     /// The second privilege pass's view: compose resolved relative paths against `project_dir`.

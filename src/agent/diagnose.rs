@@ -48,6 +48,60 @@ pub struct Links {
     pub bao_rtt_ms: Option<u64>,
     pub bao_state: String,
     pub token_ttl_s: Option<u64>,
+    /// The transport's egress route (direct when none applies).
+    pub egress: crate::wire::egress::Egress,
+}
+
+/// The `egress` part of the bundle: which way each transport target goes, and whether dockerd
+/// has a proxy of its own (registry pulls are dockerd's), with a warning when the agent uses a
+/// proxy and dockerd has none.
+pub async fn egress_section<E: EngineApi>(
+    cfg: &Config,
+    egress: &crate::wire::egress::Egress,
+    engine: &E,
+) -> Value {
+    let route = |host: &str, proxy_port: u16| match cfg.transport {
+        Transport::System => egress.describe_for(host),
+        Transport::Proxy => format!("direct (loopback 127.0.0.1:{proxy_port}: never proxied)"),
+        // the services are dialled through the mesh; the controller's line is the sdk's
+        Transport::Sdk => "over the Ziti mesh".to_string(),
+    };
+    let mut targets = vec![
+        json!({"target": "tenancy", "host": cfg.tenancy.host, "port": cfg.tenancy.port,
+            "route": route(&cfg.tenancy.host, cfg.tenancy.proxy_port)}),
+        json!({"target": "openbao", "host": cfg.bao.host, "port": cfg.bao.port,
+            "route": route(&cfg.bao.host, cfg.bao.proxy_port)}),
+    ];
+    // hook (issue 34, sdk): the controller (and edge routers) through the SDK's connector
+    sdk_egress_targets(cfg, egress, &mut targets);
+    let agent_proxy = egress.proxy().filter(|_| cfg.transport != Transport::Proxy);
+    let dockerd = match engine.proxy_settings().await {
+        Ok(p) => json!({"http_proxy": p.http_proxy, "https_proxy": p.https_proxy,
+            "no_proxy": p.no_proxy, "any": p.any()}),
+        Err(e) => json!({"error": e.to_string()}),
+    };
+    let warning = (agent_proxy.is_some() && dockerd["any"] == false).then(|| {
+        "the agent uses an egress proxy but dockerd has none: image pulls are dockerd's and \
+         will not reach a registry outside; give dockerd a proxy \
+         (/etc/systemd/system/docker.service.d/http-proxy.conf, docs/OPERATIONS.md)"
+            .to_string()
+    });
+    json!({
+        "proxy": agent_proxy.map(|p| p.shown()),
+        "basic_auth": agent_proxy.map(|p| p.credentials.is_some()),
+        "targets": targets,
+        "dockerd": dockerd,
+        "warning": warning,
+    })
+}
+
+/// The `sdk` transport's own targets (controller, edge routers): added where that transport
+/// reaches them through the egress proxy. None yet.
+fn sdk_egress_targets(
+    _cfg: &Config,
+    _egress: &crate::wire::egress::Egress,
+    _targets: &mut Vec<Value>,
+) {
 }
 
 /// The bundle: gathered from the engine and `state.json`, redacted, cut to fit.
@@ -97,6 +151,7 @@ pub async fn gather<E: EngineApi>(
             })
         })
         .collect();
+    let egress = egress_section(cfg, &links.egress, engine).await;
     let mut v = json!({
         "agent": {
             "version": VERSION,
@@ -125,6 +180,7 @@ pub async fn gather<E: EngineApi>(
             "tenancy": {"rtt_ms": links.tenancy_rtt_ms, "state": links.tenancy_state},
             "openbao": {"rtt_ms": links.bao_rtt_ms, "state": links.bao_state},
         },
+        "egress": egress,
         // a plan needs the desired bundle (up to 16 MiB) and compose's `config`: not cheap
         // enough for a support bundle; `monky-deployd plan --json` on the box does it
         "plan": null,
@@ -166,6 +222,43 @@ pub fn text(v: &Value) -> String {
     for l in ["tenancy", "openbao"] {
         let x = &v["links"][l];
         let _ = writeln!(o, "{l:<14} {} ({} ms)", s(&x["state"]), s(&x["rtt_ms"]));
+    }
+    let e = &v["egress"];
+    let _ = writeln!(
+        o,
+        "egress proxy   {}",
+        match e["proxy"].as_str() {
+            Some(p) if e["basic_auth"] == true => format!("{p} (Basic auth)"),
+            Some(p) => p.to_string(),
+            None => "none".into(),
+        }
+    );
+    for t in e["targets"].as_array().into_iter().flatten() {
+        let _ = writeln!(o, "  {:<12} {}", s(&t["target"]), s(&t["route"]));
+    }
+    let d = &e["dockerd"];
+    let _ = writeln!(
+        o,
+        "dockerd proxy  {}",
+        if let Some(err) = d["error"].as_str() {
+            format!("unknown ({err})")
+        } else if d["any"] == true {
+            let or_dash = |x: &Value| match x.as_str() {
+                Some("") | None => "-".to_string(),
+                Some(t) => t.to_string(),
+            };
+            format!(
+                "https {} http {} no_proxy {}",
+                or_dash(&d["https_proxy"]),
+                or_dash(&d["http_proxy"]),
+                or_dash(&d["no_proxy"])
+            )
+        } else {
+            "none".into()
+        }
+    );
+    if let Some(w) = e["warning"].as_str() {
+        let _ = writeln!(o, "WARNING        {w}");
     }
     let _ = writeln!(
         o,
@@ -386,6 +479,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 Err(e) => format!("lookup-self failed: {e}"),
             },
             token_ttl_s: ttl.ok(),
+            egress: self.egress.clone(),
         };
         let compose = match Compose::detect(
             &self.cfg,

@@ -122,6 +122,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     "off",
                     "agent_signing_keys is empty: self-update is off".into(),
                 ),
+                Step::Elsewhere(by) => (
+                    "off",
+                    format!("instance {by} stages this box's agent updates, not this one"),
+                ),
                 Step::Keep => ("keep", "the running version".into()),
                 Step::Reverted(v) => (
                     "reverted",

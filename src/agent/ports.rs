@@ -117,6 +117,10 @@ pub trait EngineApi {
         let _ = project;
         Ok(Vec::new())
     }
+    /// dockerd's own proxy settings (`GET /info`), for diagnostics.
+    async fn proxy_settings(&self) -> Result<runtime::EngineProxy, RuntimeError> {
+        Err(unsupported("proxy settings"))
+    }
     /// A container's inspect document.
     async fn inspect(&self, c: &Container) -> Result<serde_json::Value, RuntimeError> {
         Err(unsupported(&c.id))
@@ -245,6 +249,9 @@ impl EngineApi for Engine {
     }
     async fn prune_images(&self) -> Result<u64, RuntimeError> {
         Engine::prune_images(self).await
+    }
+    async fn proxy_settings(&self) -> Result<runtime::EngineProxy, RuntimeError> {
+        Engine::proxy_settings(self).await
     }
     async fn all_containers_raw(&self) -> Result<Vec<serde_json::Value>, RuntimeError> {
         Engine::all_containers_raw(self).await

@@ -208,6 +208,14 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             };
             names.extend(refs);
         }
+        // what the box's other instances run or may roll back to (PROTOCOL 0.5)
+        let Some(refs) = peer_images(&self.cfg.instance) else {
+            warn!(
+                "reclaim: cannot tell which images the other instances may use; no image removed"
+            );
+            return;
+        };
+        names.extend(refs);
         // a name counts for the image it names now (what a recreate would run)
         for r in names {
             match self.engine.image(&r).await {
@@ -287,6 +295,37 @@ pub(super) fn containers_images(cs: &[serde_json::Value]) -> (BTreeSet<String>, 
         }
     }
     (ids, names)
+}
+
+/// The image references every release directory of the box's other instances names (each
+/// still on disk is one it runs or may roll back to; its own reclaim dropped the rest), read
+/// from their state dirs (the same Unix user's). `None` when one cannot be read: a config that
+/// does not load, a state dir or release that cannot be read, an interpolated image.
+pub(super) fn peer_images(me: &crate::host::instance::Instance) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for p in crate::host::instance::others(me) {
+        let c = match &p.config {
+            Ok(c) => c,
+            Err(e) => {
+                warn!("reclaim: instance {}: {e}", p.instance.display());
+                return None;
+            }
+        };
+        for rel in crate::host::instance::peer_release_dirs(c)? {
+            match release_images(&rel) {
+                Some(refs) => out.extend(refs),
+                None => {
+                    warn!(
+                        "reclaim: instance {}'s release {} names images that cannot be read",
+                        p.instance.display(),
+                        rel.display()
+                    );
+                    return None;
+                }
+            }
+        }
+    }
+    Some(out)
 }
 
 /// `disk_reclaim_below`, or the `need_bytes` of the release at `running` × 1.5 + 2 GiB (the

@@ -33,6 +33,8 @@ pub fn status_value(
     let high_water = st.high_water_mark(&cfg.high_water_path());
     serde_json::json!({
         "env_id": cfg.env_id,
+        // the box's instance this is ("" = the default one)
+        "instance": cfg.instance.label(),
         "agent_version": VERSION,
         "transport": cfg.transport.as_str(),
         "transport_detail": transport_detail,

@@ -23,6 +23,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         // whatever this tick does, what the running release holds is masked in all it prints
         register_env_values(&self.running_release());
         register_docker_config(&self.cfg.docker_config_dir());
+        self.egress.register_secrets();
         let started = std::time::Instant::now();
         self.now = TickCtx::start(self.cfg.tick_budget_s);
         let applied_before = self.state.applied_sha.clone();
@@ -166,6 +167,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 .as_ref()
                 .map(|t| seconds_between(now, t.expires_at)),
             containers: &containers,
+            instance: self.cfg.instance.label(),
         });
         let path = Path::new(&self.cfg.metrics_textfile);
         if let Err(e) = crate::host::metrics::write(path, &text) {

@@ -50,6 +50,8 @@ impl Unstaged {
 pub(super) enum Step {
     /// No `agent_signing_keys`: self-update is off.
     Off,
+    /// Another instance of the box stages the box's agent updates (named).
+    Elsewhere(String),
     /// No offer, or the running version.
     Keep,
     /// Reverted on this box; waits for tenancy to name another version.
@@ -67,6 +69,9 @@ pub(super) enum Step {
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// What this tick would do about `offer` (the tick and `plan` both ask).
     pub(super) fn update_step(&self, offer: Option<&AgentOffer>, urgent: bool) -> Step {
+        if let Some(by) = &self.update_elsewhere {
+            return Step::Elsewhere(by.clone());
+        }
         if self.agent_keys.is_empty() {
             return Step::Off;
         }

@@ -37,6 +37,13 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     let engine = runtime::Engine::new(cfg.docker_socket());
     let containers = engine.containers(&cfg.compose_project).await;
     let conn = remotes::connector(&cfg);
+    let egress = conn
+        .as_ref()
+        .ok()
+        .and_then(|c| c.egress().cloned())
+        .unwrap_or_default();
+    // the proxy password is masked in whatever this prints
+    egress.register_secrets();
     let (transport_ok, token_ttl, tenancy_reach) = match &conn {
         Ok(c) => {
             let cl = remotes::clients(&cfg, c);
@@ -57,7 +64,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
                         Ok(Err(e)) => format!("unreachable: {e}"),
                         Err(_) => "unreachable: timed out".to_string(),
                     };
-                    reach.push((http.label(), ok));
+                    reach.push((http.label(), redact::redact(&ok)));
                 }
             }
             (Ok(c.describe()), ttl, reach)
@@ -77,6 +84,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     // which mode runs: the service leaves its pid in service.json; otherwise the timer's
     // oneshot (or nothing) runs the ticks
     let svc = crate::cli::service::running(&cfg.state_dir);
+    v["egress_proxy"] = serde_json::json!(egress.proxy().map(|p| p.shown()));
     v["run_mode"] = match &svc {
         Some(d) => serde_json::json!({"mode": d.mode, "pid": d.pid, "since": d.started_at,
             "ticks": d.ticks, "last_tick_at": d.last_tick_at, "last_exit": d.last_exit,
@@ -124,6 +132,9 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
                 .unwrap_or_else(|| "never".into())
         };
         println!("env            {}", cfg.env_id);
+        if let Some(n) = &cfg.instance.name {
+            println!("instance       {n} (`monky-deployd instances` lists the box's)");
+        }
         println!("agent          {}", agent::VERSION);
         match &svc {
             Some(d) => println!(
@@ -144,6 +155,17 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         );
         for (l, s) in &tenancy_reach {
             println!("  {l:<12} {s}");
+        }
+        if let Some(p) = egress.proxy() {
+            println!(
+                "egress proxy   {}{}",
+                p.shown(),
+                if p.credentials.is_some() {
+                    " (Basic auth)"
+                } else {
+                    ""
+                }
+            );
         }
         println!(
             "token          {}{}",
@@ -235,8 +257,15 @@ pub async fn diagnose(cfg: Config, json: bool) -> Exit {
         bao_rtt_ms: None,
         bao_state: "not probed".into(),
         token_ttl_s: None,
+        egress: Default::default(),
     };
-    match remotes::connector(&cfg).map(|c| remotes::clients(&cfg, &c)) {
+    let conn = remotes::connector(&cfg);
+    if let Some(e) = conn.as_ref().ok().and_then(|c| c.egress()) {
+        // the proxy password is masked in the bundle printed below
+        e.register_secrets();
+        links.egress = e.clone();
+    }
+    match conn.map(|c| remotes::clients(&cfg, &c)) {
         Ok(Ok(cl)) => {
             (links.tenancy_rtt_ms, links.tenancy_state) = probe_timed(cl.tenancy().http()).await;
             (links.bao_rtt_ms, links.bao_state) = probe_timed(cl.bao().http()).await;
@@ -276,4 +305,124 @@ async fn probe_timed(http: &crate::wire::http::HttpClient) -> (Option<u64>, Stri
         Ok(Err(e)) => (None, format!("unreachable: {e}")),
         Err(_) => (None, "unreachable: timed out".to_string()),
     }
+}
+
+/// One row of `instances`: what an instance's config and state files say (no network).
+pub fn instance_row(p: &crate::host::instance::Peer) -> serde_json::Value {
+    let name = p.instance.display();
+    let cfg = match &p.config {
+        Ok(c) => c,
+        Err(e) => {
+            return serde_json::json!({"instance": name, "config": p.instance.config_path(),
+                "state": format!("config error: {}", redact::redact(e))})
+        }
+    };
+    let path = cfg.state_path();
+    let st = state::State::load(&path);
+    // state.json is written at the end of every tick
+    let last_tick = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    let what = match &st {
+        Err(e) => format!("state unreadable: {e}"),
+        Ok(_) if last_tick.is_none() => "never ticked".into(),
+        Ok(s) => match (&s.last_result, &s.last_error) {
+            (Some(r), Some(e)) if r != "applied" => format!("{r}: {e}"),
+            (Some(r), _) => r.clone(),
+            (None, Some(e)) => e.clone(),
+            (None, None) => s.last_action.clone().unwrap_or_else(|| "-".into()),
+        },
+    };
+    let st = st.unwrap_or_default();
+    serde_json::json!({
+        "instance": name,
+        "config": cfg.path,
+        "env_id": cfg.env_id,
+        "transport": cfg.transport.as_str(),
+        "state_dir": cfg.state_dir,
+        "compose_project": cfg.compose_project,
+        "last_tick": last_tick,
+        "applied_sha": st.applied_sha,
+        "desired_sha": st.desired_sha,
+        "in_sync": st.applied_sha.is_some() && st.applied_sha == st.desired_sha,
+        "state": redact::redact(&what),
+    })
+}
+
+/// `monky-deployd instances` (and `status --all`): every instance on the box in one table, from
+/// their config and state files. Exit 0; 1 when no instance is configured.
+pub fn instances(etc_dir: &std::path::Path, json: bool) -> Exit {
+    let rows: Vec<serde_json::Value> = crate::host::instance::all(etc_dir)
+        .iter()
+        .map(instance_row)
+        .collect();
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "instances": rows }))
+                .unwrap_or_default()
+        );
+    } else {
+        print!("{}", instances_table(&rows));
+    }
+    if rows.is_empty() {
+        eprintln!(
+            "monky-deployd: no instance is configured in {}",
+            etc_dir.display()
+        );
+        return Exit::Fail;
+    }
+    Exit::Ok
+}
+
+/// The rows as an aligned text table.
+pub fn instances_table(rows: &[serde_json::Value]) -> String {
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
+    let mut lines = vec![[
+        "INSTANCE",
+        "ENV",
+        "TRANSPORT",
+        "LAST TICK",
+        "APPLIED",
+        "STATE",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for r in rows {
+        lines.push(vec![
+            text(&r["instance"]),
+            text(&r["env_id"]),
+            text(&r["transport"]),
+            r["last_tick"]
+                .as_i64()
+                .map_or_else(|| "never".into(), crate::boundary::statement::rfc3339),
+            crate::wire::tenancy::short(r["applied_sha"].as_str()),
+            text(&r["state"]),
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in lines {
+        let mut line = String::new();
+        for (i, cell) in l.iter().enumerate() {
+            if i + 1 == l.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }

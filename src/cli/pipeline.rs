@@ -9,6 +9,7 @@ use base64::Engine;
 use ed25519_dalek::{Signer, SigningKey};
 use zeroize::Zeroizing;
 
+use crate::agent::Exit;
 use crate::wire::tenancy::SignatureWire;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
@@ -179,6 +180,46 @@ pub fn sign_package(
     Ok(sign(key, key_id, sha, bytes))
 }
 
+/// `monky-deployd sign-statement`: the public half of `key` with `public`, else the signed
+/// statement of the bundle (`(env, dir)`) or of the agent package, printed as JSON. An error
+/// goes to stderr: bad input and an unreadable artefact alike exit 1.
+pub fn sign_statement(
+    key: &Path,
+    key_id: &str,
+    bundle: Option<(&str, &Path)>,
+    package: Option<&Path>,
+    life_s: u64,
+    public: bool,
+) -> Exit {
+    let fail = |e: PipelineError| {
+        eprintln!("monky-deployd sign-statement: {e}");
+        Exit::Fail
+    };
+    let k = match load_key(key) {
+        Ok(k) => k,
+        Err(e) => return fail(e),
+    };
+    if public {
+        println!("{}", public_key(&k));
+        return Exit::Ok;
+    }
+    let now = i64::try_from(crate::base::clock::now()).unwrap_or(i64::MAX);
+    let signed = match (bundle, package) {
+        (Some((env, dir)), None) => sign_bundle(&k, key_id, env, dir, now, life_s),
+        (None, Some(deb)) => sign_package(&k, key_id, "dpkg-deb", deb, now, life_s),
+        _ => Err(PipelineError::Input(
+            "give --env with --bundle-dir, or --package".into(),
+        )),
+    };
+    match signed {
+        Ok(s) => {
+            println!("{}", serde_json::to_string_pretty(&s).expect("json"));
+            Exit::Ok
+        }
+        Err(e) => fail(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,5 +267,28 @@ mod tests {
         assert_eq!(st.expires_at, 1_800_003_600);
         std::fs::remove_file(b.join("bundle.json")).unwrap();
         assert!(sign_bundle(&k, "r", "e", &b, 0, 1).is_err());
+    }
+    #[test]
+    fn the_command_exits_1_on_bad_input_and_0_when_it_signs() {
+        let d = tempfile::tempdir().unwrap();
+        let key = d.path().join("release.key");
+        std::fs::write(&key, B64.encode([7u8; 32])).unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(sign_statement(&key, "r", None, None, 60, true), Exit::Fail);
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(sign_statement(&key, "r", None, None, 60, true), Exit::Ok);
+        // neither a bundle nor a package
+        assert_eq!(sign_statement(&key, "r", None, None, 60, false), Exit::Fail);
+        let b = d.path().join("b");
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(b.join("compose.yaml"), b"services: {}\n").unwrap();
+        // no bundle.json: the artefact is refused
+        let bundle = Some(("env-qa-02", b.as_path()));
+        assert_eq!(
+            sign_statement(&key, "r", bundle, None, 60, false),
+            Exit::Fail
+        );
+        std::fs::write(b.join("bundle.json"), br#"{"serial": 3}"#).unwrap();
+        assert_eq!(sign_statement(&key, "r", bundle, None, 60, false), Exit::Ok);
     }
 }

@@ -256,6 +256,9 @@ pub struct Config {
     pub log_level: LogLevel,
     #[serde(skip)]
     pub path: PathBuf,
+    /// Which instance of the box this is (`--instance`); the default one unless named.
+    #[serde(skip)]
+    pub instance: crate::host::instance::Instance,
 }
 
 impl Default for Config {
@@ -309,20 +312,40 @@ impl Default for Config {
             diagnostics_min_interval_s: 600,
             log_level: LogLevel::Info,
             path: PathBuf::new(),
+            instance: Default::default(),
         }
     }
 }
 
 impl Config {
+    /// The config of this process's instance ([`crate::host::instance::current`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        Config::load_for(path, crate::host::instance::current())
+    }
+
+    /// The config of `instance`: a named one's `state_dir` and `bootstrap_path` default to its
+    /// own (`/var/lib/monky-deployd/<name>`, `/etc/monky-deployd/<name>/bootstrap.jwt`); a key
+    /// the file sets wins.
+    pub fn load_for(
+        path: &Path,
+        instance: &crate::host::instance::Instance,
+    ) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|err| ConfigError::Read {
             path: path.display().to_string(),
             err,
         })?;
-        Config::parse(&text, path)
+        Config::parse_for(&text, path, instance)
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        Config::parse_for(text, path, &Default::default())
+    }
+
+    pub fn parse_for(
+        text: &str,
+        path: &Path,
+        instance: &crate::host::instance::Instance,
+    ) -> Result<Config, ConfigError> {
         let invalid = |msg: String| ConfigError::Invalid {
             path: path.display().to_string(),
             msg,
@@ -335,6 +358,18 @@ impl Config {
             serde_yaml_ng::from_str(text).map_err(|e| invalid(e.to_string()))?
         };
         cfg.path = path.to_path_buf();
+        if instance.name.is_some() {
+            // which keys the file sets itself (it parsed above, so this does too)
+            let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).unwrap_or_default();
+            let set = |k: &str| doc.get(k).is_some();
+            if !set("state_dir") {
+                cfg.state_dir = instance.default_state_dir();
+            }
+            if !set("bootstrap_path") {
+                cfg.bootstrap_path = instance.default_bootstrap_path();
+            }
+        }
+        cfg.instance = instance.clone();
         cfg.validate().map_err(|e| invalid(e.to_string()))?;
         Ok(cfg)
     }

@@ -51,6 +51,9 @@ pub struct Snapshot<'a> {
     pub containers: &'a [Container],
     /// When the running release's statement expires (PROTOCOL 0.5); `None`: it has none.
     pub statement_expires_at: Option<i64>,
+    /// The instance's name: an `instance` label on every series; "" (the default instance)
+    /// adds none, so a single-instance box's series and dashboards stay as they were.
+    pub instance: &'a str,
 }
 
 fn label(v: &str) -> String {
@@ -246,7 +249,45 @@ pub fn render(s: &Snapshot) -> String {
             label(&h)
         );
     }
-    o
+    if s.instance.is_empty() {
+        o
+    } else {
+        with_instance(&o, s.instance)
+    }
+}
+
+/// `text` with `instance="<name>"` as the first label of every sample line (comments as they
+/// are).
+pub fn with_instance(text: &str, name: &str) -> String {
+    let tag = format!("instance=\"{}\"", label(name));
+    let mut out = String::with_capacity(text.len() + text.lines().count() * (tag.len() + 3));
+    for line in text.split_inclusive('\n') {
+        if line.starts_with('#') || line.trim().is_empty() {
+            out.push_str(line);
+            continue;
+        }
+        // a metric name has no '{' nor ' ': the first of them ends it
+        match line.find(['{', ' ']) {
+            Some(i) if line[i..].starts_with("{}") => {
+                out.push_str(&line[..i]);
+                out.push_str(&format!("{{{tag}}}"));
+                out.push_str(&line[i + 2..]);
+            }
+            Some(i) if line[i..].starts_with('{') => {
+                out.push_str(&line[..=i]);
+                out.push_str(&tag);
+                out.push(',');
+                out.push_str(&line[i + 1..]);
+            }
+            Some(i) => {
+                out.push_str(&line[..i]);
+                out.push_str(&format!("{{{tag}}}"));
+                out.push_str(&line[i..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// Clock skew, disk free and reclaim (issue 22): a gauge left out while unmeasured, so an
@@ -320,6 +361,7 @@ mod tests {
             token_ttl_s: Some(100),
             containers: &cs,
             statement_expires_at: Some(1_796_500_000),
+            instance: "",
         });
         assert!(
             t.contains("monky_deployd_ticks_total{exit_code=\"0\"} 3\n"),
@@ -337,6 +379,70 @@ mod tests {
         assert!(!t.contains("\nmonky_deployd_docker_free_bytes "), "{t}");
         assert!(t.contains("monky_deployd_reclaimed_bytes_total 0\n"));
         assert!(t.contains("monky_deployd_statement_expires_timestamp_seconds 1796500000\n"));
+    }
+
+    /// A named instance labels every sample; the default instance's file is unchanged.
+    #[test]
+    fn every_series_of_a_named_instance_carries_its_name() {
+        let mut c = Counters::default();
+        c.ticks.insert("0".into(), 2);
+        c.clock_skew_s = Some(3);
+        let cs = vec![Container {
+            service: "web".into(),
+            state: "running".into(),
+            health: "healthy".into(),
+            ..Default::default()
+        }];
+        let snap = |instance| Snapshot {
+            version: "0.5.0",
+            transport: "system",
+            ziti_sdk: "none",
+            duration_s: 0.5,
+            end_time: 1,
+            exit_code: 0,
+            counters: &c,
+            applied_serial: None,
+            in_sync: false,
+            agent_desired: None,
+            token_ttl_s: None,
+            containers: &cs,
+            statement_expires_at: None,
+            instance,
+        };
+        let plain = render(&snap(""));
+        let qa = render(&snap("qa"));
+        let samples = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(String::from)
+                .collect()
+        };
+        assert!(!plain.contains("instance="), "{plain}");
+        assert_eq!(samples(&plain).len(), samples(&qa).len());
+        for (p, q) in samples(&plain).iter().zip(samples(&qa)) {
+            assert!(q.contains("instance=\"qa\""), "{q}");
+            // the same series with the label added, the same value
+            let (name, rest) = p.split_once(['{', ' ']).unwrap();
+            assert!(
+                q.starts_with(&format!("{name}{{instance=\"qa\"")),
+                "{q} vs {p}"
+            );
+            assert_eq!(p.rsplit(' ').next(), q.rsplit(' ').next());
+            let _ = rest;
+        }
+        assert!(qa.contains("monky_deployd_ticks_total{instance=\"qa\",exit_code=\"0\"} 2\n"));
+        assert!(qa.contains("monky_deployd_last_exit_code{instance=\"qa\"} 0\n"));
+        assert!(qa.contains("monky_deployd_clock_skew_seconds{instance=\"qa\"} 3\n"));
+        // comments are untouched
+        assert_eq!(
+            plain
+                .lines()
+                .filter(|l| l.starts_with('#'))
+                .collect::<Vec<_>>(),
+            qa.lines()
+                .filter(|l| l.starts_with('#'))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]

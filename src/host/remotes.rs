@@ -15,10 +15,13 @@ use crate::wire::http::HttpClient;
 use crate::wire::tenancy::Tenancy;
 use crate::wire::transport::{self, Dialer, Endpoint, TransportError};
 
-/// The configured transport, which makes each endpoint's connector.
+/// The configured transport, which makes each endpoint's connector. `system` gets the box's
+/// egress route here, once (an unusable credentials file is a setup failure, exit 1).
 pub fn connector(cfg: &Config) -> Result<Dialer, TransportError> {
     Ok(match cfg.transport {
-        Transport::System => Dialer::System,
+        Transport::System => {
+            Dialer::System(egress(cfg).map_err(|e| TransportError::setup(e.to_string()))?)
+        }
         Transport::Proxy => Dialer::Proxy,
         Transport::Sdk => Dialer::Sdk(Arc::new({
             // process-wide, for contexts loaded from now on (a reload that changes it re-executes)

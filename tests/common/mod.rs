@@ -386,6 +386,33 @@ pub fn run_bin_opts(config: &Path, args: &[&str], env: &[(&str, &str)], gid: Opt
     }
 }
 
+/// Several instances on one box (issue 34): `etc` stands for /etc/monky-deployd; the stack's
+/// config is linked in as `<etc>/<name>/config.yaml`, where `--instance <name>` finds it.
+pub fn link_instance(etc: &Path, name: &str, s: &Stack) {
+    std::fs::create_dir_all(etc.join(name)).unwrap();
+    std::os::unix::fs::symlink(s.config_path(), etc.join(name).join("config.yaml")).unwrap();
+}
+
+/// The binary as instance `name` of the box whose configs are in `etc` (no `--config`: the
+/// instance's own path is used), with `env` set.
+pub fn run_instance(etc: &Path, name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let _box = box_shared();
+    let o = Command::new(BIN)
+        .arg("--etc-dir")
+        .arg(etc)
+        .args(["--instance", name])
+        .args(args)
+        .envs(env.iter().copied())
+        .env_remove("MONKY_LOG")
+        .output()
+        .expect("run monky-deployd");
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
 pub fn mode(p: &Path) -> u32 {
     std::fs::symlink_metadata(p)
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))

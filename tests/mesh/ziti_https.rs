@@ -231,7 +231,7 @@ async fn https_over_system_dns_and_tcp() {
     let f = fixture();
     let t0 = Instant::now();
     let body = https_get(
-        &Dialer::System,
+        &Dialer::system(),
         endpoint(&f.service, f.server.port, 1),
         &f.pki.ca(),
     )

@@ -12,9 +12,11 @@ mod common;
 
 mod boundary;
 mod care;
+mod egress;
 mod faults;
 mod guard;
 mod host_shared;
+mod instances;
 mod invariant;
 mod metrics;
 mod netpool;

@@ -87,6 +87,7 @@ fn gather_busy(n: usize, bytes: usize) -> (Value, usize) {
         bao_rtt_ms: None,
         bao_state: String::new(),
         token_ttl_s: None,
+        egress: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -249,4 +250,112 @@ fn a_bundle_over_the_limit_loses_log_text_first_and_says_so() {
     fit(&mut small, 10_000);
     assert_eq!(small["truncated"], false);
     assert_eq!(small["services"][0]["log_tail"], "short");
+}
+
+/// An engine with no containers and the given proxy settings.
+struct Proxied(runtime::EngineProxy);
+
+impl EngineApi for Proxied {
+    async fn containers(&self, _p: &str) -> Result<Vec<Container>, RuntimeError> {
+        Ok(Vec::new())
+    }
+    async fn containers_raw(&self, _p: &str) -> Result<Vec<Value>, RuntimeError> {
+        Ok(Vec::new())
+    }
+    async fn diagnose(&self, _c: &Container) -> String {
+        String::new()
+    }
+    async fn restarts(&self, _c: &Container) -> Option<u64> {
+        None
+    }
+    async fn last_exit(&self, _c: &Container, _s: u64) -> Option<i64> {
+        None
+    }
+    async fn docker_root(&self) -> Result<PathBuf, RuntimeError> {
+        Ok("/nonexistent".into())
+    }
+    async fn prune_images(&self) -> Result<u64, RuntimeError> {
+        Ok(0)
+    }
+    async fn proxy_settings(&self) -> Result<runtime::EngineProxy, RuntimeError> {
+        Ok(self.0.clone())
+    }
+}
+
+#[test]
+fn the_bundle_says_each_route_and_warns_when_dockerd_has_no_proxy() {
+    use crate::wire::egress::{Credentials, Egress, NoProxy, ProxyRoute};
+    let pw = "Egress-pw-in-no-bundle7";
+    let egress = Egress::new(
+        Some(ProxyRoute {
+            host: "proxy.corp".into(),
+            port: 3128,
+            credentials: Some(Credentials::parse(&format!("bob:{pw}")).unwrap()),
+        }),
+        NoProxy::parse(["bao.internal"]).unwrap(),
+    );
+    egress.register_secrets();
+    let mut cfg = Config {
+        transport: Transport::System,
+        ..Config::default()
+    };
+    cfg.tenancy.host = "tenancy.example".into();
+    cfg.bao.host = "bao.internal".into();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let none = Proxied(Default::default());
+    let e = rt.block_on(egress_section(&cfg, &egress, &none));
+    assert_eq!(e["proxy"], "http://proxy.corp:3128");
+    assert_eq!(e["basic_auth"], true);
+    assert_eq!(e["targets"][0]["target"], "tenancy");
+    assert_eq!(
+        e["targets"][0]["route"],
+        "via http://proxy.corp:3128 (Basic auth)"
+    );
+    assert_eq!(e["targets"][1]["route"], "direct (no_proxy)");
+    assert!(e["warning"].as_str().unwrap().contains("dockerd has none"));
+
+    let with = Proxied(runtime::EngineProxy {
+        https_proxy: "http://xxxxx:xxxxx@proxy.corp:3128".into(),
+        ..Default::default()
+    });
+    let e = rt.block_on(egress_section(&cfg, &egress, &with));
+    assert!(e["warning"].is_null(), "{e}");
+    assert_eq!(
+        e["dockerd"]["https_proxy"],
+        "http://xxxxx:xxxxx@proxy.corp:3128"
+    );
+
+    // the whole bundle, JSON and text: routes shown, the password nowhere
+    let links = Links {
+        tenancy_rtt_ms: None,
+        tenancy_state: format!("unreachable: a message echoing {pw}"),
+        bao_rtt_ms: None,
+        bao_state: String::new(),
+        token_ttl_s: None,
+        egress: egress.clone(),
+    };
+    let v = rt.block_on(gather(&cfg, &State::default(), &none, &links, "test"));
+    let t = text(&v);
+    assert!(
+        t.contains("egress proxy   http://proxy.corp:3128 (Basic auth)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  tenancy      via http://proxy.corp:3128"),
+        "{t}"
+    );
+    assert!(t.contains("WARNING"), "{t}");
+    assert!(!t.contains(pw) && !v.to_string().contains(pw), "{t}");
+
+    // the proxy transport dials loopback only: never proxied, no warning
+    cfg.transport = Transport::Proxy;
+    let e = rt.block_on(egress_section(&cfg, &egress, &none));
+    assert!(e["proxy"].is_null() && e["warning"].is_null(), "{e}");
+    assert!(e["targets"][0]["route"]
+        .as_str()
+        .unwrap()
+        .contains("never proxied"));
+    redact::forget_all();
 }

@@ -2,6 +2,8 @@
 //! config, always with a clean environment and within the tick's budget.
 
 use super::*;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use zeroize::Zeroizing;
 
 /// Which compose implementation a [`Compose`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,23 +124,19 @@ impl Compose {
         args: &[&str],
         timeout: Duration,
     ) -> Result<String, RuntimeError> {
-        let (mut text, err) = self.run_split(dir, args, timeout).await?;
-        if !err.trim().is_empty() {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&err);
-        }
-        Ok(text)
+        let (text, err) = self.run_split(dir, args, timeout).await?;
+        Ok(merged(&text, &err))
     }
 
     /// As [`Compose::run`], with stdout and stderr apart on success (a failure merges them).
+    /// Both are read into buffers wiped on drop (see [`read_wiped`]): `config`'s stdout holds
+    /// every value interpolated from `.env`.
     async fn run_split(
         &self,
         dir: Option<&Path>,
         args: &[&str],
         timeout: Duration,
-    ) -> Result<(String, String), RuntimeError> {
+    ) -> Result<(Zeroizing<String>, Zeroizing<String>), RuntimeError> {
         let mut cmd = tokio::process::Command::new(&self.argv[0]);
         cmd.args(&self.argv[1..]).args(["-p", &self.project]);
         if let Some(d) = dir {
@@ -177,7 +175,7 @@ impl Compose {
                 .deadline
                 .saturating_duration_since(tokio::time::Instant::now()),
         );
-        let wait = tokio::time::timeout(timeout, child.wait_with_output());
+        let wait = tokio::time::timeout(timeout, collect(child));
         tokio::pin!(wait);
         let waited = match self.bounds.interrupt.clone() {
             Some(mut rx) => tokio::select! {
@@ -195,7 +193,7 @@ impl Compose {
             signal_group(pgid, libc::SIGKILL);
         }
         self.wait.add(started);
-        let out = match waited {
+        let (status, stdout, stderr) = match waited {
             Ok(Ok(o)) => o,
             Ok(Err(e)) => return Err(RuntimeError::Spawn(format!("{what}: {e}"))),
             Err(_) => {
@@ -206,19 +204,14 @@ impl Compose {
                 })
             }
         };
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        if !out.status.success() {
-            let mut all = text;
-            if !err.trim().is_empty() {
-                if !all.is_empty() && !all.ends_with('\n') {
-                    all.push('\n');
-                }
-                all.push_str(&err);
-            }
+        let text = wiped_text(stdout);
+        let err = wiped_text(stderr);
+        if !status.success() {
+            // the error's text is a plain String (it is redacted wherever it is shown)
+            let all = Zeroizing::new(merged(&text, &err));
             return Err(RuntimeError::Compose {
                 what,
-                rc: out.status.code().unwrap_or(-1),
+                rc: status.code().unwrap_or(-1),
                 output: all.trim().to_string(),
             });
         }
@@ -226,24 +219,14 @@ impl Compose {
     }
 
     /// The normalised config (stdout) and compose's warnings (stderr) apart: a warning line
-    /// in the YAML would make the second privilege pass misread it.
-    pub async fn config(&self, dir: &Path) -> Result<(String, String), RuntimeError> {
-        self.run_split(Some(dir), &["config"], Duration::from_secs(60))
-            .await
-    }
-    /// `config` with variables from `env_file` instead of the project's `.env` (`plan`).
-    pub async fn config_env(
+    /// in the YAML would make the second privilege pass misread it. The config holds every
+    /// interpolated value: it is wiped when dropped.
+    pub async fn config(
         &self,
         dir: &Path,
-        env_file: &Path,
-    ) -> Result<(String, String), RuntimeError> {
-        let f = env_file.display().to_string();
-        self.run_split(
-            Some(dir),
-            &["--env-file", &f, "config"],
-            Duration::from_secs(60),
-        )
-        .await
+    ) -> Result<(Zeroizing<String>, Zeroizing<String>), RuntimeError> {
+        self.run_split(Some(dir), &["config"], Duration::from_secs(60))
+            .await
     }
     /// Compose's own per-service config hashes (what it stores in the
     /// `com.docker.compose.config-hash` label), variables from `env_file`.
@@ -325,6 +308,77 @@ impl Compose {
     }
 }
 
+/// stdout, then stderr on a line of its own when it says anything.
+fn merged(text: &str, err: &str) -> String {
+    let mut all = String::with_capacity(text.len() + err.len() + 1);
+    all.push_str(text);
+    if !err.trim().is_empty() {
+        if !all.is_empty() && !all.ends_with('\n') {
+            all.push('\n');
+        }
+        all.push_str(err);
+    }
+    all
+}
+
+/// What `Child::wait_with_output` does, with both pipes read by [`read_wiped`]. The child is
+/// owned here: a caller that drops this future (timeout, interrupt) kills it (`kill_on_drop`).
+async fn collect(
+    mut child: tokio::process::Child,
+) -> std::io::Result<(
+    std::process::ExitStatus,
+    Zeroizing<Vec<u8>>,
+    Zeroizing<Vec<u8>>,
+)> {
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    tokio::try_join!(child.wait(), read_wiped(out), read_wiped(err))
+}
+
+/// All of `r` in a buffer wiped on drop. It never grows in place: a larger buffer is taken,
+/// the bytes copied over and the old one wiped, so no freed allocation keeps a copy (as
+/// `read_to_end`'s reallocations would).
+async fn read_wiped<R: AsyncRead + Unpin>(r: Option<R>) -> std::io::Result<Zeroizing<Vec<u8>>> {
+    let mut out = Zeroizing::new(Vec::new());
+    let Some(mut r) = r else { return Ok(out) };
+    let mut chunk = Zeroizing::new(vec![0u8; 8192]);
+    loop {
+        let n = r.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if out.len() + n > out.capacity() {
+            let mut bigger =
+                Zeroizing::new(Vec::with_capacity((out.len() + n).max(2 * out.capacity())));
+            bigger.extend_from_slice(&out);
+            out = bigger;
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Bytes as text (invalid UTF-8 as U+FFFD, as `from_utf8_lossy`), without an unwiped copy:
+/// valid UTF-8 is taken over in place, otherwise the text is built at its exact final size.
+fn wiped_text(mut bytes: Zeroizing<Vec<u8>>) -> Zeroizing<String> {
+    match String::from_utf8(std::mem::take(&mut *bytes)) {
+        Ok(s) => Zeroizing::new(s),
+        Err(e) => {
+            let bytes = Zeroizing::new(e.into_bytes());
+            let len = bytes
+                .utf8_chunks()
+                .map(|c| c.valid().len() + if c.invalid().is_empty() { 0 } else { 3 })
+                .sum();
+            let mut s = Zeroizing::new(String::with_capacity(len));
+            for c in bytes.utf8_chunks() {
+                s.push_str(c.valid());
+                if !c.invalid().is_empty() {
+                    s.push(char::REPLACEMENT_CHARACTER);
+                }
+            }
+            s
+        }
+    }
+}
+
 /// Variables compose warned it found unset ("The \"X\" variable is not set" in v2, "The X
 /// variable is not set" in v1): they would reach the containers as blank strings.
 pub fn unset_variables(warnings: &str) -> Vec<String> {
@@ -374,4 +428,79 @@ async fn stop_group<F: std::future::Future>(pgid: Option<i32>, wait: &mut std::p
     }
     // the leader is gone; what it started may linger in the group
     signal_group(pgid, libc::SIGKILL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `Compose` whose "CLI" is `sh -c script` (the `-p project` and step arguments land in
+    /// the script's `$0…`).
+    fn shell(script: &str) -> Compose {
+        Compose {
+            argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
+            flavour: ComposeFlavour::Standalone,
+            project: "t32".into(),
+            docker_config: PathBuf::from("/nonexistent"),
+            docker_host: "unix:///nonexistent".into(),
+            home: PathBuf::from("/nonexistent"),
+            bounds: Bounds::within(Duration::from_secs(60)),
+            wait: DockerWait::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn stdout_and_stderr_come_back_whole_and_apart() {
+        // 300 000 bytes on stdout: many reads, several buffer growths
+        let c = shell("head -c 300000 /dev/zero | tr '\\0' x; printf 'warn\\n' >&2");
+        let (out, err) = c
+            .run_split(None, &["config"], Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_eq!(out.len(), 300_000);
+        assert!(out.bytes().all(|b| b == b'x'));
+        assert_eq!(err.as_str(), "warn\n");
+        // `run` merges them, stderr on a line of its own
+        let all = c.run(None, &["x"], Duration::from_secs(30)).await.unwrap();
+        assert_eq!(all.len(), 300_000 + "\nwarn\n".len());
+        assert!(all.ends_with("x\nwarn\n"));
+    }
+
+    #[tokio::test]
+    async fn a_failed_run_merges_its_output_into_the_error() {
+        let c = shell("printf 'out'; printf 'bad\\n' >&2; exit 3");
+        match c
+            .run_split(None, &["config"], Duration::from_secs(30))
+            .await
+        {
+            Err(RuntimeError::Compose { rc, output, .. }) => {
+                assert_eq!(rc, 3);
+                assert_eq!(output, "out\nbad");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn read_wiped_reads_everything() {
+        let data: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+        assert_eq!(*read_wiped(Some(&data[..])).await.unwrap(), data);
+        assert!(read_wiped(None::<&[u8]>).await.unwrap().is_empty());
+    }
+
+    /// The same text as `from_utf8_lossy`.
+    #[test]
+    fn wiped_text_is_lossy_utf8() {
+        for b in [
+            &b"plain"[..],
+            b"",
+            "caf\u{e9} \u{1f600}".as_bytes(),
+            b"a\xffb\xfe\xfdc",
+            b"cut \xe2\x82",
+            b"\xc0\x80 overlong",
+        ] {
+            let t = wiped_text(Zeroizing::new(b.to_vec()));
+            assert_eq!(t.as_str(), String::from_utf8_lossy(b), "{b:?}");
+        }
+    }
 }

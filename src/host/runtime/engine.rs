@@ -12,6 +12,21 @@ pub struct Engine {
     client: Client<UnixConnector, Empty<Bytes>>,
 }
 
+/// dockerd's proxy settings as `/info` gives them ("" = not set; dockerd masks credentials).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineProxy {
+    pub http_proxy: String,
+    pub https_proxy: String,
+    pub no_proxy: String,
+}
+
+impl EngineProxy {
+    /// Whether dockerd has any proxy for its pulls.
+    pub fn any(&self) -> bool {
+        !self.http_proxy.is_empty() || !self.https_proxy.is_empty()
+    }
+}
+
 #[derive(Deserialize)]
 pub(super) struct ApiContainer {
     #[serde(rename = "Id", default)]
@@ -250,6 +265,25 @@ impl Engine {
             .and_then(|d| d.as_str())
             .map(PathBuf::from)
             .ok_or_else(|| self.err("/info has no DockerRootDir"))
+    }
+
+    /// dockerd's own proxy settings (`GET /info` → `HttpProxy`, `HttpsProxy`, `NoProxy`):
+    /// registry pulls are the engine's, so they follow these, not the agent's egress proxy.
+    pub async fn proxy_settings(&self) -> Result<EngineProxy, RuntimeError> {
+        let body = self.call(hyper::Method::GET, "/info").await?;
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        let f = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .map(str::trim)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Ok(EngineProxy {
+            http_proxy: f("HttpProxy"),
+            https_proxy: f("HttpsProxy"),
+            no_proxy: f("NoProxy"),
+        })
     }
 
     /// Every container on the box, of any project or none, running or not (`all=1`), with

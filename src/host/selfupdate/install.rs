@@ -31,6 +31,8 @@ pub struct Opts {
     pub systemctl: String,
     /// The agent's units, try-restarted (those running) after an install or a revert.
     pub units: Vec<String>,
+    /// Where the box's instances are configured: every named one's units are restarted too.
+    pub etc_dir: PathBuf,
     pub poll: Duration,
     /// How long to wait for a running tick to let go of the lock.
     pub lock_wait: Duration,
@@ -45,6 +47,7 @@ impl Default for Opts {
             dpkg_deb: "dpkg-deb".into(),
             systemctl: "systemctl".into(),
             units: AGENT_UNITS.iter().map(|u| u.to_string()).collect(),
+            etc_dir: crate::host::instance::ETC_DIR.into(),
             poll: Duration::from_secs(5),
             lock_wait: Duration::from_secs(1200),
         }
@@ -522,15 +525,32 @@ fn dpkg_install(o: &Opts, deb: &Path) -> Result<(), InstallError> {
 /// Called without the tick lock: the restarted service's first tick must be able to take it.
 /// systemctl waits for the service's READY=1, which comes after that first tick.
 fn restart(o: &Opts) {
+    let units = all_units(o);
     match Command::new(&o.systemctl)
         .arg("try-restart")
-        .args(&o.units)
+        .args(&units)
         .status()
     {
         Ok(s) if s.success() => {}
-        Ok(s) => tracing::warn!("systemctl try-restart {}: {s}", o.units.join(" ")),
+        Ok(s) => tracing::warn!("systemctl try-restart {}: {s}", units.join(" ")),
         Err(e) => tracing::warn!("systemctl: {e}"),
     }
+}
+
+/// `o.units` and every named instance's units (the package is the box's, one binary for all).
+fn all_units(o: &Opts) -> Vec<String> {
+    let mut units = o.units.clone();
+    for p in crate::host::instance::all(&o.etc_dir) {
+        if p.instance.name.is_some() {
+            units.extend(
+                p.instance
+                    .units()
+                    .into_iter()
+                    .filter(|u| !o.units.contains(u)),
+            );
+        }
+    }
+    units
 }
 
 /// The tick lock, so nothing is installed under a running tick.

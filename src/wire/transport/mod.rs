@@ -4,8 +4,10 @@
 //! (hyper-util's `Connect`, through its blanket impl) yielding a stream with hyper's IO traits
 //! and hyper-util's [`Connection`]:
 //!
-//! - [`SystemConnector`]: DNS + TCP to `host:port` (laptops whose tunneler does tun + DNS, tests);
-//! - [`ProxyConnector`]: TCP to `127.0.0.1:<proxy_port>`, where `ziti tunnel proxy` forwards;
+//! - [`SystemConnector`]: DNS + TCP to `host:port` (laptops whose tunneler does tun + DNS, tests),
+//!   or through the egress proxy with `CONNECT` when the route says so (`connect`);
+//! - [`ProxyConnector`]: TCP to `127.0.0.1:<proxy_port>`, where `ziti tunnel proxy` forwards
+//!   (loopback: never through the egress proxy);
 //! - [`ZitiConnector`]: the Ziti service by name through the linked C SDK ([`sdk::SdkConnector`]).
 //!
 //! [`Connector`] is whichever one the configuration chose (one type for the HTTP client); the
@@ -16,6 +18,7 @@
 //!
 //! [`UnixConnector`] is the same shape for the Docker Engine API socket.
 
+mod connect;
 mod error;
 pub mod sdk;
 
@@ -33,6 +36,8 @@ use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpStream, UnixStream};
 use tower_service::Service;
+
+use crate::wire::egress::Egress;
 
 pub use error::TransportError;
 pub use sdk::ZitiStream;
@@ -74,15 +79,20 @@ async fn tcp(addr: (&str, u16), ep: &Endpoint) -> Result<TcpStream, TransportErr
     }
 }
 
-/// `system`: plain DNS + TCP to the endpoint's `host:port`.
+/// `system`: plain DNS + TCP to the endpoint's `host:port`, or a `CONNECT` tunnel to it when
+/// the egress routes its host through a proxy.
 #[derive(Clone, Debug)]
 pub struct SystemConnector {
     ep: Arc<Endpoint>,
+    egress: Egress,
 }
 
 impl SystemConnector {
-    pub fn new(ep: Endpoint) -> Self {
-        SystemConnector { ep: Arc::new(ep) }
+    pub fn new(ep: Endpoint, egress: Egress) -> Self {
+        SystemConnector {
+            ep: Arc::new(ep),
+            egress,
+        }
     }
 }
 
@@ -97,10 +107,13 @@ impl Service<Uri> for SystemConnector {
 
     fn call(&mut self, _dst: Uri) -> Self::Future {
         let ep = self.ep.clone();
+        let route = self.egress.route(&ep.host).cloned();
         Box::pin(async move {
-            tcp((ep.host.as_str(), ep.port), &ep)
-                .await
-                .map(TokioIo::new)
+            match route {
+                Some(r) => connect::tunnel(&ep, &r).await,
+                None => tcp((ep.host.as_str(), ep.port), &ep).await,
+            }
+            .map(TokioIo::new)
         })
     }
 }
@@ -209,18 +222,34 @@ impl Service<Uri> for Connector {
 }
 
 /// Makes the configured transport's [`Connector`] for each endpoint; the `sdk` one shares one
-/// loaded identity between them.
+/// loaded identity between them. `system` keeps the box's egress (built once, with its
+/// credentials) for every connector it makes.
 #[derive(Clone)]
 pub enum Dialer {
-    System,
+    System(Egress),
     Proxy,
     Sdk(Arc<sdk::SdkConnector>),
 }
 
 impl Dialer {
+    /// `system` with no egress proxy: everything direct.
+    pub fn system() -> Dialer {
+        Dialer::System(Egress::direct())
+    }
+
+    /// The egress this transport's connections follow; `None` where none applies (`proxy`
+    /// dials loopback only). The `sdk` transport's egress is the SDK connector's (issue 34,
+    /// helper PZ): answer it here so the tick registers its password and diagnose shows it.
+    pub fn egress(&self) -> Option<&Egress> {
+        match self {
+            Dialer::System(e) => Some(e),
+            Dialer::Proxy | Dialer::Sdk(_) => None,
+        }
+    }
+
     pub fn connector(&self, ep: &Endpoint) -> Connector {
         match self {
-            Dialer::System => Connector::System(SystemConnector::new(ep.clone())),
+            Dialer::System(e) => Connector::System(SystemConnector::new(ep.clone(), e.clone())),
             Dialer::Proxy => Connector::Proxy(ProxyConnector::new(ep.clone())),
             Dialer::Sdk(s) => Connector::Sdk(ZitiConnector::new(s.clone(), ep.clone())),
         }
@@ -229,7 +258,10 @@ impl Dialer {
     /// e.g. `system`, `proxy`, `sdk (libziti 1.18.2, identity …)`.
     pub fn describe(&self) -> String {
         match self {
-            Dialer::System => "system".into(),
+            Dialer::System(e) => match e.proxy() {
+                Some(p) => format!("system (egress proxy {})", p.shown()),
+                None => "system".into(),
+            },
             Dialer::Proxy => "proxy".into(),
             Dialer::Sdk(s) => s.describe(),
         }

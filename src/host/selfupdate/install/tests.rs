@@ -131,3 +131,44 @@ fn the_restart_comes_after_the_lock_and_probation_counts_from_it() {
     assert_eq!(got.started_at, seen.started_at);
     assert_eq!((got.new.as_str(), got.old.as_str()), ("0.3.1", "0.3.0"));
 }
+
+/// The package is the box's: after an install every instance's units are try-restarted, the
+/// default instance's first.
+#[test]
+fn every_instance_units_are_restarted() {
+    let d = tempfile::tempdir().unwrap();
+    let etc = d.path().join("etc");
+    for (dir, env) in [
+        ("", "env-main"),
+        ("qa", "env-qa"),
+        ("b2", "env-b2"),
+        ("update", "env-x"),
+    ] {
+        std::fs::create_dir_all(etc.join(dir)).unwrap();
+        std::fs::write(
+            etc.join(dir).join("config.yaml"),
+            format!(
+                "env_id: {env}\nsite: t\ntransport: system\nbao: {{scheme: http, ca_file: \"\"}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let o = Opts {
+        etc_dir: etc,
+        ..Default::default()
+    };
+    assert_eq!(
+        all_units(&o),
+        [
+            "monky-deployd.service",
+            "monky-deployd-run.service",
+            "monky-deployd-laptop.service",
+            "monky-deployd@b2.service",
+            "monky-deployd-run@b2.service",
+            "monky-deployd-laptop@b2.service",
+            "monky-deployd@qa.service",
+            "monky-deployd-run@qa.service",
+            "monky-deployd-laptop@qa.service",
+        ]
+    );
+}

@@ -1,0 +1,524 @@
+//! Several environments on one box (issue 34, PROTOCOL 0.5): each is an *instance* of the agent
+//! with its own config, state dir, token, Ziti identity, compose project, lock, metrics file and
+//! units (`monky-deployd@<name>.service` …). The default (unnamed) instance is the single one of
+//! earlier releases and keeps its paths: `/etc/monky-deployd/config.yaml`, `/var/lib/monky-deployd`.
+//! A named instance lives in `/etc/monky-deployd/<name>/` and `/var/lib/monky-deployd/<name>/`,
+//! that is *inside* the default instance's directories: hence the [`RESERVED`] names.
+//!
+//! Nothing here talks to the network: the box's instances are read from their configs
+//! (`/etc/monky-deployd/config.yaml` and `/etc/monky-deployd/*/config.yaml`) and state files.
+
+use std::path::{Path, PathBuf};
+
+use crate::host::config::{Config, Transport};
+
+/// Where the configs live; a named instance's is `<ETC_DIR>/<name>/config.yaml`.
+pub const ETC_DIR: &str = "/etc/monky-deployd";
+/// Where the state dirs live; a named instance's is `<STATE_ROOT>/<name>`.
+pub const STATE_ROOT: &str = "/var/lib/monky-deployd";
+/// The environment variable `--instance` can also come from.
+pub const ENV_VAR: &str = "MONKY_DEPLOYD_INSTANCE";
+
+/// Names no instance may take: every entry the default instance writes in its state dir (or
+/// keeps in `/etc/monky-deployd`) that the name rule would otherwise allow, and `default` (what
+/// `instances` calls the unnamed one). Names with a dot (`state.json`, `config.yaml`) can never
+/// be instance names. A test in `agent/tests.rs` checks every entry a tick leaves in a state dir.
+pub const RESERVED: &[&str] = &[
+    // state dir (Config's paths; the guard's socket dir; the service's files are dotted)
+    "releases", "current", "staging", "update", "docker", "guard", "lock",
+    // the tick lock's and state files' temporaries are dotted; the root unit's own dir is apart
+    "default",
+];
+
+/// Why a name cannot be an instance's.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum NameError {
+    #[error(
+        "instance name {0:?} is invalid: 1-31 of a-z 0-9 _ -, starting with a letter or digit"
+    )]
+    Form(String),
+    #[error(
+        "instance name {0:?} is reserved (the default instance uses it in its own directories)"
+    )]
+    Reserved(String),
+}
+
+/// `^[a-z0-9][a-z0-9_-]{0,30}$` and not [`RESERVED`].
+pub fn check_name(name: &str) -> Result<(), NameError> {
+    let b = name.as_bytes();
+    let first = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let ok = !b.is_empty()
+        && b.len() <= 31
+        && first(b[0])
+        && b.iter().all(|&c| first(c) || c == b'_' || c == b'-');
+    if !ok {
+        return Err(NameError::Form(name.chars().take(64).collect()));
+    }
+    if RESERVED.contains(&name) {
+        return Err(NameError::Reserved(name.into()));
+    }
+    Ok(())
+}
+
+/// Which instance this process is, and where the box's configs are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// `None`: the default instance.
+    pub name: Option<String>,
+    /// [`ETC_DIR`] unless a test moves it (`--etc-dir`).
+    pub etc_dir: PathBuf,
+}
+
+impl Default for Instance {
+    fn default() -> Self {
+        Instance {
+            name: None,
+            etc_dir: ETC_DIR.into(),
+        }
+    }
+}
+
+impl Instance {
+    /// A checked name (`None` = the default instance).
+    pub fn new(name: Option<&str>, etc_dir: &Path) -> Result<Instance, NameError> {
+        if let Some(n) = name {
+            check_name(n)?;
+        }
+        Ok(Instance {
+            name: name.map(String::from),
+            etc_dir: etc_dir.to_path_buf(),
+        })
+    }
+
+    /// The config file when `--config` is not given.
+    pub fn config_path(&self) -> PathBuf {
+        match &self.name {
+            None => self.etc_dir.join("config.yaml"),
+            Some(n) => self.etc_dir.join(n).join("config.yaml"),
+        }
+    }
+
+    /// `state_dir` when the config does not set it.
+    pub fn default_state_dir(&self) -> PathBuf {
+        match &self.name {
+            None => STATE_ROOT.into(),
+            Some(n) => Path::new(STATE_ROOT).join(n),
+        }
+    }
+
+    /// `bootstrap_path` when the config does not set it: the grant is one env's secret.
+    pub fn default_bootstrap_path(&self) -> PathBuf {
+        match &self.name {
+            None => self.etc_dir.join("bootstrap.jwt"),
+            Some(n) => self.etc_dir.join(n).join("bootstrap.jwt"),
+        }
+    }
+
+    /// The metrics label value and the name in tables: "" for the default instance.
+    pub fn label(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// What `instances` prints for it.
+    pub fn display(&self) -> &str {
+        self.name.as_deref().unwrap_or("default")
+    }
+
+    /// The systemd units of this instance the update installer try-restarts.
+    pub fn units(&self) -> Vec<String> {
+        match &self.name {
+            None => crate::host::selfupdate::install::AGENT_UNITS
+                .iter()
+                .map(|u| u.to_string())
+                .collect(),
+            Some(n) => ["monky-deployd", "monky-deployd-run", "monky-deployd-laptop"]
+                .iter()
+                .map(|u| format!("{u}@{n}.service"))
+                .collect(),
+        }
+    }
+}
+
+static CURRENT: std::sync::OnceLock<Instance> = std::sync::OnceLock::new();
+
+/// Names this process's instance, once, before any config is loaded (`main` does, from
+/// `--instance`): every [`Config::load`] of the process then reads the config as that
+/// instance's (the service's reload included).
+pub fn set_current(i: Instance) {
+    let _ = CURRENT.set(i);
+}
+
+/// This process's instance; the default one unless [`set_current`] named another.
+pub fn current() -> &'static Instance {
+    static DEFAULT: std::sync::OnceLock<Instance> = std::sync::OnceLock::new();
+    CURRENT
+        .get()
+        .unwrap_or_else(|| DEFAULT.get_or_init(Instance::default))
+}
+
+/// One instance found on the box, and its config as it loads (or why it does not).
+#[derive(Debug)]
+pub struct Peer {
+    pub instance: Instance,
+    pub config: Result<Config, String>,
+}
+
+/// Every instance configured on the box: the default one (if `<etc>/config.yaml` exists),
+/// then the named ones (`<etc>/<name>/config.yaml`, valid names only) by name.
+pub fn all(etc_dir: &Path) -> Vec<Peer> {
+    let mut out = Vec::new();
+    let default = Instance {
+        name: None,
+        etc_dir: etc_dir.to_path_buf(),
+    };
+    if default.config_path().is_file() {
+        out.push(load_peer(default));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(etc_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| check_name(n).is_ok())
+        .collect();
+    names.sort();
+    for n in names {
+        let i = Instance {
+            name: Some(n),
+            etc_dir: etc_dir.to_path_buf(),
+        };
+        if i.config_path().is_file() {
+            out.push(load_peer(i));
+        }
+    }
+    out
+}
+
+fn load_peer(instance: Instance) -> Peer {
+    let config = Config::load_for(&instance.config_path(), &instance).map_err(|e| e.to_string());
+    Peer { instance, config }
+}
+
+/// The box's other instances: every one but `me` (by name).
+pub fn others(me: &Instance) -> Vec<Peer> {
+    all(&me.etc_dir)
+        .into_iter()
+        .filter(|p| p.instance.name != me.name)
+        .collect()
+}
+
+/// Host ports the other instances keep (their transport ports, whatever their transport, as
+/// an instance keeps its own, and their `reserved_ports`): no container of this one publishes
+/// them. A config that does not load keeps nothing it could be read for (a warning says so).
+pub fn peer_ports(peers: &[Peer]) -> Vec<u16> {
+    let mut v = Vec::new();
+    for p in peers {
+        match &p.config {
+            Ok(c) => v.extend(c.reserved_ports()),
+            Err(e) => tracing::warn!(
+                "instance {}: its config does not load, its ports are not known: {e}",
+                p.instance.display()
+            ),
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// What this instance shares with another that it must not: the same state dir, env, compose
+/// project, metrics file, bootstrap grant, Ziti identity, or (both on `proxy`) a local port.
+pub fn clashes(me: &Config, peers: &[Peer]) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in peers {
+        let Ok(o) = &p.config else { continue };
+        let who = p.instance.display();
+        let same = |a: &Path, b: &Path| {
+            crate::boundary::policy::lexical(a) == crate::boundary::policy::lexical(b)
+        };
+        if same(&me.state_dir, &o.state_dir) {
+            out.push(format!(
+                "state_dir {} is instance {who}'s too",
+                me.state_dir.display()
+            ));
+        }
+        if me.env_id == o.env_id {
+            out.push(format!("env_id {} is instance {who}'s too", me.env_id));
+        }
+        if me.compose_project == o.compose_project {
+            out.push(format!(
+                "compose_project {} is instance {who}'s too",
+                me.compose_project
+            ));
+        }
+        if !me.metrics_textfile.is_empty() && me.metrics_textfile == o.metrics_textfile {
+            out.push(format!(
+                "metrics_textfile {} is instance {who}'s too",
+                me.metrics_textfile
+            ));
+        }
+        if same(&me.bootstrap_path, &o.bootstrap_path) {
+            out.push(format!(
+                "bootstrap_path {} is instance {who}'s too",
+                me.bootstrap_path.display()
+            ));
+        }
+        if me.transport == Transport::Sdk
+            && o.transport == Transport::Sdk
+            && me.identity == o.identity
+        {
+            out.push(format!("identity {} is instance {who}'s too", me.identity));
+        }
+        if me.transport == Transport::Proxy && o.transport == Transport::Proxy {
+            for port in [me.tenancy.proxy_port, me.bao.proxy_port] {
+                if [o.tenancy.proxy_port, o.bao.proxy_port].contains(&port) {
+                    out.push(format!("proxy port {port} is instance {who}'s too"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The instance that stages self-updates for the box (the package is one per box): the first
+/// that has self-update on (`agent_signing_keys`), the default instance before the named ones
+/// by name. `None`: self-update is off everywhere.
+pub fn updater(all: &[Peer]) -> Option<&Peer> {
+    all.iter().find(|p| {
+        p.config
+            .as_ref()
+            .is_ok_and(|c| !c.agent_signing_keys.is_empty())
+    })
+}
+
+/// The release directories another instance may run or roll back to: every one it still has
+/// on disk (its own reclaim already dropped the rest) and what it is staging. `None` when its
+/// state dir cannot be read: then nothing it might use can be ruled out.
+pub fn peer_release_dirs(c: &Config) -> Option<Vec<PathBuf>> {
+    let mut v = Vec::new();
+    // staging first: a release promoted (renamed) between the two reads is seen in one of them
+    for d in [c.staging_dir(), c.releases_dir()] {
+        match std::fs::read_dir(&d) {
+            Ok(rd) => v.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!("{}: {e}", d.display());
+                return None;
+            }
+        }
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_rule() {
+        for ok in ["qa", "a", "0", "staging-2", "tenant_7", &"a".repeat(31)] {
+            assert_eq!(check_name(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "",
+            "-qa",
+            "_qa",
+            "Qa",
+            "q.a",
+            "q/a",
+            "..",
+            "qa ",
+            "é",
+            &"a".repeat(32),
+        ] {
+            assert!(
+                matches!(check_name(bad), Err(NameError::Form(_))),
+                "{bad:?}"
+            );
+        }
+        for r in RESERVED {
+            assert_eq!(check_name(r), Err(NameError::Reserved(r.to_string())));
+        }
+    }
+
+    /// Every path the config derives inside a state dir that could pass for a name is reserved.
+    #[test]
+    fn config_paths_in_the_state_dir_are_reserved() {
+        let c = Config::default();
+        for p in [
+            c.state_path(),
+            c.token_path(),
+            c.high_water_path(),
+            c.lock_path(),
+            c.releases_dir(),
+            c.current_link(),
+            c.staging_dir(),
+            c.update_dir(),
+            c.docker_config_dir(),
+            c.state_dir.join(crate::boundary::guard::IMAGE_LEDGER),
+            crate::host::state::synced_path(&c.state_path()),
+        ] {
+            assert_eq!(p.parent(), Some(c.state_dir.as_path()));
+            let n = p.file_name().unwrap().to_str().unwrap();
+            assert!(
+                n.contains('.') || RESERVED.contains(&n),
+                "{n} is written in a state dir and is not reserved"
+            );
+            assert!(check_name(n).is_err(), "{n}");
+        }
+    }
+
+    #[test]
+    fn paths_of_the_default_and_a_named_instance() {
+        let d = Instance::default();
+        assert_eq!(d.config_path(), Path::new("/etc/monky-deployd/config.yaml"));
+        assert_eq!(d.default_state_dir(), Path::new("/var/lib/monky-deployd"));
+        assert_eq!(
+            d.default_bootstrap_path(),
+            Path::new("/etc/monky-deployd/bootstrap.jwt")
+        );
+        assert_eq!(d.label(), "");
+        assert_eq!(d.units(), crate::host::selfupdate::install::AGENT_UNITS);
+        let q = Instance::new(Some("qa"), Path::new(ETC_DIR)).unwrap();
+        assert_eq!(
+            q.config_path(),
+            Path::new("/etc/monky-deployd/qa/config.yaml")
+        );
+        assert_eq!(
+            q.default_state_dir(),
+            Path::new("/var/lib/monky-deployd/qa")
+        );
+        assert_eq!(
+            q.default_bootstrap_path(),
+            Path::new("/etc/monky-deployd/qa/bootstrap.jwt")
+        );
+        assert_eq!(q.label(), "qa");
+        assert_eq!(
+            q.units(),
+            [
+                "monky-deployd@qa.service",
+                "monky-deployd-run@qa.service",
+                "monky-deployd-laptop@qa.service"
+            ]
+        );
+        assert!(Instance::new(Some("update"), Path::new(ETC_DIR)).is_err());
+    }
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    const BASE: &str = "site: t\ntransport: system\nbao: {scheme: http, ca_file: \"\"}\n";
+
+    #[test]
+    fn the_box_instances_are_found_and_judged() {
+        let etc = tempfile::tempdir().unwrap();
+        let e = etc.path();
+        write(e, "config.yaml", &format!("env_id: env-main\n{BASE}"));
+        write(
+            e,
+            "qa/config.yaml",
+            &format!("env_id: env-qa\n{BASE}").replace("system", "proxy"),
+        );
+        write(
+            e,
+            "stage/config.yaml",
+            &format!(
+                "env_id: env-st\n{BASE}reserved_ports: [9000]\ntenancy: {{proxy_port: 28443}}\n"
+            ),
+        );
+        // not instances: a reserved name, a bad name, a dir without config
+        write(e, "update/config.yaml", &format!("env_id: env-x\n{BASE}"));
+        write(e, "Bad/config.yaml", &format!("env_id: env-y\n{BASE}"));
+        std::fs::create_dir_all(e.join("empty")).unwrap();
+        let all = all(e);
+        let names: Vec<&str> = all.iter().map(|p| p.instance.display()).collect();
+        assert_eq!(names, ["default", "qa", "stage"]);
+        // defaults follow the name; an explicit key still wins
+        let qa = all[1].config.as_ref().unwrap();
+        assert_eq!(qa.state_dir, Path::new("/var/lib/monky-deployd/qa"));
+        assert_eq!(qa.bootstrap_path, e.join("qa/bootstrap.jwt"));
+        assert_eq!(
+            all[0].config.as_ref().unwrap().state_dir,
+            Path::new(STATE_ROOT)
+        );
+
+        let me = Instance::new(Some("qa"), e).unwrap();
+        let others = others(&me);
+        assert_eq!(others.len(), 2);
+        assert_eq!(peer_ports(&others), [9000, 18200, 18443, 28443]);
+        assert!(
+            clashes(qa, &others).is_empty(),
+            "{:?}",
+            clashes(qa, &others)
+        );
+
+        // a second instance of the same env, project and state dir is a clash, named
+        write(
+            e,
+            "qa2/config.yaml",
+            &format!("env_id: env-qa\n{BASE}state_dir: /var/lib/monky-deployd/qa\n"),
+        );
+        let c = clashes(qa, &others_of(e, "qa"));
+        assert!(
+            c.iter()
+                .any(|m| m.starts_with("state_dir") && m.contains("qa2")),
+            "{c:?}"
+        );
+        assert!(c.iter().any(|m| m.starts_with("env_id")), "{c:?}");
+        assert!(c.iter().any(|m| m.starts_with("compose_project")), "{c:?}");
+    }
+
+    fn others_of(e: &Path, me: &str) -> Vec<Peer> {
+        others(&Instance::new(Some(me), e).unwrap())
+    }
+
+    #[test]
+    fn two_proxy_instances_on_one_port_clash() {
+        let etc = tempfile::tempdir().unwrap();
+        let e = etc.path();
+        let proxy = BASE.replace("system", "proxy");
+        write(e, "a/config.yaml", &format!("env_id: env-a\n{proxy}"));
+        write(e, "b/config.yaml", &format!("env_id: env-b\n{proxy}"));
+        let a = Config::load_for(
+            &e.join("a/config.yaml"),
+            &Instance::new(Some("a"), e).unwrap(),
+        )
+        .unwrap();
+        let c = clashes(&a, &others_of(e, "a"));
+        assert!(
+            c.contains(&"proxy port 18443 is instance b's too".to_string()),
+            "{c:?}"
+        );
+        write(
+            e,
+            "b/config.yaml",
+            &format!("env_id: env-b\n{proxy}tenancy: {{proxy_port: 28443}}\n")
+                .replace("scheme: http", "scheme: http, proxy_port: 28200"),
+        );
+        assert!(clashes(&a, &others_of(e, "a")).is_empty());
+    }
+
+    #[test]
+    fn the_updater_is_the_first_with_self_update_on() {
+        let etc = tempfile::tempdir().unwrap();
+        let e = etc.path();
+        use base64::Engine as _;
+        let k = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+        let pubk = base64::engine::general_purpose::STANDARD.encode(k.verifying_key().as_bytes());
+        let key = format!("agent_signing_keys: {{k: \"{pubk}\"}}\n");
+        write(e, "config.yaml", &format!("env_id: env-main\n{BASE}"));
+        write(e, "b/config.yaml", &format!("env_id: env-b\n{BASE}{key}"));
+        write(e, "a/config.yaml", &format!("env_id: env-a\n{BASE}"));
+        let all = all(e);
+        assert_eq!(updater(&all).map(|p| p.instance.display()), Some("b"));
+        write(e, "config.yaml", &format!("env_id: env-main\n{BASE}{key}"));
+        let all = super::all(e);
+        assert_eq!(updater(&all).map(|p| p.instance.display()), Some("default"));
+        std::fs::remove_file(e.join("config.yaml")).unwrap();
+        std::fs::remove_file(e.join("b/config.yaml")).unwrap();
+        assert!(updater(&super::all(e)).is_none());
+    }
+}
