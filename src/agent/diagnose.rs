@@ -95,13 +95,25 @@ pub async fn egress_section<E: EngineApi>(
     })
 }
 
-/// The `sdk` transport's own targets (controller, edge routers): added where that transport
-/// reaches them through the egress proxy. None yet.
+/// The `sdk` transport's own targets: the controller its identity names and, behind a proxy,
+/// the edge routers (which the controller names at run time, so no address here).
 fn sdk_egress_targets(
-    _cfg: &Config,
-    _egress: &crate::wire::egress::Egress,
-    _targets: &mut Vec<Value>,
+    cfg: &Config,
+    egress: &crate::wire::egress::Egress,
+    targets: &mut Vec<Value>,
 ) {
+    if cfg.transport != Transport::Sdk {
+        return;
+    }
+    match crate::wire::transport::sdk::controller_address(std::path::Path::new(&cfg.identity)) {
+        Ok((host, port)) => targets.push(json!({"target": "controller", "host": host,
+            "port": port, "route": egress.describe_for(&host)})),
+        Err(e) => targets.push(json!({"target": "controller", "route": format!("unknown ({e})")})),
+    }
+    if egress.proxy().is_some() {
+        targets.push(json!({"target": "edge routers",
+            "route": "through the proxy, unless no_proxy lists a router's host"}));
+    }
 }
 
 /// The bundle: gathered from the engine and `state.json`, redacted, cut to fit.

@@ -359,3 +359,53 @@ fn the_bundle_says_each_route_and_warns_when_dockerd_has_no_proxy() {
         .contains("never proxied"));
     redact::forget_all();
 }
+
+#[test]
+fn the_bundle_says_how_the_sdk_reaches_its_controller_and_routers() {
+    use crate::wire::egress::{Egress, NoProxy, ProxyRoute};
+    let dir = tempfile::tempdir().unwrap();
+    let id = dir.path().join("id.json");
+    std::fs::write(
+        &id,
+        r#"{"ztAPI": "https://ctrl.example:1280", "id": {"cert": "pem:-----BEGIN C", "key": "pem:-----BEGIN K", "ca": "pem:-----BEGIN A"}}"#,
+    )
+    .unwrap();
+    let cfg = Config {
+        transport: Transport::Sdk,
+        identity: id.display().to_string(),
+        ..Config::default()
+    };
+    let proxy = |no_proxy: &[&str]| {
+        Egress::new(
+            Some(ProxyRoute {
+                host: "proxy.corp".into(),
+                port: 3128,
+                credentials: None,
+            }),
+            NoProxy::parse(no_proxy.iter().copied()).unwrap(),
+        )
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let none = Proxied(Default::default());
+    let e = rt.block_on(egress_section(&cfg, &proxy(&[]), &none));
+    let t = &e["targets"];
+    assert_eq!(t[0]["route"], "over the Ziti mesh", "{e}");
+    assert_eq!(t[2]["target"], "controller", "{e}");
+    assert_eq!(
+        (&t[2]["host"], &t[2]["port"]),
+        (&json!("ctrl.example"), &json!(1280))
+    );
+    assert_eq!(t[2]["route"], "via http://proxy.corp:3128", "{e}");
+    assert_eq!(t[3]["target"], "edge routers", "{e}");
+    let e = rt.block_on(egress_section(&cfg, &proxy(&["ctrl.example"]), &none));
+    assert_eq!(e["targets"][2]["route"], "direct (no_proxy)", "{e}");
+    let e = rt.block_on(egress_section(&cfg, &Egress::direct(), &none));
+    assert_eq!(e["targets"][2]["route"], "direct", "{e}");
+    assert_eq!(
+        e["targets"].as_array().unwrap().len(),
+        3,
+        "no routers line without a proxy"
+    );
+}

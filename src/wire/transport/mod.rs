@@ -238,12 +238,12 @@ impl Dialer {
     }
 
     /// The egress this transport's connections follow; `None` where none applies (`proxy`
-    /// dials loopback only). The `sdk` transport's egress is the SDK connector's (issue 34,
-    /// helper PZ): answer it here so the tick registers its password and diagnose shows it.
+    /// dials loopback only). The tick registers its password; status and diagnose show it.
     pub fn egress(&self) -> Option<&Egress> {
         match self {
             Dialer::System(e) => Some(e),
-            Dialer::Proxy | Dialer::Sdk(_) => None,
+            Dialer::Sdk(s) => Some(s.egress()),
+            Dialer::Proxy => None,
         }
     }
 

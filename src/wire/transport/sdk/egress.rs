@@ -438,6 +438,14 @@ pub(super) fn host_port(url: &str) -> Option<(String, u16)> {
     (!host.is_empty()).then(|| (host.to_ascii_lowercase(), port))
 }
 
+/// The controller an identity file names (`ztAPI`), as host and port.
+pub fn controller_address(identity: &Path) -> Result<(String, u16), String> {
+    let controller = check_identity(identity)
+        .map_err(|e| e.to_string())?
+        .controller;
+    host_port(&controller).ok_or_else(|| format!("{controller}: not a URL"))
+}
+
 /// `diagnose`'s lines for the `sdk` transport: how the controller named in `identity` (and,
 /// by the same rule, the edge routers) is reached.
 pub fn sdk_egress_lines(egress: &Egress, identity: &Path) -> Vec<String> {
