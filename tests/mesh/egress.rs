@@ -147,7 +147,24 @@ fn sdk_reaches_controller_and_router_only_through_the_proxy() {
             .contains(&format!("egress via {} (Basic auth)", proxy.url())),
         "{r:?}"
     );
+    assert!(
+        r.stdout
+            .contains(&format!("\"egress_proxy\":\"{}\"", proxy.url()))
+            || r.stdout
+                .contains(&format!("\"egress_proxy\": \"{}\"", proxy.url())),
+        "{r:?}"
+    );
     assert_no_secret("status", &all_output(&r), &proxy, &[]);
+    // diagnose: how the controller and the routers are reached
+    let r = s.cmd_as(&["diagnose"], &env, gid);
+    assert_eq!(r.code, 0, "diagnose: {r:?}");
+    assert!(
+        r.stdout
+            .contains(&format!("  controller   via {} (Basic auth)", proxy.url()))
+            && r.stdout.contains("  edge routers through the proxy"),
+        "{r:?}"
+    );
+    assert_no_secret("diagnose", &all_output(&r), &proxy, &[]);
     let told = format!("{:?}", s.tenancy.requests());
     assert_no_secret("what tenancy was told", &told, &proxy, &[]);
 
