@@ -95,6 +95,16 @@ export PYTHONPATH="$PWD/bench/python-agent"
 # made the same binary ≈ 1 ms dearer in place than copied
 cp "$BIN" "$DIR/monky-deployd"
 AGENTS=("rust|$DIR/monky-deployd --config $(variant rust) run --once")
+# the same binary as instance `b` of three on one box: it reads the other two's configs every
+# tick (their ports are reserved, their env/state/grant must differ), so its cost is measured too
+mkdir -p "$DIR/etc/a" "$DIR/etc/b" "$DIR/etc/c"
+cp "$(variant instance)" "$DIR/etc/b/config.yaml"
+for o in a c; do
+  sed -e "s#^env_id: .*#env_id: bench-peer-$o#" -e "s#^state_dir: .*#state_dir: $DIR/state-peer-$o#" \
+    -e "s#^bootstrap_path: .*#bootstrap_path: $DIR/etc/$o/bootstrap.jwt#" \
+    -e "s#^metrics_textfile: .*#metrics_textfile: \"\"#" "$DIR/config.yaml" >"$DIR/etc/$o/config.yaml"
+done
+AGENTS+=("instance|$DIR/monky-deployd --etc-dir $DIR/etc --instance b run --once")
 AGENTS+=("python|$PYTHON -m monky_deployd --config $(variant python) run --once")
 AGENTS+=("python-seed|MONKY_PY_LIST=compose-ps $PYTHON -m monky_deployd --config $(variant python-seed) run --once")
 [ -n "$PYTHON_ALSO" ] && AGENTS+=("python-also|$PYTHON_ALSO -m monky_deployd --config $(variant python-also) run --once")
@@ -146,6 +156,7 @@ label = {
     "python": f"Python tick, `{py}` ({ver([py, '-c', 'import sys; print(sys.version.split()[0])'])}), Engine API list",
     "python-seed": f"Python tick, `{py}`, the seed's `docker compose ps` list (compose {compose})",
     "python-also": f"Python tick, `{py_also}` ({os.path.realpath(py_also) if py_also else ''})",
+    "instance": f"Rust, the same binary as instance `b` of three on the box (`--instance b`)",
     "base": f"Rust, {base_label}: `{ver([base, 'version']) if base else ''}`",
 }
 med = {k: statistics.median(c for c, _, _ in v) for k, v in rows.items()}
@@ -161,7 +172,7 @@ print(f"{n} ticks per agent, interleaved. CPU = user + system (wait4 rusage of t
 print()
 print("| agent | CPU ms, median (min–max) | wall ms, median (min–max) | max RSS KiB, median (min–max) |")
 print("|---|---|---|---|")
-for k in ("rust", "base", "python", "python-seed", "python-also"):
+for k in ("rust", "instance", "base", "python", "python-seed", "python-also"):
     if k in rows:
         v = rows[k]
         print(f"| {label[k]} | {stat([c for c, _, _ in v], lambda x: f'{x:.2f}')} | "

@@ -166,13 +166,18 @@ pub struct Peer {
 /// Every instance configured on the box: the default one (if `<etc>/config.yaml` exists),
 /// then the named ones (`<etc>/<name>/config.yaml`, valid names only) by name.
 pub fn all(etc_dir: &Path) -> Vec<Peer> {
+    configured(etc_dir).into_iter().map(load_peer).collect()
+}
+
+/// The instances whose config file exists, in [`all`]'s order, none loaded yet.
+fn configured(etc_dir: &Path) -> Vec<Instance> {
     let mut out = Vec::new();
     let default = Instance {
         name: None,
         etc_dir: etc_dir.to_path_buf(),
     };
     if default.config_path().is_file() {
-        out.push(load_peer(default));
+        out.push(default);
     }
     let mut names: Vec<String> = std::fs::read_dir(etc_dir)
         .into_iter()
@@ -188,7 +193,7 @@ pub fn all(etc_dir: &Path) -> Vec<Peer> {
             etc_dir: etc_dir.to_path_buf(),
         };
         if i.config_path().is_file() {
-            out.push(load_peer(i));
+            out.push(i);
         }
     }
     out
@@ -201,9 +206,11 @@ fn load_peer(instance: Instance) -> Peer {
 
 /// The box's other instances: every one but `me` (by name).
 pub fn others(me: &Instance) -> Vec<Peer> {
-    all(&me.etc_dir)
+    // filtered before loading: every timer tick pays for each config it parses
+    configured(&me.etc_dir)
         .into_iter()
-        .filter(|p| p.instance.name != me.name)
+        .filter(|i| i.name != me.name)
+        .map(load_peer)
         .collect()
 }
 
