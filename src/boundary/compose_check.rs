@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use serde_yaml_ng::Value;
 
 use crate::boundary::bundle::{Refusal, RefusalCode};
+use crate::boundary::container::{self, ContainerSpec};
 
 mod paths;
 mod rules;
-mod yaml;
+pub(crate) mod yaml;
 
 pub use yaml::{parse, MAX_NODES};
 
@@ -180,25 +181,28 @@ fn check_in(
         if let Some(ext) = get(s, "extends") {
             rules::extends(&svc, ext)?;
         }
-        if let Some(f) = normalised {
-            // pinning is not a privilege: judged whatever the box permits. The first pass
-            // leaves an interpolated image to the second, which sees compose's value
-            let image = get(s, "image").and_then(as_str).unwrap_or_default();
-            if bundle_files.is_none() || !image.contains('$') {
-                if let Some(r) =
-                    crate::boundary::policy::rules::image_digest_refusal(f, &svc, &image)
-                {
-                    return Err(r);
-                }
-            }
+        // the container rules, the guard's too, over the same description of the service
+        let spec = ContainerSpec::from_compose(&svc, s, bundle_files.is_some());
+        let none = BoxFacts::default();
+        let facts = normalised.unwrap_or(&none);
+        // pinning is not a privilege: judged whatever the box permits. The first pass leaves an
+        // interpolated image to the second, which sees compose's value
+        if normalised.is_some() {
+            container::image(&spec, facts)?;
         }
         let Some(ctx) = &ctx else { continue };
+        container::privilege(&spec, facts)?;
         for (key, rule) in SERVICE_RULES {
             if let Some(v) = get(s, key) {
                 rule(ctx, &svc, key, v)?;
             }
         }
-        rules::limits(ctx, &svc, s)?;
+        container::ports(&spec, facts)?;
+        container::name(&spec, facts)?;
+        if let Some(v) = get(s, "volumes") {
+            rules::volumes(ctx, &svc, "volumes", v)?;
+        }
+        container::limits(&spec, facts)?;
     }
     if let Some(ctx) = &ctx {
         binds_invariant(ctx, normalised, bundle_files)?;

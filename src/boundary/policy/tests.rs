@@ -30,9 +30,13 @@ fn known_keys_pass_unknown_keys_are_named() {
         json!({"Memory": 100, "PortBindings": {"80/tcp": [{"HostPort": "8080"}]},
         "NetworkMode": "monky-t_default", "Privileged": false, "CapAdd": ["NET_ADMIN"]}),
     );
+    // a capability is a privilege, the code the file passes give `cap_add: [NET_ADMIN]`
     assert_eq!(
         container_create(&ok, &b).unwrap_err(),
-        Refusal::engine("HostConfig.CapAdd NET_ADMIN")
+        Refusal::new(
+            RefusalCode::PrivilegedRefused,
+            "HostConfig.CapAdd NET_ADMIN"
+        )
     );
     let ok = create(json!({"Memory": 100, "NetworkMode": "monky-t_default", "CapAdd": ["CHOWN"]}));
     let r = container_create(&ok, &b).unwrap();
@@ -271,7 +275,12 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
             "HostConfig.Ulimits memlock unlimited",
         ),
     ] {
-        assert_eq!(err(hc.clone(), &b), Some(why.to_string()), "{hc}");
+        // the file passes' code for the same key
+        assert_eq!(
+            err(hc.clone(), &b),
+            Some(format!("PRIVILEGED_REFUSED: {why}")),
+            "{hc}"
+        );
     }
     // names: the query's container name, volumes, networks, v1's parked rename
     assert!(container_name("monky-t-web-1", "web", &b).is_ok());
