@@ -199,6 +199,7 @@ fn check_in(
         }
         container::ports(&spec, facts)?;
         container::name(&spec, facts)?;
+        container::binds(&spec, normalised)?;
         if let Some(v) = get(s, "volumes") {
             rules::volumes(ctx, &svc, "volumes", v)?;
         }

@@ -10,7 +10,9 @@
 //! engine-only keys (`LogConfig`, `Runtime`, `MaskedPaths`, …) and what needs the engine's state
 //! (whose object this is) in `policy` and `guard`.
 
-use crate::boundary::policy::rules;
+use std::path::Path;
+
+use crate::boundary::policy::{self, rules};
 use crate::boundary::{BoxFacts, Refusal, RefusalCode};
 
 mod from_compose;
@@ -44,6 +46,16 @@ pub struct Setting {
     pub value: String,
 }
 
+/// A host path bound into the container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bind {
+    /// Where the layer found it (`volumes`; `HostConfig.Binds`, `HostConfig.Mounts`).
+    pub key: String,
+    /// The source as written.
+    pub source: String,
+    pub read_only: bool,
+}
+
 /// A ulimit: `name`, soft and hard (negative = unlimited).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ulimit {
@@ -75,6 +87,10 @@ pub struct ContainerSpec {
     /// `None`: unset, or not a number this pass can read (an interpolation).
     pub oom_score_adj: Option<i64>,
     pub ulimits: Vec<Ulimit>,
+    /// Host paths bound in: absolute sources, and the guard's every bind mount. (A relative
+    /// source, a named volume's device, a secret's file are the file passes' own: only the file
+    /// shows them.)
+    pub binds: Vec<Bind>,
     /// Published host ports: `(host ip, host port or range)`.
     pub ports: Vec<(String, String)>,
     /// The container's own name (`container_name`, or the create's `name`), if set.
@@ -110,15 +126,82 @@ impl ContainerSpec {
 }
 
 /// Every container rule, in the order a refusal is reported: privilege, then the box's shared
-/// resources (ports, the name), then its ceilings and pinned images. The file passes call the
-/// parts around their own rules ([`privilege`] + [`ports`] + [`name`] first, [`limits`] after the
-/// service's binds), the guard after its own key walk; both reach the same verdict.
+/// resources (ports, the name), the host paths, then its ceilings and pinned images. The file
+/// passes call the parts around their own rules ([`privilege`] first, [`ports`], [`name`],
+/// [`binds`] with the service's volumes, [`limits`] last), the guard after its own key walk; both
+/// reach the same verdict.
 pub fn judge(spec: &ContainerSpec, facts: &BoxFacts) -> R {
     privilege(spec, facts)?;
     ports(spec, facts)?;
     name(spec, facts)?;
+    binds(spec, Some(facts))?;
     limits(spec, facts)?;
     image(spec, facts)
+}
+
+/// The bind rule over every host path the container binds (`BIND_SOURCE_REFUSED`). `facts` is
+/// `None` for a file pass that does not know the box (its own trees only, not confined to any
+/// root).
+pub fn binds(spec: &ContainerSpec, facts: Option<&BoxFacts>) -> R {
+    for b in &spec.binds {
+        let who = match spec.source {
+            Source::File => format!("service {}", spec.service),
+            Source::Engine => b.key.clone(),
+        };
+        host_path(spec.source, &who, &b.source, b.read_only, facts)?;
+    }
+    Ok(())
+}
+
+/// One host path a container reaches (a bind; in a file also a volume's device, a secret's or
+/// config's file, a build context), judged by the one bind rule ([`policy::bind_rule`]) and
+/// worded for the layer: `<who> <path> (<reason>)` in a file, `<key>: <path>: <reason>` at the
+/// engine.
+pub fn host_path(
+    source: Source,
+    who: &str,
+    src: &str,
+    read_only: bool,
+    facts: Option<&BoxFacts>,
+) -> R {
+    use policy::Unreachable as U;
+    let src = match source {
+        Source::File => src.trim(),
+        Source::Engine => src,
+    };
+    let (j, verdict) = policy::bind_rule(Path::new(src), read_only, facts);
+    let Err(why) = verdict else {
+        return Ok(());
+    };
+    let detail = match source {
+        Source::File => {
+            let how = if read_only { "" } else { ", writable" };
+            let reason = match why {
+                U::AgentFile(_) => "the agent's own files".to_string(),
+                U::Private(_) | U::SystemTreeWritable | U::NotAbsolute => {
+                    format!("a private or system path{how}")
+                }
+                U::SocketOrDevice => "a socket or device".to_string(),
+                U::OutsideRoots => "outside the release and the box's bind_roots".to_string(),
+            };
+            let who = who.strip_prefix("service ").unwrap_or(who);
+            format!("{who} {src} ({reason})")
+        }
+        Source::Engine => {
+            let shown = &j.shown;
+            let why = match why {
+                U::NotAbsolute => format!("{src}: bind source is not absolute"),
+                U::AgentFile(p) | U::Private(p) => format!("{shown}: reaches {}", p.display()),
+                U::SocketOrDevice => format!("{shown}: a socket or device"),
+                U::SystemTreeWritable | U::OutsideRoots => format!(
+                    "{shown}: {} bind outside the release and the box's bind_roots",
+                    if read_only { "read-only" } else { "writable" }
+                ),
+            };
+            format!("{who}: {why}")
+        }
+    };
+    Err(Refusal::new(RefusalCode::BindSourceRefused, detail))
 }
 
 /// The privilege keys (`PRIVILEGED_REFUSED`): `privileged`, host namespaces, capabilities

@@ -16,8 +16,8 @@ mod paths;
 pub mod rules;
 
 pub use paths::{
-    bind_rule, bind_source, binds_invariant, lexical, release_outside_writable, resolve, trace,
-    HostBind, Judged, Traced, Unreachable, PRIVATE_TREES, READ_ONLY_DEEP, READ_ONLY_FILES,
+    bind_rule, binds_invariant, lexical, release_outside_writable, resolve, trace, HostBind,
+    Judged, Traced, Unreachable, PRIVATE_TREES, READ_ONLY_DEEP, READ_ONLY_FILES,
 };
 pub use rules::{Limits, SAFE_CAPS};
 
@@ -162,6 +162,7 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
     let spec = ContainerSpec::from_engine(body, "");
     container::privilege(&spec, b)?;
     container::ports(&spec, b)?;
+    container::binds(&spec, Some(b))?;
     container::limits(&spec, b)?;
     Ok(refs)
 }

@@ -327,6 +327,15 @@ fn hook(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
     Ok(())
 }
 
+/// A service's bind source: an absolute one is the container rules' (`container::binds`, the
+/// guard's too), judged before this rule; a relative one stays inside the release.
+fn relative_bind(who: &str, src: &str, ro: bool, n: Option<&BoxFacts>) -> R {
+    if src.trim().starts_with('/') {
+        return Ok(());
+    }
+    check_bind(who, src, ro, n)
+}
+
 pub(super) fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
     let Value::Sequence(vols) = v else {
         return Ok(());
@@ -353,7 +362,7 @@ pub(super) fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
                     check_bind_source(&who, dev, n)?;
                     ctx.record(dev, true);
                 } else if short.contains(':') || src.starts_with('/') {
-                    check_bind(&who, src, ro, n)?;
+                    relative_bind(&who, src, ro, n)?;
                     if src.starts_with('/') || src.starts_with('.') {
                         ctx.record(src, !ro);
                     }
@@ -368,7 +377,7 @@ pub(super) fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
                 let ro = matches!(get(m, "read_only"), Some(Value::Bool(true)))
                     || get(m, "read_only").and_then(as_str).as_deref() == Some("true");
                 if typ == "bind" || src.starts_with('/') {
-                    check_bind(&who, &src, ro, n)?;
+                    relative_bind(&who, &src, ro, n)?;
                     ctx.record(&src, !ro);
                 } else if let Some(dev) = device(&src) {
                     check_bind_source(&who, dev, n)?;

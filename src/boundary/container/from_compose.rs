@@ -3,7 +3,7 @@
 
 use serde_yaml_ng::{Mapping, Value};
 
-use super::{ContainerSpec, Namespace, Setting, Source, Ulimit};
+use super::{Bind, ContainerSpec, Namespace, Setting, Source, Ulimit};
 use crate::boundary::compose_check::yaml::{as_str, get, seq_strings, truthy, untag};
 use crate::boundary::policy::rules;
 
@@ -47,6 +47,7 @@ impl ContainerSpec {
             sysctls: get(s, "sysctls").map(sysctls).unwrap_or_default(),
             oom_score_adj: get(s, "oom_score_adj").and_then(int),
             ulimits: get(s, "ulimits").map(ulimits).unwrap_or_default(),
+            binds: get(s, "volumes").map(binds).unwrap_or_default(),
             ports: get(s, "ports").map(ports).unwrap_or_default(),
             name: get(s, "container_name").and_then(as_str),
             memory: memory(s),
@@ -102,6 +103,42 @@ fn ulimits(v: &Value) -> Vec<Ulimit> {
                 soft,
                 hard,
             }
+        })
+        .collect()
+}
+
+/// The service's `volumes` with an absolute host source: short (`/src:/dst[:ro]`) or long
+/// (`type: bind` or an absolute `source`) syntax. A relative source is the file passes' own
+/// rule (it stays inside the release).
+fn binds(v: &Value) -> Vec<Bind> {
+    let Value::Sequence(vols) = v else {
+        return Vec::new();
+    };
+    let bind = |source: String, read_only: bool| {
+        source.trim().starts_with('/').then(|| Bind {
+            key: "volumes".into(),
+            source,
+            read_only,
+        })
+    };
+    vols.iter()
+        .filter_map(|vol| match untag(vol) {
+            Value::String(short) => {
+                let src = short.split(':').next().unwrap_or_default();
+                let ro = short
+                    .split(':')
+                    .nth(2)
+                    .is_some_and(|m| m.split(',').any(|o| o.trim() == "ro"));
+                bind(src.to_string(), ro)
+            }
+            Value::Mapping(m) => {
+                let src = get(m, "source").and_then(as_str).unwrap_or_default();
+                // read-only only when plainly so (`${RO}` is not)
+                let ro = matches!(get(m, "read_only"), Some(Value::Bool(true)))
+                    || get(m, "read_only").and_then(as_str).as_deref() == Some("true");
+                bind(src, ro)
+            }
+            _ => None,
         })
         .collect()
 }

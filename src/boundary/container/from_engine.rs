@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{ContainerSpec, Namespace, Setting, Source, Ulimit};
+use super::{Bind, ContainerSpec, Namespace, Setting, Source, Ulimit};
 use crate::boundary::policy::{is_zero, short_value};
 
 /// The `HostConfig` keys of each namespace.
@@ -78,6 +78,7 @@ impl ContainerSpec {
                     }
                 })
                 .collect(),
+            binds: binds(hc),
             // `{"80/tcp": [{"HostIp": "", "HostPort": "8080"}]}`
             ports: hc
                 .get("PortBindings")
@@ -95,4 +96,42 @@ impl ContainerSpec {
             pids: hc.get("PidsLimit").and_then(|v| v.as_i64()).unwrap_or(0),
         }
     }
+}
+
+/// `Binds` entries with a host path (`/src:/dst[:ro,…]`; others name volumes) and every `Mounts`
+/// entry of type `bind`.
+fn binds(hc: &Value) -> Vec<Bind> {
+    let mut out = Vec::new();
+    for b in hc
+        .get("Binds")
+        .and_then(|b| b.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let mut parts = str_of(b).splitn(3, ':');
+        let src = parts.next().unwrap_or("");
+        let opts = parts.nth(1).unwrap_or("");
+        if src.starts_with('/') {
+            out.push(Bind {
+                key: "HostConfig.Binds".into(),
+                source: src.to_string(),
+                read_only: opts.split(',').any(|o| o == "ro"),
+            });
+        }
+    }
+    for m in hc
+        .get("Mounts")
+        .and_then(|m| m.as_array())
+        .into_iter()
+        .flatten()
+    {
+        if m.get("Type").map(str_of) == Some("bind") {
+            out.push(Bind {
+                key: "HostConfig.Mounts".into(),
+                source: m.get("Source").map(str_of).unwrap_or("").to_string(),
+                read_only: m.get("ReadOnly").and_then(|r| r.as_bool()).unwrap_or(false),
+            });
+        }
+    }
+    out
 }

@@ -202,3 +202,30 @@ fn namespaces_stay_the_containers_own() {
         assert_eq!(namespace_allowed(ns, mode), ok, "{ns:?} {mode}");
     }
 }
+
+#[test]
+fn a_bind_is_judged_by_one_rule_from_both_sides() {
+    let f = facts();
+    let file = from_yaml("  volumes: [\"/sys/kernel:/k:ro\", \"./data:/d\", \"data:/v\"]\n");
+    assert_eq!(
+        file.binds,
+        vec![Bind {
+            key: "volumes".into(),
+            source: "/sys/kernel".into(),
+            read_only: true
+        }]
+    );
+    let engine = from_body(json!({"Binds": ["/sys/kernel:/k:ro", "monky-t_data:/v"],
+        "Mounts": [{"Type": "bind", "Source": "/sys/kernel", "Target": "/m"}]}));
+    assert_eq!(engine.binds.len(), 2);
+    assert!(engine.binds[0].read_only && !engine.binds[1].read_only);
+    let (a, b) = (binds(&file, Some(&f)), binds(&engine, Some(&f)));
+    assert_eq!(
+        a.unwrap_err().to_string(),
+        "BIND_SOURCE_REFUSED: web /sys/kernel (a private or system path)"
+    );
+    assert_eq!(
+        b.unwrap_err().to_string(),
+        "BIND_SOURCE_REFUSED: HostConfig.Binds: /sys/kernel: reaches /sys"
+    );
+}

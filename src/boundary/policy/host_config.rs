@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::paths::bind_source;
+use super::paths::HostBind;
 use super::{deny, is_zero, known, network_name, short_value, str_of, Boundary, Refs, R};
 use crate::boundary::{Refusal, RefusalCode};
 
@@ -146,16 +146,16 @@ fn unmask(path: &str, _: &Value, b: &Boundary, _: &mut Refs) -> R {
     }
 }
 
-fn binds(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+fn binds(path: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
     for s in v.as_array().into_iter().flatten() {
-        bind_string(str_of(s), b, refs).map_err(|d| d.within(path))?;
+        bind_string(str_of(s), refs).map_err(|d| d.within(path))?;
     }
     Ok(())
 }
 
-fn mounts(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+fn mounts(path: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
     for m in v.as_array().into_iter().flatten() {
-        mount(m, b, refs).map_err(|d| d.within(path))?;
+        mount(m, refs).map_err(|d| d.within(path))?;
     }
     Ok(())
 }
@@ -213,7 +213,8 @@ fn oom_score_adj(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
     }
 }
 
-fn bind_string(s: &str, b: &Boundary, refs: &mut Refs) -> R {
+/// A `Binds` entry's options; its source is the container rules' (`binds`).
+fn bind_string(s: &str, refs: &mut Refs) -> R {
     let mut parts = s.splitn(3, ':');
     let src = parts.next().unwrap_or("");
     let _dst = parts.next().unwrap_or("");
@@ -227,14 +228,17 @@ fn bind_string(s: &str, b: &Boundary, refs: &mut Refs) -> R {
         }
     }
     if src.starts_with('/') {
-        bind_source(Path::new(src), read_only, b, refs)
+        // judged by the container rules' bind rule; recorded for the invariant
+        refs.binds.push(HostBind::new(Path::new(src), !read_only));
+        Ok(())
     } else {
         refs.volumes.insert(src.to_string());
         Ok(())
     }
 }
 
-fn mount(m: &Value, b: &Boundary, refs: &mut Refs) -> R {
+/// A `Mounts` entry's shape; a bind's source is the container rules' (`binds`).
+fn mount(m: &Value, refs: &mut Refs) -> R {
     let ty = m.get("Type").map(str_of).unwrap_or("");
     let src = m.get("Source").map(str_of).unwrap_or("");
     let read_only = m.get("ReadOnly").and_then(|v| v.as_bool()).unwrap_or(false);
@@ -274,7 +278,9 @@ fn mount(m: &Value, b: &Boundary, refs: &mut Refs) -> R {
                     }
                 }
             }
-            bind_source(Path::new(src), read_only, b, refs)
+            // judged by the container rules' bind rule; recorded for the invariant
+            refs.binds.push(HostBind::new(Path::new(src), !read_only));
+            Ok(())
         }
         "volume" => {
             if let Some(vo) = m.get("VolumeOptions").and_then(|v| v.as_object()) {

@@ -91,8 +91,16 @@ fn bind_sources() {
     std::os::unix::fs::symlink("/", rel.join("data/up")).unwrap();
     std::os::unix::fs::symlink(root.join("state"), rel.join("st")).unwrap();
     let b = boundary(&root);
-    let mut refs = Refs::default();
-    let ok = |p: &Path, ro: bool| bind_source(p, ro, &b, &mut Refs::default());
+    use crate::boundary::container::{host_path, Source};
+    let ok = |p: &Path, ro: bool| {
+        host_path(
+            Source::Engine,
+            "HostConfig.Binds",
+            p.to_str().unwrap(),
+            ro,
+            Some(&b),
+        )
+    };
     assert!(ok(&rel.join("data"), false).is_ok());
     assert!(ok(&root.join("srv/app/x"), false).is_ok());
     assert!(ok(Path::new("/etc/localtime"), true).is_ok());
@@ -108,8 +116,22 @@ fn bind_sources() {
     assert!(ok(Path::new("/var"), true).is_err());
     assert!(ok(Path::new("/srv/other"), true).is_err());
     assert!(ok(Path::new("/etc/cron.d"), false).is_err());
-    bind_source(&rel.join("data"), false, &b, &mut refs).unwrap();
+    assert_eq!(
+        ok(Path::new("/sys/kernel"), true).unwrap_err().to_string(),
+        "BIND_SOURCE_REFUSED: HostConfig.Binds: /sys/kernel: reaches /sys"
+    );
+    // a create records its binds for the invariant, and judges them by the same rule
+    let bind = |src: &Path| {
+        let body = json!({"Image": "x", "Labels": {"com.docker.compose.project": "monky-t"},
+            "HostConfig": {"Binds": [format!("{}:/d", src.display())]}});
+        container_create(&body, &b)
+    };
+    let refs = bind(&rel.join("data")).unwrap();
     assert_eq!(refs.binds, vec![HostBind::new(&rel.join("data"), true)]);
+    assert_eq!(
+        bind(Path::new("/var/run/docker.sock")).unwrap_err().code,
+        RefusalCode::BindSourceRefused
+    );
 }
 
 /// The invariant over every bind on the box, on real paths: nesting in both directions, paths
