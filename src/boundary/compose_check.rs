@@ -1,8 +1,10 @@
 //! The privilege analysis of a compose file. It runs twice: on the bundle's YAML before the
 //! lease (anchors and merge keys resolved), and on the compose CLI's own normalised `config`
 //! after `.env` is rendered, so interpolation cannot smuggle a setting past the first pass.
-//! This file walks the document; `rules` holds one rule per key, `paths` the host-path rules,
-//! `yaml` the parse.
+//! This file walks the document and hands each service, as a
+//! [`crate::boundary::container::ContainerSpec`], to the container rules the engine guard calls
+//! too; `rules` holds the rules only the file shows (one per key), `paths` the host-path
+//! wording, `yaml` the parse.
 
 use std::path::PathBuf;
 

@@ -403,6 +403,15 @@ mod denials_tests {
             Denials(vec![port.clone(), key.clone()]).reported(),
             Some(port.clone())
         );
+        // a bind the file passes would refuse keeps their code
+        let bind = Refusal::new(
+            RefusalCode::BindSourceRefused,
+            "container for service web: HostConfig.Binds: /sys: reaches /sys",
+        );
+        assert_eq!(
+            Denials(vec![bind.clone(), key.clone()]).reported(),
+            Some(bind)
+        );
         let r = Denials(vec![key, port]).reported().unwrap();
         assert_eq!(r.code, RefusalCode::EngineRefused);
         assert_eq!(

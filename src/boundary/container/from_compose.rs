@@ -33,9 +33,14 @@ impl ContainerSpec {
             privileged: get(s, "privileged")
                 .filter(|v| truthy(v))
                 .map(|_| setting("privileged", "true".into())),
+            // an interpolated mode is judged where it is resolved: by the second pass, on
+            // compose's own value, and by the guard
             namespaces: NAMESPACES
                 .iter()
-                .filter_map(|(k, ns)| Some((*ns, setting(k, get(s, k).and_then(as_str)?))))
+                .filter_map(|(k, ns)| {
+                    let mode = get(s, k).and_then(as_str).filter(|m| !m.contains('$'))?;
+                    Some((*ns, setting(k, mode)))
+                })
                 .collect(),
             cap_add: get(s, "cap_add").map(seq_strings).unwrap_or_default(),
             devices: ["devices", "device_cgroup_rules"]

@@ -229,3 +229,19 @@ fn a_bind_is_judged_by_one_rule_from_both_sides() {
         "BIND_SOURCE_REFUSED: HostConfig.Binds: /sys/kernel: reaches /sys"
     );
 }
+
+#[test]
+fn an_interpolated_namespace_is_left_to_the_pass_that_resolves_it() {
+    let f = BoxFacts::default();
+    for yaml in [
+        "  pid: ${PID}\n",
+        "  ipc: \"${IPC}\"\n",
+        "  userns_mode: ${U}\n",
+    ] {
+        let spec = from_yaml(yaml);
+        assert!(spec.namespaces.is_empty(), "{yaml}");
+        assert!(privilege(&spec, &f).is_ok(), "{yaml}");
+    }
+    // resolved, the same key is judged
+    assert!(privilege(&from_yaml("  pid: host\n"), &f).is_err());
+}

@@ -1,5 +1,7 @@
-//! `HostConfig` of a container create: one rule per key that may hold more than its zero value,
-//! and the shapes of `Binds` and `Mounts`. A key in no table is refused by name and value.
+//! `HostConfig` of a container create: the allow-list of keys, the rules of the engine-only
+//! ones, and the shapes of `Binds` and `Mounts`. A key in no table is refused by name and value.
+//! The keys a compose service sets too (privilege, namespaces, ports, limits, bind sources…)
+//! are judged by the container rules (`boundary::container`) over the whole create.
 
 use std::path::Path;
 

@@ -1,7 +1,8 @@
-//! The policy's value rules, shared by both layers: the file passes (compose YAML and compose's
-//! normalised `config`) and the engine guard (create bodies) call these same functions, so a
-//! shape one layer refuses the other refuses too (docs/POLICY.md, "one policy, two layers").
-//! Each rule judges one value; the layers only differ in where they find it.
+//! The policy's value rules, shared by both layers: the container rules
+//! (`boundary::container`, over a compose service or a create body) and the object-name and
+//! image rules of the file passes and the engine guard call these same functions, so a shape
+//! one layer refuses the other refuses too (docs/POLICY.md, "one rule set"). Each rule judges
+//! one value.
 
 /// Capabilities that stay inside the container's namespaces: Docker's default set. `IPC_LOCK`,
 /// `SYS_NICE` and `SYS_RESOURCE` are not here: memory locking, real-time and nice priorities,
