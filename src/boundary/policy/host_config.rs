@@ -82,7 +82,9 @@ pub(super) const HOST_RULES: &[(&str, Rule)] = &[
     ("Ulimits", container_rule),
     ("Memory", container_rule),
     ("PidsLimit", container_rule),
-    // engine-only keys no compose service writes: only the box's own permit lets these through
+    // engine keys the container description leaves out: the file passes refuse the compose keys
+    // that set them by name (`compose_keys`) or, `cgroup_parent`, leave them to this guard.
+    // Only the box's own permit lets these through
     ("CgroupParent", privilege),
     ("Cgroup", privilege),
     ("OomKillDisable", privilege),
