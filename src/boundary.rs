@@ -6,6 +6,7 @@ pub mod beneath;
 pub mod bundle;
 pub mod compose_check;
 pub mod compose_keys;
+pub mod container;
 mod facts;
 pub mod guard;
 pub mod policy;

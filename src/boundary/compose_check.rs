@@ -1,18 +1,21 @@
 //! The privilege analysis of a compose file. It runs twice: on the bundle's YAML before the
 //! lease (anchors and merge keys resolved), and on the compose CLI's own normalised `config`
 //! after `.env` is rendered, so interpolation cannot smuggle a setting past the first pass.
-//! This file walks the document; `rules` holds one rule per key, `paths` the host-path rules,
-//! `yaml` the parse.
+//! This file walks the document and hands each service, as a
+//! [`crate::boundary::container::ContainerSpec`], to the container rules the engine guard calls
+//! too; `rules` holds the rules only the file shows (one per key), `paths` the host-path
+//! wording, `yaml` the parse.
 
 use std::path::PathBuf;
 
 use serde_yaml_ng::Value;
 
 use crate::boundary::bundle::{Refusal, RefusalCode};
+use crate::boundary::container::{self, ContainerSpec};
 
 mod paths;
 mod rules;
-mod yaml;
+pub(crate) mod yaml;
 
 pub use yaml::{parse, MAX_NODES};
 
@@ -180,25 +183,29 @@ fn check_in(
         if let Some(ext) = get(s, "extends") {
             rules::extends(&svc, ext)?;
         }
-        if let Some(f) = normalised {
-            // pinning is not a privilege: judged whatever the box permits. The first pass
-            // leaves an interpolated image to the second, which sees compose's value
-            let image = get(s, "image").and_then(as_str).unwrap_or_default();
-            if bundle_files.is_none() || !image.contains('$') {
-                if let Some(r) =
-                    crate::boundary::policy::rules::image_digest_refusal(f, &svc, &image)
-                {
-                    return Err(r);
-                }
-            }
+        // the container rules, the guard's too, over the same description of the service
+        let spec = ContainerSpec::from_compose(&svc, s, bundle_files.is_some());
+        let none = BoxFacts::default();
+        let facts = normalised.unwrap_or(&none);
+        // pinning is not a privilege: judged whatever the box permits. The first pass leaves an
+        // interpolated image to the second, which sees compose's value
+        if normalised.is_some() {
+            container::image(&spec, facts)?;
         }
         let Some(ctx) = &ctx else { continue };
+        container::privilege(&spec, facts)?;
         for (key, rule) in SERVICE_RULES {
             if let Some(v) = get(s, key) {
                 rule(ctx, &svc, key, v)?;
             }
         }
-        rules::limits(ctx, &svc, s)?;
+        container::ports(&spec, facts)?;
+        container::name(&spec, facts)?;
+        container::binds(&spec, normalised)?;
+        if let Some(v) = get(s, "volumes") {
+            rules::volumes(ctx, &svc, "volumes", v)?;
+        }
+        container::limits(&spec, facts)?;
     }
     if let Some(ctx) = &ctx {
         binds_invariant(ctx, normalised, bundle_files)?;

@@ -263,11 +263,12 @@ impl Denials {
         texts.join(sep)
     }
 
-    /// What a failed compose call reports: the first refusal when it carries a code of its
-    /// own (a reserved port, a name, an image), else `ENGINE_REFUSED` with all of them.
+    /// What a failed compose call reports: the first refusal when a rule named its code (a
+    /// bind, a privilege, a reserved port, a name, an image: the code the file passes give the
+    /// same shape), else `ENGINE_REFUSED` with all of them.
     pub fn reported(&self) -> Option<Refusal> {
         let first = self.0.first()?;
-        Some(if first.code.is_own_guard_code() {
+        Some(if first.code != RefusalCode::EngineRefused {
             first.clone()
         } else {
             Refusal::engine(self.join("; "))
@@ -401,6 +402,15 @@ mod denials_tests {
         assert_eq!(
             Denials(vec![port.clone(), key.clone()]).reported(),
             Some(port.clone())
+        );
+        // a bind the file passes would refuse keeps their code
+        let bind = Refusal::new(
+            RefusalCode::BindSourceRefused,
+            "container for service web: HostConfig.Binds: /sys: reaches /sys",
+        );
+        assert_eq!(
+            Denials(vec![bind.clone(), key.clone()]).reported(),
+            Some(bind)
         );
         let r = Denials(vec![key, port]).reported().unwrap();
         assert_eq!(r.code, RefusalCode::EngineRefused);

@@ -16,11 +16,12 @@ mod paths;
 pub mod rules;
 
 pub use paths::{
-    bind_rule, bind_source, binds_invariant, lexical, release_outside_writable, resolve, trace,
-    HostBind, Judged, Traced, Unreachable, PRIVATE_TREES, READ_ONLY_DEEP, READ_ONLY_FILES,
+    bind_rule, binds_invariant, lexical, release_outside_writable, resolve, trace, HostBind,
+    Judged, Traced, Unreachable, PRIVATE_TREES, READ_ONLY_DEEP, READ_ONLY_FILES,
 };
 pub use rules::{Limits, SAFE_CAPS};
 
+use crate::boundary::container::{self, ContainerSpec};
 use host_config::host_config;
 
 /// What a create body may touch on this box: the box's one set of facts, which the file passes
@@ -135,9 +136,6 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
         ..Refs::default()
     };
     labels_ok(top, "container", &b.project)?;
-    if top.get("HostConfig").is_none() {
-        host_config::limits(&Value::Object(Map::new()), b, &refs)?;
-    }
     for (k, v) in top {
         match k.as_str() {
             "Labels" => {}
@@ -160,6 +158,12 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
             _ => return Err(Refusal::engine(k.clone())),
         }
     }
+    // the rules a compose service is judged by too, over the same description of the container
+    let spec = ContainerSpec::from_engine(body, "");
+    container::privilege(&spec, b)?;
+    container::ports(&spec, b)?;
+    container::binds(&spec, Some(b))?;
+    container::limits(&spec, b)?;
     Ok(refs)
 }
 
@@ -169,22 +173,18 @@ pub fn object_name(kind: &str, name: &str, b: &Boundary) -> R {
     if b.privileged || name.is_empty() || rules::object_name_ok(name, &b.project) {
         return Ok(());
     }
-    Err(Refusal::new(
-        rules::NAME_CODE,
-        rules::name_refusal(kind, name.trim_start_matches('/'), &b.project),
-    ))
+    Err(rules::name_refused(kind, name, &b.project))
 }
 
-/// A container's name (at create or rename) is compose's own for its service
-/// ([`rules::container_name_ok`]).
+/// A container's name (at create or rename) is compose's own for its service: the container
+/// rule ([`container::name`]) the file passes judge `container_name` by.
 pub fn container_name(name: &str, service: &str, b: &Boundary) -> R {
-    if b.privileged || name.is_empty() || rules::container_name_ok(name, &b.project, service) {
-        return Ok(());
-    }
-    Err(Refusal::new(
-        rules::NAME_CODE,
-        rules::name_refusal("container", name.trim_start_matches('/'), &b.project),
-    ))
+    let spec = ContainerSpec {
+        service: service.to_string(),
+        name: Some(name.to_string()),
+        ..ContainerSpec::default()
+    };
+    container::name(&spec, b)
 }
 
 /// The addresses an endpoint asks for (`IPAMConfig`), recorded for the caller to judge against
@@ -241,16 +241,14 @@ fn network_ipam(name: &str, ipam: &Value, b: &Boundary) -> R {
             }
         })
         .collect();
-    match netpool::ipam_refusal(name, driver, &entries, space) {
-        Some(why) => Err(Refusal::new(netpool::NETWORK_CODE, why)),
-        None => Ok(()),
-    }
+    netpool::ipam_refusal(name, driver, &entries, space)
 }
 
 fn network_name(name: &str, refs: &mut Refs) -> R {
     match name {
         "" | "default" | "bridge" | "none" => Ok(()),
-        "host" => deny("network host"),
+        // the host's network namespace: the container rules' `network_mode: host`
+        "host" => Err(Refusal::new(RefusalCode::PrivilegedRefused, "network host")),
         n if n.starts_with("container:") => {
             refs.containers.insert(n["container:".len()..].to_string());
             Ok(())
@@ -264,7 +262,7 @@ fn network_name(name: &str, refs: &mut Refs) -> R {
 
 /// A short, secret-free rendering of a refused value: strings and numbers are settings
 /// (host, private, SYS_ADMIN…), objects and lists are summarised.
-fn short_value(v: &Value) -> String {
+pub fn short_value(v: &Value) -> String {
     match v {
         Value::String(s) if s.len() <= 64 => s.clone(),
         Value::Bool(b) => b.to_string(),

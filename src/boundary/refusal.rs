@@ -77,9 +77,9 @@ impl RefusalCode {
         }
     }
 
-    /// A refusal the engine guard makes under a code of its own (the box's shared resources):
-    /// reported alone, not folded into `ENGINE_REFUSED`.
-    pub const fn is_own_guard_code(self) -> bool {
+    /// A code whose detail starts with what it names (`<service> <ip:port>`, `volume <name>`):
+    /// the guard reports it without saying which request it refused.
+    pub const fn names_its_object(self) -> bool {
         use RefusalCode::*;
         matches!(
             self,
@@ -135,9 +135,9 @@ impl Refusal {
     }
 
     /// A refusal of the request `what` (`container for service web`, `volume create`): a
-    /// code of the guard's own reads alone, any other says which request.
+    /// code whose detail names its object reads alone, any other says which request.
     pub fn for_request(self, what: impl fmt::Display) -> Self {
-        if self.code.is_own_guard_code() {
+        if self.code.names_its_object() {
             self
         } else {
             self.within(what)

@@ -907,7 +907,7 @@ fn scheduling_and_oom_are_privilege(f: Flavour) {
         );
         let guard = refused(&s, &mut serial, &compose, "no-file", &svc, sh.what);
         assert!(
-            guard.starts_with("ENGINE_REFUSED:") && guard.contains(sh.guard_key),
+            guard.starts_with("PRIVILEGED_REFUSED:") && guard.contains(sh.guard_key),
             "{}: the guard did not refuse by {}: {guard:?}",
             sh.what,
             sh.guard_key

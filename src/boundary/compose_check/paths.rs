@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{BoxFacts, BIND_CODE, CODE};
 use crate::boundary::bundle::Refusal;
+use crate::boundary::container::{self, Source};
 use crate::boundary::policy;
 
 fn bind_refused(who: &str, src: &str, reason: &str) -> Refusal {
@@ -22,28 +23,18 @@ fn under(p: &str, dir: &str) -> bool {
     dir == "/" || p == dir || p.starts_with(&format!("{dir}/"))
 }
 
-/// A host path bound into a container (`who` names it in the refusal): the engine guard's
-/// own rule ([`policy::bind_rule`]), worded for the file.
+/// A host path bound into a container (`who` names it in the refusal): an absolute one by the
+/// one bind rule, worded for the file ([`container::host_path`]); a relative one must stay
+/// inside the release.
 pub(super) fn check_bind(
     who: &str,
     src: &str,
     read_only: bool,
     ctx: Option<&BoxFacts>,
 ) -> Result<(), Refusal> {
-    use policy::Unreachable as U;
     let s = src.trim();
     if s.starts_with('/') {
-        let how = if read_only { "" } else { ", writable" };
-        let reason = match policy::bind_rule(Path::new(s), read_only, ctx).1 {
-            Ok(()) => return Ok(()),
-            Err(U::AgentFile(_)) => "the agent's own files".to_string(),
-            Err(U::Private(_) | U::SystemTreeWritable | U::NotAbsolute) => {
-                format!("a private or system path{how}")
-            }
-            Err(U::SocketOrDevice) => "a socket or device".to_string(),
-            Err(U::OutsideRoots) => "outside the release and the box's bind_roots".to_string(),
-        };
-        return Err(bind_refused(who, s, &reason));
+        return container::host_path(Source::File, who, s, read_only, ctx);
     } else if s.starts_with('~') || s.starts_with('$') {
         return Err(bind_refused(who, s, "not a path inside the release"));
     } else if s.split('/').any(|c| c == "..") {

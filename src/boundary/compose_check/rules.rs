@@ -1,7 +1,10 @@
-//! The rules of the file passes: one function per rule, tabled by the compose key it judges, in
-//! the order `check_in` applies them (the first refusal is the one reported, so the order is
-//! part of the behaviour). The rules over what the whole box shares (ports, names, ceilings, OOM
-//! and scheduling) are in `rules/box_rules.rs`.
+//! The rules only the file passes can judge: one function per rule, tabled by the compose key it
+//! judges, in the order `check_in` applies them (the first refusal is the one reported, so the
+//! order is part of the behaviour). They read the file's own shape: top-level objects a service
+//! refers to, `extends`, `build`, hooks, `env_file`, interpolation, relative host paths. The
+//! privilege keys, ports, names, ceilings and images are the container rules
+//! (`boundary::container`), which the engine guard calls too; the file's networks and object
+//! names are in `rules/box_rules.rs`.
 
 use serde_yaml_ng::Value;
 
@@ -12,11 +15,7 @@ use crate::boundary::bundle::Refusal;
 use crate::boundary::policy::rules as shared;
 
 mod box_rules;
-pub(super) use box_rules::limits;
-use box_rules::{
-    container_name, network_subnets, object_names, oom_score_adj, ports, static_addresses, sysctls,
-    ulimits,
-};
+use box_rules::{network_subnets, object_names, static_addresses};
 
 /// What the service rules need from the rest of the file.
 #[derive(Default)]
@@ -60,20 +59,13 @@ impl Ctx<'_> {
         self.normalised.map(|n| n.project.as_str()).unwrap_or("")
     }
 
-    /// A volume's or network's `name:` (`kind`), or a service's `container_name` (`service`).
-    fn name(&self, kind: &str, name: &str, service: Option<&str>) -> R {
+    /// A volume's or network's `name:` (`kind`).
+    fn name(&self, kind: &str, name: &str) -> R {
         let p = self.project();
-        let ok = match service {
-            Some(svc) => shared::container_name_ok(name, p, svc),
-            None => shared::object_name_ok(name, p),
-        };
-        if p.is_empty() || ok {
+        if p.is_empty() || shared::object_name_ok(name, p) {
             return Ok(());
         }
-        Err(Refusal::new(
-            shared::NAME_CODE,
-            shared::name_refusal(kind, name, p),
-        ))
+        Err(shared::name_refused(kind, name, p))
     }
 
     fn record(&self, src: &str, writable: bool) {
@@ -127,32 +119,22 @@ pub(super) const FILE_RULES: &[(&str, FileRule)] = &[
     ("networks", host_networks),
 ];
 
-/// Service keys, judged in this order for each service in turn.
+/// Service keys only the file passes judge, in this order for each service in turn (after the
+/// container rules' privilege keys; `volumes` after its ports and name).
 pub(super) const SERVICE_RULES: &[(&str, ServiceRule)] = &[
-    ("privileged", privileged),
-    ("network_mode", namespace),
-    ("pid", namespace),
-    ("ipc", namespace),
-    ("uts", namespace),
-    ("userns_mode", namespace),
-    ("cgroup", namespace),
+    ("network_mode", joins_outside),
+    ("pid", joins_outside),
+    ("ipc", joins_outside),
+    ("uts", joins_outside),
+    ("userns_mode", joins_outside),
+    ("cgroup", joins_outside),
     ("networks", networks),
-    ("cap_add", cap_add),
-    ("devices", devices),
-    ("device_cgroup_rules", devices),
     ("volumes_from", volumes_from),
     ("env_file", env_file),
     ("build", build),
     ("provider", provider),
     ("post_start", hook),
     ("pre_stop", hook),
-    ("security_opt", security_opt),
-    ("sysctls", sysctls),
-    ("oom_score_adj", oom_score_adj),
-    ("ulimits", ulimits),
-    ("ports", ports),
-    ("container_name", container_name),
-    ("volumes", volumes),
 ];
 
 fn refuse(msg: String) -> R {
@@ -235,19 +217,15 @@ fn host_networks(ctx: &mut Ctx, key: &str, v: &Value) -> R {
     Ok(())
 }
 
-fn privileged(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    if truthy(v) {
-        return refuse(format!("service {svc} sets privileged"));
-    }
-    Ok(())
-}
-
-/// `container:<name>` joins a container outside the project (another env's processes,
-/// environment and secrets); `service:<name>` stays inside it.
-fn namespace(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
+/// `container:<name>` names a container outside the file (another env's processes,
+/// environment and secrets): compose writes the project's own as `service:<name>`. A network
+/// mode left to interpolation is judged by nobody else before compose. File-only: the guard
+/// sees `container:<id>` for both and asks the engine whose it is. (`host` and the other modes
+/// are the container rules'.)
+fn joins_outside(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
     let Some(val) = as_str(v) else { return Ok(()) };
     let l = val.trim().to_ascii_lowercase();
-    if l == "host" || l.starts_with("container:") || (key == "network_mode" && l.starts_with('$')) {
+    if l.starts_with("container:") || (key == "network_mode" && l.starts_with('$')) {
         return refuse(format!("service {svc} sets {key}: {val}"));
     }
     Ok(())
@@ -262,28 +240,6 @@ fn networks(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
         return refuse(format!("service {svc} joins the host network via {n}"));
     }
     static_addresses(ctx, svc, v)
-}
-
-/// One allow-list with the engine guard (`policy::rules::SAFE_CAPS`).
-fn cap_add(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    for c in seq_strings(v) {
-        if !shared::cap_allowed(&c) {
-            return refuse(format!("service {svc} adds capability {c}"));
-        }
-    }
-    Ok(())
-}
-
-fn devices(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
-    let empty = match v {
-        Value::Sequence(x) => x.is_empty(),
-        Value::Null => true,
-        _ => false,
-    };
-    if !empty {
-        return refuse(format!("service {svc} sets {key}"));
-    }
-    Ok(())
 }
 
 fn volumes_from(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
@@ -371,18 +327,16 @@ fn hook(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
     Ok(())
 }
 
-/// `no-new-privileges` only, as the engine guard: any other option (a seccomp or AppArmor
-/// profile, an SELinux label, `systempaths=unconfined`) can only loosen the container.
-fn security_opt(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    for o in seq_strings(v) {
-        if !shared::security_opt_allowed(&o) {
-            return refuse(format!("service {svc} sets security_opt {o}"));
-        }
+/// A service's bind source: an absolute one is the container rules' (`container::binds`, the
+/// guard's too), judged before this rule; a relative one stays inside the release.
+fn relative_bind(who: &str, src: &str, ro: bool, n: Option<&BoxFacts>) -> R {
+    if src.trim().starts_with('/') {
+        return Ok(());
     }
-    Ok(())
+    check_bind(who, src, ro, n)
 }
 
-fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
+pub(super) fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
     let Value::Sequence(vols) = v else {
         return Ok(());
     };
@@ -408,7 +362,7 @@ fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
                     check_bind_source(&who, dev, n)?;
                     ctx.record(dev, true);
                 } else if short.contains(':') || src.starts_with('/') {
-                    check_bind(&who, src, ro, n)?;
+                    relative_bind(&who, src, ro, n)?;
                     if src.starts_with('/') || src.starts_with('.') {
                         ctx.record(src, !ro);
                     }
@@ -423,7 +377,7 @@ fn volumes(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
                 let ro = matches!(get(m, "read_only"), Some(Value::Bool(true)))
                     || get(m, "read_only").and_then(as_str).as_deref() == Some("true");
                 if typ == "bind" || src.starts_with('/') {
-                    check_bind(&who, &src, ro, n)?;
+                    relative_bind(&who, &src, ro, n)?;
                     ctx.record(&src, !ro);
                 } else if let Some(dev) = device(&src) {
                     check_bind_source(&who, dev, n)?;

@@ -83,18 +83,18 @@ fn shape(v: &Value, nodes: &mut usize) -> Result<(), Refusal> {
     }
 }
 
-pub(super) fn untag(v: &Value) -> &Value {
+pub(crate) fn untag(v: &Value) -> &Value {
     match v {
         Value::Tagged(t) => untag(&t.value),
         other => other,
     }
 }
 
-pub(super) fn get<'a>(m: &'a Mapping, k: &str) -> Option<&'a Value> {
+pub(crate) fn get<'a>(m: &'a Mapping, k: &str) -> Option<&'a Value> {
     m.get(Value::String(k.into())).map(untag)
 }
 
-pub(super) fn as_str(v: &Value) -> Option<String> {
+pub(crate) fn as_str(v: &Value) -> Option<String> {
     match untag(v) {
         Value::String(s) => Some(s.clone()),
         Value::Bool(b) => Some(b.to_string()),
@@ -104,7 +104,7 @@ pub(super) fn as_str(v: &Value) -> Option<String> {
 }
 
 /// Conservative: anything that is not clearly false counts as set (`"${X}"` included).
-pub(super) fn truthy(v: &Value) -> bool {
+pub(crate) fn truthy(v: &Value) -> bool {
     match untag(v) {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -117,7 +117,7 @@ pub(super) fn truthy(v: &Value) -> bool {
     }
 }
 
-pub(super) fn seq_strings(v: &Value) -> Vec<String> {
+pub(crate) fn seq_strings(v: &Value) -> Vec<String> {
     match untag(v) {
         Value::Sequence(s) => s.iter().filter_map(as_str).collect(),
         other => as_str(other).into_iter().collect(),

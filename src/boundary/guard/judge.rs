@@ -138,12 +138,7 @@ pub(super) async fn decide(
     }
     let check = match &r {
         Route::Pull => match super::images::pull_reference(&query) {
-            Some(image) => {
-                match policy::rules::image_digest_refusal(&sh.boundary, "pull", &image) {
-                    Some(r) => Err(r),
-                    None => Ok(()),
-                }
-            }
+            Some(image) => policy::rules::image_digest_refusal(&sh.boundary, "pull", &image),
             None => Ok(()),
         },
         Route::Pass => Ok(()),
@@ -313,10 +308,7 @@ async fn address_in_network(sh: &Shared, network: &str, addr: &str) -> Result<()
                 .collect()
         }
     };
-    match policy::netpool::address_refusal(network, addr, &subnets) {
-        Some(why) => Err(Refusal::new(policy::netpool::NETWORK_CODE, why)),
-        None => Ok(()),
-    }
+    policy::netpool::address_refusal(network, addr, &subnets)
 }
 
 async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Refusal> {
@@ -324,9 +316,7 @@ async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Refus
     policy::container_name(name, &refs.service, &sh.boundary)?;
     not_claimed(sh, "container", name).await?;
     let image = v.get("Image").and_then(|i| i.as_str()).unwrap_or("");
-    if let Some(r) = policy::rules::image_digest_refusal(&sh.boundary, &refs.service, image) {
-        return Err(r);
-    }
+    policy::rules::image_digest_refusal(&sh.boundary, &refs.service, image)?;
     super::images::may_run(sh, &refs.service, image).await?;
     for n in &refs.volumes {
         owned(sh, &format!("/volumes/{n}"), "volume", n).await?;

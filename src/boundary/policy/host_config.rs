@@ -1,14 +1,15 @@
-//! `HostConfig` of a container create: one rule per key that may hold more than its zero value,
-//! and the shapes of `Binds` and `Mounts`. A key in no table is refused by name and value.
+//! `HostConfig` of a container create: the allow-list of keys, the rules of the engine-only
+//! ones, and the shapes of `Binds` and `Mounts`. A key in no table is refused by name and value.
+//! The keys a compose service sets too (privilege, namespaces, ports, limits, bind sources…)
+//! are judged by the container rules (`boundary::container`) over the whole create.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::paths::bind_source;
-use super::rules;
+use super::paths::HostBind;
 use super::{deny, is_zero, known, network_name, short_value, str_of, Boundary, Refs, R};
-use crate::boundary::Refusal;
+use crate::boundary::{Refusal, RefusalCode};
 
 /// Keys whose every value is harmless on the host; they pass before any rule is looked up.
 pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
@@ -59,28 +60,31 @@ pub(super) const HOST_RULES: &[(&str, Rule)] = &[
     ("Mounts", mounts),
     ("NetworkMode", network_mode),
     ("VolumesFrom", volumes_from),
-    ("IpcMode", ipc_mode),
-    ("PidMode", pid_mode),
+    ("IpcMode", joins),
+    ("PidMode", joins),
     ("LogConfig", log_config),
-    ("CgroupnsMode", cgroupns_mode),
     ("Isolation", isolation),
     ("Runtime", runtime),
-    ("SecurityOpt", security_opt),
-    ("CapAdd", cap_add),
-    ("Sysctls", sysctls),
-    ("PortBindings", port_bindings),
     ("OomScoreAdj", oom_score_adj),
-    ("Ulimits", ulimits),
-    // judged with the box's ceilings once all keys are read (they may be absent)
-    ("Memory", ceiling),
-    ("PidsLimit", ceiling),
-    // privilege proper: only the box's own permit lets these through
-    ("Privileged", privilege),
-    ("UTSMode", privilege),
-    ("UsernsMode", privilege),
-    ("Devices", privilege),
-    ("DeviceRequests", privilege),
-    ("DeviceCgroupRules", privilege),
+    // the container rules judge these on the whole create (`boundary::container`), with the
+    // file passes' functions, once every key here is known
+    ("Privileged", container_rule),
+    ("UTSMode", container_rule),
+    ("UsernsMode", container_rule),
+    ("CgroupnsMode", container_rule),
+    ("Devices", container_rule),
+    ("DeviceRequests", container_rule),
+    ("DeviceCgroupRules", container_rule),
+    ("SecurityOpt", container_rule),
+    ("CapAdd", container_rule),
+    ("Sysctls", container_rule),
+    ("PortBindings", container_rule),
+    ("Ulimits", container_rule),
+    ("Memory", container_rule),
+    ("PidsLimit", container_rule),
+    // engine keys the container description leaves out: the file passes refuse the compose keys
+    // that set them by name (`compose_keys`) or, `cgroup_parent`, leave them to this guard.
+    // Only the box's own permit lets these through
     ("CgroupParent", privilege),
     ("Cgroup", privilege),
     ("OomKillDisable", privilege),
@@ -106,12 +110,12 @@ pub(super) fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
             None => return refused(&path, v),
         }
     }
-    limits(&Value::Object(hc.clone()), b, refs)?;
     // An empty MaskedPaths list is "zero" above but means "unmask everything".
     for k in ["MaskedPaths", "ReadonlyPaths"] {
         if matches!(hc.get(k), Some(Value::Array(a)) if a.is_empty()) && !b.privileged {
-            return deny(format!(
-                "HostConfig.{k} (empty list unmasks /proc and /sys)"
+            return Err(Refusal::new(
+                RefusalCode::PrivilegedRefused,
+                format!("HostConfig.{k} (empty list unmasks /proc and /sys)"),
             ));
         }
     }
@@ -120,6 +124,11 @@ pub(super) fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
 
 fn refused(path: &str, v: &Value) -> R {
     deny(format!("{path} {}", short_value(v)))
+}
+
+/// Judged by the container rules ([`crate::boundary::container`]) over the whole create.
+fn container_rule(_: &str, _: &Value, _: &Boundary, _: &mut Refs) -> R {
+    Ok(())
 }
 
 fn privilege(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
@@ -131,25 +140,26 @@ fn privilege(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
 }
 
 /// MaskedPaths: [] (systempaths=unconfined) unmasks /proc; zero-ness is not enough, and the
-/// refusal names no value.
+/// refusal names no value. The file passes refuse the same shape as `security_opt`
+/// (`PRIVILEGED_REFUSED`): engine-only as a key, the same code.
 fn unmask(path: &str, _: &Value, b: &Boundary, _: &mut Refs) -> R {
     if b.privileged {
         Ok(())
     } else {
-        deny(path)
+        Err(Refusal::new(RefusalCode::PrivilegedRefused, path))
     }
 }
 
-fn binds(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+fn binds(path: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
     for s in v.as_array().into_iter().flatten() {
-        bind_string(str_of(s), b, refs).map_err(|d| d.within(path))?;
+        bind_string(str_of(s), refs).map_err(|d| d.within(path))?;
     }
     Ok(())
 }
 
-fn mounts(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+fn mounts(path: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
     for m in v.as_array().into_iter().flatten() {
-        mount(m, b, refs).map_err(|d| d.within(path))?;
+        mount(m, refs).map_err(|d| d.within(path))?;
     }
     Ok(())
 }
@@ -167,29 +177,13 @@ fn volumes_from(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
     Ok(())
 }
 
-/// `container:<id>`: for the caller to check it is the project's own.
-fn joins_container(v: &Value, refs: &mut Refs) -> bool {
-    match str_of(v).strip_prefix("container:") {
-        Some(id) => {
-            refs.containers.insert(id.to_string());
-            true
-        }
-        None => false,
+/// `container:<id>` (`IpcMode`, `PidMode`): for the caller to check it is the project's own;
+/// the mode itself is the container rules'.
+fn joins(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
+    if let Some(id) = str_of(v).strip_prefix("container:") {
+        refs.containers.insert(id.to_string());
     }
-}
-
-fn ipc_mode(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
-    if joins_container(v, refs) || ["private", "shareable", "none"].contains(&str_of(v)) {
-        return Ok(());
-    }
-    privilege(path, v, b, refs)
-}
-
-fn pid_mode(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
-    if joins_container(v, refs) {
-        return Ok(());
-    }
-    privilege(path, v, b, refs)
+    Ok(())
 }
 
 fn log_config(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
@@ -198,13 +192,6 @@ fn log_config(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
         return deny(format!("{path}.Type {drv}"));
     }
     Ok(())
-}
-
-fn cgroupns_mode(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
-    if str_of(v) == "private" {
-        return Ok(());
-    }
-    privilege(path, v, b, refs)
 }
 
 /// Not a privilege: a box's permit does not let another isolation through.
@@ -222,94 +209,16 @@ fn runtime(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
     privilege(path, v, b, refs)
 }
 
-fn security_opt(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
-    for o in v.as_array().into_iter().flatten() {
-        if !rules::security_opt_allowed(str_of(o)) && !b.privileged {
-            return deny(format!("{path} {}", str_of(o)));
-        }
-    }
-    Ok(())
-}
-
-fn cap_add(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
-    for c in v.as_array().into_iter().flatten() {
-        if !rules::cap_allowed(str_of(c)) && !b.privileged {
-            return deny(format!("{path} {}", rules::cap_name(str_of(c))));
-        }
-    }
-    Ok(())
-}
-
-/// Namespaced sysctls only: they change the container's own namespaces.
-fn sysctls(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
-    for name in v.as_object().into_iter().flat_map(|m| m.keys()) {
-        if !rules::sysctl_allowed(name) && !b.privileged {
-            return deny(format!("{path} {name}"));
-        }
-    }
-    Ok(())
-}
-
-/// `{"80/tcp": [{"HostIp": "", "HostPort": "8080"}]}`: no host port the box reserves.
-fn port_bindings(_: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
-    if b.privileged {
-        return Ok(());
-    }
-    for bindings in v.as_object().into_iter().flat_map(|m| m.values()) {
-        for hb in bindings.as_array().into_iter().flatten() {
-            let ip = hb.get("HostIp").map(str_of).unwrap_or("");
-            let port = hb.get("HostPort").map(str_of).unwrap_or("");
-            let Some(range) = rules::port_range(port) else {
-                continue;
-            };
-            if let Some(why) = rules::port_refusal(&refs.service, ip, range, &b.reserved_ports) {
-                return Err(Refusal::new(rules::PORT_CODE, why));
-            }
-        }
-    }
-    Ok(())
-}
-
+/// An integer is the container rules'; anything else is no score the engine knows.
 fn oom_score_adj(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
     match v.as_i64() {
-        Some(n) if rules::oom_score_adj_allowed(n) => Ok(()),
-        _ => privilege(path, v, b, refs),
+        Some(_) => Ok(()),
+        None => privilege(path, v, b, refs),
     }
 }
 
-/// `[{"Name": "rtprio", "Soft": 99, "Hard": 99}]`
-fn ulimits(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
-    for u in v.as_array().into_iter().flatten() {
-        let n = u.get("Name").map(str_of).unwrap_or("");
-        let num = |k: &str| u.get(k).and_then(|x| x.as_i64()).unwrap_or(0);
-        if let Some(why) = rules::ulimit_refusal(n, num("Soft"), num("Hard")) {
-            if !b.privileged {
-                return deny(format!("{path} {why}"));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Judged by [`limits`], which runs whether or not the key is there.
-fn ceiling(_: &str, _: &Value, _: &Boundary, _: &mut Refs) -> R {
-    Ok(())
-}
-
-/// The box's `container_limits`: every container declares a memory and a pids limit under them.
-pub(super) fn limits(hc: &Value, b: &Boundary, refs: &Refs) -> R {
-    if b.privileged {
-        return Ok(());
-    }
-    let memory = hc.get("Memory").and_then(|v| v.as_u64()).unwrap_or(0);
-    let pids = hc.get("PidsLimit").and_then(|v| v.as_i64()).unwrap_or(0);
-    match b.limits.refusal(&refs.service, memory, pids) {
-        Some(why) => Err(Refusal::new(rules::LIMIT_CODE, why)),
-        None => Ok(()),
-    }
-}
-
-fn bind_string(s: &str, b: &Boundary, refs: &mut Refs) -> R {
+/// A `Binds` entry's options; its source is the container rules' (`binds`).
+fn bind_string(s: &str, refs: &mut Refs) -> R {
     let mut parts = s.splitn(3, ':');
     let src = parts.next().unwrap_or("");
     let _dst = parts.next().unwrap_or("");
@@ -323,14 +232,17 @@ fn bind_string(s: &str, b: &Boundary, refs: &mut Refs) -> R {
         }
     }
     if src.starts_with('/') {
-        bind_source(Path::new(src), read_only, b, refs)
+        // judged by the container rules' bind rule; recorded for the invariant
+        refs.binds.push(HostBind::new(Path::new(src), !read_only));
+        Ok(())
     } else {
         refs.volumes.insert(src.to_string());
         Ok(())
     }
 }
 
-fn mount(m: &Value, b: &Boundary, refs: &mut Refs) -> R {
+/// A `Mounts` entry's shape; a bind's source is the container rules' (`binds`).
+fn mount(m: &Value, refs: &mut Refs) -> R {
     let ty = m.get("Type").map(str_of).unwrap_or("");
     let src = m.get("Source").map(str_of).unwrap_or("");
     let read_only = m.get("ReadOnly").and_then(|v| v.as_bool()).unwrap_or(false);
@@ -370,7 +282,9 @@ fn mount(m: &Value, b: &Boundary, refs: &mut Refs) -> R {
                     }
                 }
             }
-            bind_source(Path::new(src), read_only, b, refs)
+            // judged by the container rules' bind rule; recorded for the invariant
+            refs.binds.push(HostBind::new(Path::new(src), !read_only));
+            Ok(())
         }
         "volume" => {
             if let Some(vo) = m.get("VolumeOptions").and_then(|v| v.as_object()) {

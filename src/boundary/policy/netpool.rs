@@ -7,8 +7,14 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::boundary::{Refusal, RefusalCode};
+
 /// The refusal code of every network rule.
-pub const NETWORK_CODE: crate::boundary::RefusalCode = crate::boundary::RefusalCode::NetworkRefused;
+pub const NETWORK_CODE: RefusalCode = RefusalCode::NetworkRefused;
+
+fn refused(detail: String) -> Result<(), Refusal> {
+    Err(Refusal::new(NETWORK_CODE, detail))
+}
 
 /// Docker's built-in default address pools (`/info` does not expose them): 172.17–31.x/16 and
 /// 192.168.0.0/16. Used when the box's config sets no `network_pools`.
@@ -120,14 +126,17 @@ impl AddressSpace {
         self.taken.push((c, why.into()));
     }
 
-    /// Why `subnet` (a network's `Subnet`) may not be used, or `None`. The refusal reads
-    /// `<network> <subnet> (<reason>)`.
-    pub fn subnet_refusal(&self, network: &str, subnet: &str) -> Option<String> {
+    /// Whether `subnet` (a network's `Subnet`) may be used: `NETWORK_REFUSED: <network>
+    /// <subnet> (<reason>)` when not.
+    pub fn subnet_refusal(&self, network: &str, subnet: &str) -> Result<(), Refusal> {
         let why = match Cidr::parse(subnet) {
             None => "not an address prefix".to_string(),
-            Some(c) => self.subnet_why(&c)?,
+            Some(c) => match self.subnet_why(&c) {
+                Some(why) => why,
+                None => return Ok(()),
+            },
         };
-        Some(format!("{network} {} ({why})", subnet.trim()))
+        refused(format!("{network} {} ({why})", subnet.trim()))
     }
 
     fn subnet_why(&self, c: &Cidr) -> Option<String> {
@@ -147,14 +156,14 @@ impl AddressSpace {
 
 /// Why an address set inside a network (gateway, IP range, auxiliary or static container
 /// address) may not be used: it must lie inside one of the network's own `subnets`, each of
-/// which was judged by [`AddressSpace::subnet_refusal`]. `None` when it does.
-pub fn address_refusal(network: &str, addr: &str, subnets: &[String]) -> Option<String> {
+/// which was judged by [`AddressSpace::subnet_refusal`] (`NETWORK_REFUSED` when not).
+pub fn address_refusal(network: &str, addr: &str, subnets: &[String]) -> Result<(), Refusal> {
     let why = match Cidr::parse(addr) {
         None => "not an address",
         Some(a) => {
             let own: Vec<Cidr> = subnets.iter().filter_map(|s| Cidr::parse(s)).collect();
             if own.iter().any(|s| s.contains(&a)) {
-                return None;
+                return Ok(());
             }
             if own.is_empty() {
                 "the network sets no subnet of its own"
@@ -163,7 +172,7 @@ pub fn address_refusal(network: &str, addr: &str, subnets: &[String]) -> Option<
             }
         }
     };
-    Some(format!("{network} {} ({why})", addr.trim()))
+    refused(format!("{network} {} ({why})", addr.trim()))
 }
 
 /// One entry of a network's IPAM config: its subnet ("" = the engine picks one) and the
@@ -174,17 +183,17 @@ pub struct IpamEntry {
     pub addrs: Vec<String>,
 }
 
-/// The IPAM rule, the one both layers call (`NETWORK_REFUSED` detail): the engine's own IPAM
-/// driver; every subnet from the box's pools and clear of what the box routes and dials; every
-/// address of an entry inside that entry's subnet.
+/// The IPAM rule, the one both layers call (`NETWORK_REFUSED`): the engine's own IPAM driver;
+/// every subnet from the box's pools and clear of what the box routes and dials; every address
+/// of an entry inside that entry's subnet.
 pub fn ipam_refusal(
     network: &str,
     driver: &str,
     entries: &[IpamEntry],
     space: &AddressSpace,
-) -> Option<String> {
+) -> Result<(), Refusal> {
     if !["", "default"].contains(&driver) {
-        return Some(format!(
+        return refused(format!(
             "{network} IPAM driver {driver} (only the engine's own)"
         ));
     }
@@ -192,18 +201,14 @@ pub fn ipam_refusal(
         let own: Vec<String> = if e.subnet.is_empty() {
             Vec::new()
         } else {
-            if let Some(why) = space.subnet_refusal(network, &e.subnet) {
-                return Some(why);
-            }
+            space.subnet_refusal(network, &e.subnet)?;
             vec![e.subnet.clone()]
         };
         for a in &e.addrs {
-            if let Some(why) = address_refusal(network, a, &own) {
-                return Some(why);
-            }
+            address_refusal(network, a, &own)?;
         }
     }
-    None
+    Ok(())
 }
 
 /// The host's routes (main table, IPv4 and IPv6) with their interface, from `/proc/net/route`
@@ -309,9 +314,13 @@ mod tests {
     #[test]
     fn a_subnet_comes_from_the_pool_and_overlaps_nothing_the_box_has() {
         let s = space();
-        assert_eq!(s.subnet_refusal("p_n", "10.100.1.0/24"), None);
-        assert_eq!(s.subnet_refusal("p_n", "fd00:10:0:1::/64"), None);
-        let r = |sub: &str| s.subnet_refusal("p_n", sub).unwrap();
+        assert_eq!(s.subnet_refusal("p_n", "10.100.1.0/24"), Ok(()));
+        assert_eq!(s.subnet_refusal("p_n", "fd00:10:0:1::/64"), Ok(()));
+        let r = |sub: &str| {
+            let e = s.subnet_refusal("p_n", sub).unwrap_err();
+            assert_eq!(e.code, NETWORK_CODE);
+            e.detail
+        };
         assert_eq!(
             r("10.100.5.128/25"),
             "p_n 10.100.5.128/25 (overlaps 10.100.5.0/24, host route via eth1)"
@@ -327,29 +336,34 @@ mod tests {
         let m = AddressSpace::new(&["169.254.0.0/16".into()]);
         assert!(m
             .subnet_refusal("p_n", "169.254.169.0/24")
-            .unwrap()
+            .unwrap_err()
+            .detail
             .contains("metadata"));
         // no IPv6 pool: every IPv6 subnet is refused
         let v4 = AddressSpace::new(&["10.100.0.0/16".into()]);
         assert!(v4
             .subnet_refusal("p_n", "fd00:10::/64")
-            .unwrap()
+            .unwrap_err()
+            .detail
             .contains("no IPv6 pool"));
     }
 
     #[test]
     fn addresses_stay_inside_the_networks_own_subnet() {
         let subs = vec!["10.100.1.0/24".to_string(), "fd00:10:0:1::/64".to_string()];
-        assert_eq!(address_refusal("p_n", "10.100.1.7", &subs), None);
-        assert_eq!(address_refusal("p_n", "10.100.1.128/25", &subs), None);
-        assert_eq!(address_refusal("p_n", "fd00:10:0:1::7", &subs), None);
+        assert_eq!(address_refusal("p_n", "10.100.1.7", &subs), Ok(()));
+        assert_eq!(address_refusal("p_n", "10.100.1.128/25", &subs), Ok(()));
+        assert_eq!(address_refusal("p_n", "fd00:10:0:1::7", &subs), Ok(()));
         assert_eq!(
-            address_refusal("p_n", "10.100.2.7", &subs).unwrap(),
-            "p_n 10.100.2.7 (outside the network's own subnet)"
+            address_refusal("p_n", "10.100.2.7", &subs)
+                .unwrap_err()
+                .to_string(),
+            "NETWORK_REFUSED: p_n 10.100.2.7 (outside the network's own subnet)"
         );
-        assert!(address_refusal("p_n", "fd00:10:0:2::7", &subs).is_some());
+        assert!(address_refusal("p_n", "fd00:10:0:2::7", &subs).is_err());
         assert!(address_refusal("p_n", "10.100.1.7", &[])
-            .unwrap()
+            .unwrap_err()
+            .detail
             .contains("no subnet"));
     }
 
@@ -387,9 +401,9 @@ mod tests {
         let p = engine_default_pools();
         assert_eq!(p.len(), 16);
         let s = AddressSpace::new(&p);
-        assert_eq!(s.subnet_refusal("n", "172.20.0.0/16"), None);
-        assert_eq!(s.subnet_refusal("n", "192.168.77.0/24"), None);
-        assert!(s.subnet_refusal("n", "172.16.0.0/16").is_some());
-        assert!(s.subnet_refusal("n", "10.0.0.0/24").is_some());
+        assert_eq!(s.subnet_refusal("n", "172.20.0.0/16"), Ok(()));
+        assert_eq!(s.subnet_refusal("n", "192.168.77.0/24"), Ok(()));
+        assert!(s.subnet_refusal("n", "172.16.0.0/16").is_err());
+        assert!(s.subnet_refusal("n", "10.0.0.0/24").is_err());
     }
 }

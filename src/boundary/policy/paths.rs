@@ -3,7 +3,13 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{deny, Boundary, Refs, R};
+use super::{Boundary, R};
+use crate::boundary::{Refusal, RefusalCode};
+
+/// Every refusal of this file: the code the file passes give a host path too.
+fn deny(detail: String) -> R {
+    Err(Refusal::new(RefusalCode::BindSourceRefused, detail))
+}
 
 /// Host files a container may bind read-only wherever they live.
 pub const READ_ONLY_FILES: &[&str] = &[
@@ -252,30 +258,6 @@ fn judge_bind(
         return Err(Unreachable::OutsideRoots);
     }
     Ok(())
-}
-
-/// The engine guard's wording of [`bind_rule`]: records the bind for the invariant when it
-/// passes.
-pub fn bind_source(src: &Path, read_only: bool, b: &Boundary, refs: &mut Refs) -> R {
-    let (j, verdict) = bind_rule(src, read_only, Some(b));
-    let shown = &j.shown;
-    match verdict {
-        Ok(()) => {
-            refs.binds.push(HostBind::new(src, !read_only));
-            Ok(())
-        }
-        Err(Unreachable::NotAbsolute) => {
-            deny(format!("{}: bind source is not absolute", src.display()))
-        }
-        Err(Unreachable::AgentFile(p) | Unreachable::Private(p)) => {
-            deny(format!("{shown}: reaches {}", p.display()))
-        }
-        Err(Unreachable::SocketOrDevice) => deny(format!("{shown}: a socket or device")),
-        Err(Unreachable::SystemTreeWritable | Unreachable::OutsideRoots) => deny(format!(
-            "{shown}: {} bind outside the release and the box's bind_roots",
-            if read_only { "read-only" } else { "writable" }
-        )),
-    }
 }
 
 /// The agent's own files stay out of reach even with `privileged` permitted.

@@ -1,7 +1,8 @@
-//! The policy's value rules, shared by both layers: the file passes (compose YAML and compose's
-//! normalised `config`) and the engine guard (create bodies) call these same functions, so a
-//! shape one layer refuses the other refuses too (docs/POLICY.md, "one policy, two layers").
-//! Each rule judges one value; the layers only differ in where they find it.
+//! The policy's value rules, shared by both layers: the container rules
+//! (`boundary::container`, over a compose service or a create body) and the object-name and
+//! image rules of the file passes and the engine guard call these same functions, so a shape
+//! one layer refuses the other refuses too (docs/POLICY.md, "one rule set"). Each rule judges
+//! one value.
 
 /// Capabilities that stay inside the container's namespaces: Docker's default set. `IPC_LOCK`,
 /// `SYS_NICE` and `SYS_RESOURCE` are not here: memory locking, real-time and nice priorities,
@@ -77,23 +78,12 @@ pub const MEMLOCK_MAX: i64 = 8 << 20;
 
 /// Ulimits that raise a share of the box: real-time priority, nice priority, locked memory.
 /// Others (`nofile`, `nproc`, `core`, …) stay inside the container's own accounting.
-/// `Some` names the limit and its value.
-pub fn ulimit_refusal(name: &str, soft: i64, hard: i64) -> Option<String> {
+pub fn ulimit_allowed(name: &str, soft: i64, hard: i64) -> bool {
     let max = soft.max(hard);
-    let over = match name.trim().to_ascii_lowercase().as_str() {
+    !match name.trim().to_ascii_lowercase().as_str() {
         "rtprio" | "nice" => soft != 0 || hard != 0,
         "memlock" => soft < 0 || hard < 0 || max > MEMLOCK_MAX,
         _ => false,
-    };
-    if over {
-        let v = if soft < 0 || hard < 0 {
-            "unlimited".to_string()
-        } else {
-            max.to_string()
-        };
-        Some(format!("{name} {v}"))
-    } else {
-        None
     }
 }
 
@@ -143,30 +133,34 @@ pub fn image_pinned(image: &str) -> bool {
 
 /// `IMAGE_REFUSED: <who> <image> (not pinned by digest)` where the box requires digests: the
 /// one rule the file passes and the engine guard (creates and pulls) both call.
-pub fn image_digest_refusal(facts: &BoxFacts, who: &str, image: &str) -> Option<Refusal> {
-    (facts.require_image_digests && !image_pinned(image)).then(|| {
-        Refusal::new(
-            IMAGE_CODE,
-            format!(
-                "{who} {} (not pinned by digest)",
-                if image.is_empty() {
-                    "(no image)"
-                } else {
-                    image
-                }
-            ),
-        )
-    })
+pub fn image_digest_refusal(facts: &BoxFacts, who: &str, image: &str) -> Result<(), Refusal> {
+    if !facts.require_image_digests || image_pinned(image) {
+        return Ok(());
+    }
+    Err(Refusal::new(
+        IMAGE_CODE,
+        format!(
+            "{who} {} (not pinned by digest)",
+            if image.is_empty() {
+                "(no image)"
+            } else {
+                image
+            }
+        ),
+    ))
 }
 
-/// `PORT_REFUSED` detail for a published host port: `<service> <ip:port> (reserved by the box)`.
+/// A published host port: `PORT_REFUSED: <service> <ip:port> (reserved by the box)` when the
+/// box reserves one in `range`.
 pub fn port_refusal(
     who: &str,
     host_ip: &str,
     range: (u16, u16),
     reserved: &[u16],
-) -> Option<String> {
-    let p = reserved_in(range, reserved)?;
+) -> Result<(), Refusal> {
+    let Some(p) = reserved_in(range, reserved) else {
+        return Ok(());
+    };
     let ip = match host_ip.trim() {
         "" => "0.0.0.0",
         ip => ip,
@@ -176,7 +170,10 @@ pub fn port_refusal(
     } else {
         format!("{ip}:{p}")
     };
-    Some(format!("{who} {addr} (reserved by the box)"))
+    Err(Refusal::new(
+        PORT_CODE,
+        format!("{who} {addr} (reserved by the box)"),
+    ))
 }
 
 /// The lexical namespace `<project>_…` / `<project>-…`. Not prefix-free on its own
@@ -223,10 +220,14 @@ pub fn container_name_ok(name: &str, project: &str, service: &str) -> bool {
     })
 }
 
-/// `NAME_REFUSED` detail (PROTOCOL 0.4): `<volume|network|container> <name> (outside project
-/// <project>)`.
-pub fn name_refusal(kind: &str, name: &str, project: &str) -> String {
-    format!("{kind} {name} (outside project {project})")
+/// `NAME_REFUSED: <volume|network|container> <name> (outside project <project>)` (PROTOCOL
+/// 0.4).
+pub fn name_refused(kind: &str, name: &str, project: &str) -> Refusal {
+    let name = name.trim().trim_start_matches('/');
+    Refusal::new(
+        NAME_CODE,
+        format!("{kind} {name} (outside project {project})"),
+    )
 }
 
 /// Box ceilings every container must declare and stay under (`container_limits`).
@@ -237,30 +238,31 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// `LIMIT_REFUSED` detail, if a container's memory limit (bytes, 0 = none) or pids limit
-    /// (0 or negative = none) is missing or above the box's ceiling.
-    pub fn refusal(&self, who: &str, memory: u64, pids: i64) -> Option<String> {
+    /// `LIMIT_REFUSED` when a container's memory limit (bytes, 0 = none) or pids limit (0 or
+    /// negative = none) is missing or above the box's ceiling.
+    pub fn refusal(&self, who: &str, memory: u64, pids: i64) -> Result<(), Refusal> {
+        let refuse = |d: String| Err(Refusal::new(LIMIT_CODE, d));
         if let Some(max) = self.memory {
             if memory == 0 {
-                return Some(format!(
+                return refuse(format!(
                     "{who} memory unset (the box requires at most {max} bytes)"
                 ));
             }
             if memory > max {
-                return Some(format!(
+                return refuse(format!(
                     "{who} memory {memory} bytes (the box allows at most {max})"
                 ));
             }
         }
         if let Some(max) = self.pids {
             if pids <= 0 {
-                return Some(format!("{who} pids unset (the box requires at most {max})"));
+                return refuse(format!("{who} pids unset (the box requires at most {max})"));
             }
             if pids as u64 > max {
-                return Some(format!("{who} pids {pids} (the box allows at most {max})"));
+                return refuse(format!("{who} pids {pids} (the box allows at most {max})"));
             }
         }
-        None
+        Ok(())
     }
 }
 
@@ -306,16 +308,13 @@ mod tests {
 
     #[test]
     fn ulimits_that_share_the_box_are_named() {
-        assert!(ulimit_refusal("nofile", 1024, 65536).is_none());
-        assert!(ulimit_refusal("rtprio", 0, 0).is_none());
-        assert_eq!(ulimit_refusal("rtprio", 99, 99).unwrap(), "rtprio 99");
-        assert_eq!(ulimit_refusal("nice", 0, 10).unwrap(), "nice 10");
-        assert!(ulimit_refusal("memlock", 65536, 65536).is_none());
-        assert_eq!(
-            ulimit_refusal("memlock", -1, -1).unwrap(),
-            "memlock unlimited"
-        );
-        assert!(ulimit_refusal("memlock", 1 << 30, 1 << 30).is_some());
+        assert!(ulimit_allowed("nofile", 1024, 65536));
+        assert!(ulimit_allowed("rtprio", 0, 0));
+        assert!(!ulimit_allowed("rtprio", 99, 99));
+        assert!(!ulimit_allowed("nice", 0, 10));
+        assert!(ulimit_allowed("memlock", 65536, 65536));
+        assert!(!ulimit_allowed("memlock", -1, -1));
+        assert!(!ulimit_allowed("memlock", 1 << 30, 1 << 30));
         assert!(oom_score_adj_allowed(500) && !oom_score_adj_allowed(-1));
     }
 
@@ -326,14 +325,16 @@ mod tests {
         assert_eq!(port_range("18440-18450"), Some((18440, 18450)));
         assert_eq!(port_range(""), None);
         assert_eq!(
-            port_refusal("web", "", (18440, 18450), &r).unwrap(),
-            "web 0.0.0.0:18443 (reserved by the box)"
+            port_refusal("web", "", (18440, 18450), &r)
+                .unwrap_err()
+                .to_string(),
+            "PORT_REFUSED: web 0.0.0.0:18443 (reserved by the box)"
         );
         assert_eq!(
-            port_refusal("web", "::1", (22, 22), &r).unwrap(),
+            port_refusal("web", "::1", (22, 22), &r).unwrap_err().detail,
             "web [::1]:22 (reserved by the box)"
         );
-        assert!(port_refusal("web", "127.0.0.1", (8080, 8080), &r).is_none());
+        assert!(port_refusal("web", "127.0.0.1", (8080, 8080), &r).is_ok());
     }
 
     #[test]
@@ -396,14 +397,16 @@ mod tests {
             memory: Some(256 << 20),
             pids: Some(100),
         };
-        assert!(l.refusal("web", 128 << 20, 50).is_none());
-        assert!(l.refusal("web", 0, 50).unwrap().contains("memory unset"));
-        assert!(l.refusal("web", 512 << 20, 50).unwrap().contains("at most"));
-        assert!(l
-            .refusal("web", 128 << 20, -1)
-            .unwrap()
-            .contains("pids unset"));
-        assert!(Limits::default().refusal("web", 0, 0).is_none());
+        let no = |m: u64, p: i64| {
+            let r = l.refusal("web", m, p).unwrap_err();
+            assert_eq!(r.code, LIMIT_CODE);
+            r.detail
+        };
+        assert!(l.refusal("web", 128 << 20, 50).is_ok());
+        assert!(no(0, 50).contains("memory unset"));
+        assert!(no(512 << 20, 50).contains("at most"));
+        assert!(no(128 << 20, -1).contains("pids unset"));
+        assert!(Limits::default().refusal("web", 0, 0).is_ok());
     }
 
     #[test]
@@ -433,11 +436,11 @@ mod tests {
         };
         assert_eq!(
             image_digest_refusal(&on, "web", "app:1")
-                .unwrap()
+                .unwrap_err()
                 .to_string(),
             "IMAGE_REFUSED: web app:1 (not pinned by digest)"
         );
-        assert!(image_digest_refusal(&on, "web", &format!("app@sha256:{hex}")).is_none());
-        assert!(image_digest_refusal(&BoxFacts::default(), "web", "app:1").is_none());
+        assert!(image_digest_refusal(&on, "web", &format!("app@sha256:{hex}")).is_ok());
+        assert!(image_digest_refusal(&BoxFacts::default(), "web", "app:1").is_ok());
     }
 }

@@ -30,9 +30,13 @@ fn known_keys_pass_unknown_keys_are_named() {
         json!({"Memory": 100, "PortBindings": {"80/tcp": [{"HostPort": "8080"}]},
         "NetworkMode": "monky-t_default", "Privileged": false, "CapAdd": ["NET_ADMIN"]}),
     );
+    // a capability is a privilege, the code the file passes give `cap_add: [NET_ADMIN]`
     assert_eq!(
         container_create(&ok, &b).unwrap_err(),
-        Refusal::engine("HostConfig.CapAdd NET_ADMIN")
+        Refusal::new(
+            RefusalCode::PrivilegedRefused,
+            "HostConfig.CapAdd NET_ADMIN"
+        )
     );
     let ok = create(json!({"Memory": 100, "NetworkMode": "monky-t_default", "CapAdd": ["CHOWN"]}));
     let r = container_create(&ok, &b).unwrap();
@@ -87,8 +91,16 @@ fn bind_sources() {
     std::os::unix::fs::symlink("/", rel.join("data/up")).unwrap();
     std::os::unix::fs::symlink(root.join("state"), rel.join("st")).unwrap();
     let b = boundary(&root);
-    let mut refs = Refs::default();
-    let ok = |p: &Path, ro: bool| bind_source(p, ro, &b, &mut Refs::default());
+    use crate::boundary::container::{host_path, Source};
+    let ok = |p: &Path, ro: bool| {
+        host_path(
+            Source::Engine,
+            "HostConfig.Binds",
+            p.to_str().unwrap(),
+            ro,
+            Some(&b),
+        )
+    };
     assert!(ok(&rel.join("data"), false).is_ok());
     assert!(ok(&root.join("srv/app/x"), false).is_ok());
     assert!(ok(Path::new("/etc/localtime"), true).is_ok());
@@ -104,8 +116,22 @@ fn bind_sources() {
     assert!(ok(Path::new("/var"), true).is_err());
     assert!(ok(Path::new("/srv/other"), true).is_err());
     assert!(ok(Path::new("/etc/cron.d"), false).is_err());
-    bind_source(&rel.join("data"), false, &b, &mut refs).unwrap();
+    assert_eq!(
+        ok(Path::new("/sys/kernel"), true).unwrap_err().to_string(),
+        "BIND_SOURCE_REFUSED: HostConfig.Binds: /sys/kernel: reaches /sys"
+    );
+    // a create records its binds for the invariant, and judges them by the same rule
+    let bind = |src: &Path| {
+        let body = json!({"Image": "x", "Labels": {"com.docker.compose.project": "monky-t"},
+            "HostConfig": {"Binds": [format!("{}:/d", src.display())]}});
+        container_create(&body, &b)
+    };
+    let refs = bind(&rel.join("data")).unwrap();
     assert_eq!(refs.binds, vec![HostBind::new(&rel.join("data"), true)]);
+    assert_eq!(
+        bind(Path::new("/var/run/docker.sock")).unwrap_err().code,
+        RefusalCode::BindSourceRefused
+    );
 }
 
 /// The invariant over every bind on the box, on real paths: nesting in both directions, paths
@@ -271,7 +297,12 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
             "HostConfig.Ulimits memlock unlimited",
         ),
     ] {
-        assert_eq!(err(hc.clone(), &b), Some(why.to_string()), "{hc}");
+        // the file passes' code for the same key
+        assert_eq!(
+            err(hc.clone(), &b),
+            Some(format!("PRIVILEGED_REFUSED: {why}")),
+            "{hc}"
+        );
     }
     // names: the query's container name, volumes, networks, v1's parked rename
     assert!(container_name("monky-t-web-1", "web", &b).is_ok());

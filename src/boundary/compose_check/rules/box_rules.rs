@@ -1,120 +1,13 @@
-//! The file passes' rules over what the whole box shares: namespaced sysctls, OOM score and
-//! ulimits, published host ports, object names and the box's ceilings. Each judges with the
-//! same function the engine guard does (`policy::rules`).
+//! The file passes' rules over what the whole box shares that only the file shows together:
+//! top-level volumes' and networks' names, each network's addressing, and a service's static
+//! addresses on them. Each judges with the function the engine guard calls (`policy::rules`,
+//! `policy::netpool`); a service's own ports, name and ceilings are the container rules.
 
 use serde_yaml_ng::Value;
 
 use super::super::yaml::{as_str, get, seq_strings, untag};
-use super::{refuse, shared, Ctx, R};
-use crate::boundary::bundle::Refusal;
-use crate::boundary::policy::netpool::{self, NETWORK_CODE};
-
-/// A mapping or a `name=value` list; namespaced sysctls only, as the engine guard.
-pub(super) fn sysctls(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    let names: Vec<String> = match untag(v) {
-        Value::Mapping(m) => m.keys().filter_map(as_str).collect(),
-        other => seq_strings(other)
-            .into_iter()
-            .map(|x| x.split('=').next().unwrap_or_default().to_string())
-            .collect(),
-    };
-    match names.iter().find(|n| !shared::sysctl_allowed(n)) {
-        Some(n) => refuse(format!("service {svc} sets sysctl {n}")),
-        None => Ok(()),
-    }
-}
-
-/// A number as YAML or compose's normalised output writes it; `None` for an interpolation,
-/// which the second pass sees resolved.
-fn int(v: &Value) -> Option<i64> {
-    as_str(v).and_then(|s| s.trim().parse().ok())
-}
-
-pub(super) fn oom_score_adj(_: &Ctx, svc: &str, key: &str, v: &Value) -> R {
-    match int(v) {
-        Some(n) if !shared::oom_score_adj_allowed(n) => {
-            refuse(format!("service {svc} sets {key} {n}"))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// `{nofile: 1024}` or `{nofile: {soft: 1024, hard: 2048}}`.
-pub(super) fn ulimits(_: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    let Value::Mapping(m) = untag(v) else {
-        return Ok(());
-    };
-    for (k, l) in m {
-        let name = as_str(k).unwrap_or_default();
-        let (soft, hard) = match untag(l) {
-            Value::Mapping(sh) => (
-                get(sh, "soft").and_then(int).unwrap_or(0),
-                get(sh, "hard").and_then(int).unwrap_or(0),
-            ),
-            other => {
-                let n = int(other).unwrap_or(0);
-                (n, n)
-            }
-        };
-        if let Some(why) = shared::ulimit_refusal(&name, soft, hard) {
-            return refuse(format!("service {svc} sets ulimits {why}"));
-        }
-    }
-    Ok(())
-}
-
-/// Published host ports, short (`[IP:]HOST[-HOST]:CONTAINER[/proto]`, `[::1]:80:80`) or long
-/// (`published`, `host_ip`) syntax: none the box reserves (`PORT_REFUSED`).
-pub(super) fn ports(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    let Some(n) = ctx.normalised else {
-        return Ok(());
-    };
-    let Value::Sequence(items) = untag(v) else {
-        return Ok(());
-    };
-    for item in items {
-        let (ip, host) = match untag(item) {
-            Value::Mapping(m) => (
-                get(m, "host_ip").and_then(as_str).unwrap_or_default(),
-                get(m, "published").and_then(as_str).unwrap_or_default(),
-            ),
-            other => match as_str(other) {
-                Some(s) => short_port(&s),
-                None => continue,
-            },
-        };
-        let Some(range) = shared::port_range(&host) else {
-            continue;
-        };
-        if let Some(why) = shared::port_refusal(svc, &ip, range, &n.reserved_ports) {
-            return Err(Refusal::new(shared::PORT_CODE, why));
-        }
-    }
-    Ok(())
-}
-
-/// `(host ip, host port range)` of a short port entry; no host part means any free port.
-fn short_port(s: &str) -> (String, String) {
-    let s = s.split('/').next().unwrap_or_default().trim();
-    // an IPv6 host address is bracketed: `[::1]:8080:80`
-    let (ip, rest) = match s.strip_prefix('[').and_then(|r| r.split_once(']')) {
-        Some((ip, rest)) => (ip.to_string(), rest.trim_start_matches(':')),
-        None => (String::new(), s),
-    };
-    let parts: Vec<&str> = rest.split(':').collect();
-    match (ip.is_empty(), parts.as_slice()) {
-        (true, [ip, host, _]) => (ip.to_string(), host.to_string()),
-        (_, [host, _]) => (ip, host.to_string()),
-        _ => (ip, String::new()),
-    }
-}
-
-pub(super) fn container_name(ctx: &Ctx, svc: &str, _: &str, v: &Value) -> R {
-    match as_str(v) {
-        Some(n) => ctx.name("container", &n, Some(svc)),
-        None => Ok(()),
-    }
-}
+use super::{Ctx, R};
+use crate::boundary::policy::netpool;
 
 /// Top-level volumes and networks with a `name:` (external ones included: another project's
 /// objects are never joined).
@@ -126,52 +19,11 @@ pub(super) fn object_names(ctx: &Ctx, key: &str, v: &Value) -> R {
     for v in m.values() {
         if let Value::Mapping(o) = untag(v) {
             if let Some(name) = get(o, "name").and_then(as_str) {
-                ctx.name(kind, &name, None)?;
+                ctx.name(kind, &name)?;
             }
         }
     }
     Ok(())
-}
-
-/// The box's `container_limits` over one service: `mem_limit` / `deploy.resources.limits.memory`
-/// and `pids_limit` / `deploy.resources.limits.pids` set and under the ceilings.
-pub(in crate::boundary::compose_check) fn limits(
-    ctx: &Ctx,
-    svc: &str,
-    s: &serde_yaml_ng::Mapping,
-) -> R {
-    let Some(n) = ctx.normalised else {
-        return Ok(());
-    };
-    if n.limits == shared::Limits::default() {
-        return Ok(());
-    }
-    let deploy = get(s, "deploy")
-        .and_then(|d| match d {
-            Value::Mapping(d) => get(d, "resources"),
-            _ => None,
-        })
-        .and_then(|r| match r {
-            Value::Mapping(r) => get(r, "limits"),
-            _ => None,
-        });
-    let from_deploy = |k: &str| match deploy {
-        Some(Value::Mapping(l)) => get(l, k).and_then(as_str),
-        _ => None,
-    };
-    let memory = get(s, "mem_limit")
-        .and_then(as_str)
-        .or_else(|| from_deploy("memory"))
-        .and_then(|m| shared::parse_bytes(&m))
-        .unwrap_or(0);
-    let pids = get(s, "pids_limit")
-        .and_then(int)
-        .or_else(|| from_deploy("pids").and_then(|p| p.trim().parse().ok()))
-        .unwrap_or(0);
-    match n.limits.refusal(svc, memory, pids) {
-        Some(why) => Err(Refusal::new(shared::LIMIT_CODE, why)),
-        None => Ok(()),
-    }
 }
 
 /// A value the second pass sees interpolated (`${SUBNET}`): judged there, not here.
@@ -190,7 +42,6 @@ pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
     let Value::Mapping(nets) = v else {
         return Ok(());
     };
-    let refuse = |why: String| Err(Refusal::new(NETWORK_CODE, why));
     for (k, nv) in nets {
         let Some(key) = as_str(k) else { continue };
         let Value::Mapping(nm) = untag(nv) else {
@@ -234,9 +85,7 @@ pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
                 entries.push(netpool::IpamEntry { subnet, addrs });
             }
             subnets.retain(|s| !s.is_empty());
-            if let Some(why) = netpool::ipam_refusal(&name, driver, &entries, space) {
-                return refuse(why);
-            }
+            netpool::ipam_refusal(&name, driver, &entries, space)?;
         }
         let known = !subnets.iter().any(|s| interpolated(s));
         ctx.subnets.push((key, known.then_some(subnets)));
@@ -270,9 +119,8 @@ pub(super) fn static_addresses(ctx: &Ctx, svc: &str, v: &Value) -> R {
             addrs.extend(seq_strings(l));
         }
         for a in addrs.iter().filter(|a| !a.is_empty() && !interpolated(a)) {
-            if let Some(why) = netpool::address_refusal(&key, a, &subnets) {
-                return Err(Refusal::new(NETWORK_CODE, format!("service {svc}: {why}")));
-            }
+            netpool::address_refusal(&key, a, &subnets)
+                .map_err(|r| r.within(format!("service {svc}")))?;
         }
     }
     Ok(())
