@@ -177,7 +177,7 @@ struct TickCtx {
     /// The last shape this tick parsed, kept in state.json at the tick's end.
     learned: std::sync::Mutex<Option<state::ShapeMemo>>,
     /// The host ports the box's other instances keep, read once a tick when first needed.
-    peer_ports: std::sync::OnceLock<Vec<u16>>,
+    peers: std::sync::OnceLock<crate::host::instance::PeerFacts>,
 }
 
 /// A release's services and which of them are one-shot jobs.
@@ -190,7 +190,7 @@ impl TickCtx {
             seen: None,
             shapes: Default::default(),
             learned: Default::default(),
-            peer_ports: Default::default(),
+            peers: Default::default(),
         }
     }
 }

@@ -91,11 +91,16 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             release_dir: Some(release_dir),
             bundle_files,
             bind_roots: self.cfg.bind_roots.iter().map(|p| canon(p)).collect(),
-            agent_files: both(&[
-                &self.cfg.state_dir,
-                &self.cfg.bootstrap_path,
-                &self.cfg.path,
-            ]),
+            // every instance's files, not only this one's: a bundle never reaches a neighbour's
+            agent_files: both(
+                &self
+                    .cfg
+                    .own_files()
+                    .iter()
+                    .chain(&self.peers().files)
+                    .map(PathBuf::as_path)
+                    .collect::<Vec<_>>(),
+            ),
             engine_paths: both(engine),
             privileged,
             reserved_ports: self.reserved_ports(),
@@ -113,14 +118,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// This instance's reserved ports and every other instance's on the box (their transport
     /// ports and `reserved_ports`): one instance's bundle never publishes another's.
     pub(super) fn reserved_ports(&self) -> Vec<u16> {
-        let peers = self.now.peer_ports.get_or_init(|| {
-            crate::host::instance::peer_ports(&crate::host::instance::others(&self.cfg.instance))
-        });
         let mut v = self.cfg.reserved_ports();
-        v.extend(peers);
+        v.extend(&self.peers().ports);
         v.sort_unstable();
         v.dedup();
         v
+    }
+
+    /// The other instances' ports and files, read once a tick.
+    fn peers(&self) -> &crate::host::instance::PeerFacts {
+        self.now.peers.get_or_init(|| {
+            crate::host::instance::peer_facts(&crate::host::instance::others(&self.cfg.instance))
+        })
     }
 
     /// The second privilege pass's view: compose resolved relative paths against `project_dir`.

@@ -407,6 +407,21 @@ impl Config {
         self.state_dir.join("docker")
     }
     /// Host ports the policy keeps for the box: the agent's transport ports and `reserved_ports`.
+    /// The files no container of any instance may reach by a bind, privileged or not: the state
+    /// dir, the bootstrap grant, this config, the Ziti identity, the proxy credentials.
+    pub fn own_files(&self) -> Vec<PathBuf> {
+        [
+            self.state_dir.clone(),
+            self.bootstrap_path.clone(),
+            self.path.clone(),
+            PathBuf::from(&self.identity),
+            PathBuf::from(&self.egress_proxy.credentials_file),
+        ]
+        .into_iter()
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect()
+    }
+
     pub fn reserved_ports(&self) -> Vec<u16> {
         let mut v = vec![self.tenancy.proxy_port, self.bao.proxy_port];
         v.extend(&self.reserved_ports);

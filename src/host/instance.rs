@@ -214,6 +214,40 @@ pub fn others(me: &Instance) -> Vec<Peer> {
         .collect()
 }
 
+/// What the other instances keep from this one's bundles: their ports ([`peer_ports`]) and
+/// their own files ([`peer_files`]).
+#[derive(Debug, Default)]
+pub struct PeerFacts {
+    pub ports: Vec<u16>,
+    pub files: Vec<PathBuf>,
+}
+
+pub fn peer_facts(peers: &[Peer]) -> PeerFacts {
+    PeerFacts {
+        ports: peer_ports(peers),
+        files: peer_files(peers),
+    }
+}
+
+/// The other instances' own files (state dir, grant, config, identity, proxy credentials); for
+/// a config that does not load, its file and its default state dir and grant.
+pub fn peer_files(peers: &[Peer]) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for p in peers {
+        match &p.config {
+            Ok(c) => v.extend(c.own_files()),
+            Err(_) => v.extend([
+                p.instance.config_path(),
+                p.instance.default_state_dir(),
+                p.instance.default_bootstrap_path(),
+            ]),
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
 /// Host ports the other instances keep (their transport ports, whatever their transport, as
 /// an instance keeps its own, and their `reserved_ports`): no container of this one publishes
 /// them. A config that does not load keeps nothing it could be read for (a warning says so).
@@ -456,6 +490,30 @@ mod tests {
         let others = others(&me);
         assert_eq!(others.len(), 2);
         assert_eq!(peer_ports(&others), [9000, 18200, 18443, 28443]);
+        // their own files are kept from qa's bundles: state dirs, grants, configs
+        let files = peer_files(&others);
+        for f in [
+            PathBuf::from(STATE_ROOT),
+            PathBuf::from("/var/lib/monky-deployd/stage"),
+            e.join("config.yaml"),
+            e.join("stage/config.yaml"),
+            e.join("stage/bootstrap.jwt"),
+        ] {
+            assert!(files.contains(&f), "{f:?} in {files:?}");
+        }
+        assert!(
+            !files.iter().any(|f| f.starts_with(e.join("qa"))),
+            "{files:?}"
+        );
+        // a config that does not load still keeps its file and default dirs
+        write(e, "broken/config.yaml", "env_id: [\n");
+        let files = peer_files(&others_of(e, "qa"));
+        assert!(files.contains(&e.join("broken/config.yaml")), "{files:?}");
+        assert!(
+            files.contains(&PathBuf::from("/var/lib/monky-deployd/broken")),
+            "{files:?}"
+        );
+        std::fs::remove_dir_all(e.join("broken")).unwrap();
         assert!(
             clashes(qa, &others).is_empty(),
             "{:?}",

@@ -97,7 +97,7 @@ fn three_instances_converge_and_keep_apart(f: Flavour) {
         .unwrap();
     let etc = etc.path();
     let port = free_port();
-    let qa = Inst::new(etc, "qa", f, "");
+    let mut qa = Inst::new(etc, "qa", f, "");
     let st = Inst::new(etc, "stage", f, "");
     // the third keeps a port for its proxy transport (kept whatever its transport)
     let tc = Inst::new(etc, "tenant-c", f, "");
@@ -263,6 +263,54 @@ fn three_instances_converge_and_keep_apart(f: Flavour) {
             );
         }
     }
+
+    // 4b. stage's own files (its state dir: token, releases) are out of qa's reach even where
+    // qa's bind_roots take in the tree they sit in; another directory of that tree is not
+    let shared = st.s.dir.path().join("shared-data");
+    std::fs::create_dir_all(&shared).unwrap();
+    let qa_prom = qa.s.dir.path().join("metrics.prom");
+    qa.s.set_extra(&format!(
+        "metrics_textfile: {}\nbind_roots: [{}]\n",
+        qa_prom.display(),
+        st.s.dir.path().display()
+    ));
+    for (what, src, ok) in [
+        ("stage's state dir", st.s.state_dir(), false),
+        ("a data dir beside it", shared.clone(), true),
+    ] {
+        let compose = format!(
+            "services:\n  probe:\n    image: {IMAGE}\n    init: true\n    \
+             command: [\"sleep\", \"600\"]\n    volumes: [\"{}:/x:ro\"]\n",
+            src.display()
+        );
+        for policy in ["on", "no-file"] {
+            serial += 1;
+            qa.s.tenancy
+                .set_bundle(&qa.s.env, bundle(serial, compose.clone()));
+            let r = run_instance(
+                etc,
+                "qa",
+                &["run", "--once"],
+                &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
+            );
+            let rep = qa.s.last_report();
+            let detail = rep["detail"].as_str().unwrap_or("");
+            println!("{what} ({policy}): {r:?} {detail}");
+            if ok {
+                assert_eq!(r.code, 0, "{what} ({policy}): {r:?}");
+                assert_eq!(service_containers(&qa.s, "probe").len(), 1, "{what}");
+            } else {
+                assert_eq!(r.code, 1, "{what} ({policy}): {r:?}");
+                assert_eq!(
+                    detail.split(':').next().unwrap(),
+                    "BIND_SOURCE_REFUSED",
+                    "{what} ({policy}): {detail}"
+                );
+                assert!(service_containers(&qa.s, "probe").is_empty(), "{what}");
+            }
+        }
+    }
+    qa.s.set_extra(&format!("metrics_textfile: {}\n", qa_prom.display()));
 
     // the control: qa alone on the box (no other instance configured) may publish that port
     serial += 1;
