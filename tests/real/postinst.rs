@@ -60,7 +60,8 @@ fn an_upgrade_by_dpkg_restarts_the_running_agent_units() {
     assert_eq!(
         systemctl_calls(&[]),
         "daemon-reload\n\
-         try-restart monky-deployd-run.service monky-deployd-laptop.service monky-deployd-proxy.service\n"
+         try-restart monky-deployd-run.service monky-deployd-laptop.service monky-deployd-proxy.service \
+         monky-deployd-run@*.service monky-deployd-laptop@*.service monky-deployd-proxy@*.service\n"
     );
 }
 
@@ -71,7 +72,8 @@ fn under_update_install_the_agent_units_are_left_to_the_installer() {
     let calls = systemctl_calls(&[("MONKY_DEPLOYD_UPDATE_INSTALL", "1")]);
     assert_eq!(
         calls,
-        "daemon-reload\ntry-restart monky-deployd-proxy.service\n"
+        // every instance's proxy too: the installer restarts the agents, not their tunnels
+        "daemon-reload\ntry-restart monky-deployd-proxy.service monky-deployd-proxy@*.service\n"
     );
     assert!(!calls.contains("monky-deployd-run"), "{calls}");
     assert!(!calls.contains("monky-deployd-laptop"), "{calls}");
