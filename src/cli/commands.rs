@@ -314,7 +314,7 @@ pub fn instance_row(p: &crate::host::instance::Peer) -> serde_json::Value {
         Ok(c) => c,
         Err(e) => {
             return serde_json::json!({"instance": name, "config": p.instance.config_path(),
-                "state": format!("config error: {}", redact::redact(e))})
+                "state": format!("config error: {}", redact::redact(&e.to_string()))})
         }
     };
     let path = cfg.state_path();

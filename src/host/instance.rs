@@ -160,7 +160,7 @@ pub fn current() -> &'static Instance {
 #[derive(Debug)]
 pub struct Peer {
     pub instance: Instance,
-    pub config: Result<Config, String>,
+    pub config: Result<Config, crate::host::config::ConfigError>,
 }
 
 /// Every instance configured on the box: the default one (if `<etc>/config.yaml` exists),
@@ -200,7 +200,7 @@ fn configured(etc_dir: &Path) -> Vec<Instance> {
 }
 
 fn load_peer(instance: Instance) -> Peer {
-    let config = Config::load_for(&instance.config_path(), &instance).map_err(|e| e.to_string());
+    let config = Config::load_for(&instance.config_path(), &instance);
     Peer { instance, config }
 }
 

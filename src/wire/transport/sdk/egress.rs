@@ -438,12 +438,21 @@ pub(super) fn host_port(url: &str) -> Option<(String, u16)> {
     (!host.is_empty()).then(|| (host.to_ascii_lowercase(), port))
 }
 
+/// Why the controller of an identity file is not known.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    #[error("{0}")]
+    Identity(String),
+    #[error("{0}: not a URL")]
+    NotUrl(String),
+}
+
 /// The controller an identity file names (`ztAPI`), as host and port.
-pub fn controller_address(identity: &Path) -> Result<(String, u16), String> {
+pub fn controller_address(identity: &Path) -> Result<(String, u16), ControllerError> {
     let controller = check_identity(identity)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| ControllerError::Identity(e.to_string()))?
         .controller;
-    host_port(&controller).ok_or_else(|| format!("{controller}: not a URL"))
+    host_port(&controller).ok_or(ControllerError::NotUrl(controller))
 }
 
 /// `diagnose`'s lines for the `sdk` transport: how the controller named in `identity` (and,
