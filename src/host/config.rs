@@ -406,7 +406,6 @@ impl Config {
     pub fn docker_config_dir(&self) -> PathBuf {
         self.state_dir.join("docker")
     }
-    /// Host ports the policy keeps for the box: the agent's transport ports and `reserved_ports`.
     /// The files no container of any instance may reach by a bind, privileged or not: the state
     /// dir, the bootstrap grant, this config, the Ziti identity, the proxy credentials.
     pub fn own_files(&self) -> Vec<PathBuf> {
@@ -422,6 +421,7 @@ impl Config {
         .collect()
     }
 
+    /// Host ports the policy keeps for the box: the agent's transport ports and `reserved_ports`.
     pub fn reserved_ports(&self) -> Vec<u16> {
         let mut v = vec![self.tenancy.proxy_port, self.bao.proxy_port];
         v.extend(&self.reserved_ports);

@@ -1,0 +1,188 @@
+use super::*;
+use crate::wire::egress::{Credentials, NoProxy};
+use std::net::TcpListener;
+
+const PW: &str = "s3cret-pw";
+
+fn egress(port: u16, no_proxy: &[&str]) -> Egress {
+    Egress::new(
+        Some(ProxyRoute {
+            host: "127.0.0.1".into(),
+            port,
+            credentials: Some(Credentials::parse(&format!("bob:{PW}")).unwrap()),
+        }),
+        NoProxy::parse(no_proxy.iter().copied()).unwrap(),
+    )
+}
+
+/// A one-shot proxy on loopback: answers `status` to the first request, hands back what
+/// it was sent.
+fn fake_proxy(status: &'static str) -> (u16, std::thread::JoinHandle<String>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut buf = [0u8; 1024];
+        let mut got = Vec::new();
+        while !got.ends_with(b"\r\n\r\n") {
+            let n = s.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        s.write_all(format!("{status}\r\nContent-Length: 0\r\n\r\n").as_bytes())
+            .unwrap();
+        String::from_utf8(got).unwrap()
+    });
+    (port, t)
+}
+
+#[test]
+fn a_refusing_proxy_is_named_with_its_status_and_never_the_password() {
+    let (port, t) = fake_proxy("HTTP/1.1 407 Proxy Authentication Required");
+    let v = proxy_verdict(&egress(port, &[]), "https://ctrl.example:1280/edge").unwrap();
+    let sent = t.join().unwrap();
+    assert!(
+        sent.starts_with("CONNECT ctrl.example:1280 HTTP/1.1\r\n"),
+        "{sent}"
+    );
+    // Basic base64("bob:s3cret-pw")
+    assert!(
+        sent.contains("Proxy-Authorization: Basic Ym9iOnMzY3JldC1wdw==\r\n"),
+        "{sent}"
+    );
+    assert!(v.fault);
+    assert_eq!(
+        v.text,
+        format!(
+            "proxy http://127.0.0.1:{port} refused CONNECT ctrl.example:1280: HTTP/1.1 407 \
+             Proxy Authentication Required"
+        )
+    );
+    assert!(!v.text.contains(PW));
+
+    let (port, t) = fake_proxy("HTTP/1.1 200 Connection established");
+    let v = proxy_verdict(&egress(port, &[]), "https://[::1]:1280").unwrap();
+    assert!(t.join().unwrap().starts_with("CONNECT [::1]:1280 "));
+    assert!(!v.fault, "{}", v.text);
+    assert!(
+        v.text.contains("lets CONNECT [::1]:1280 through"),
+        "{}",
+        v.text
+    );
+}
+
+#[test]
+fn a_proxy_that_is_down_is_named_and_no_proxy_targets_are_not_probed() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let v = proxy_verdict(&egress(port, &[]), "https://ctrl.example:1280").unwrap();
+    assert!(v.fault);
+    assert!(
+        v.text
+            .starts_with(&format!("proxy http://127.0.0.1:{port} is down (")),
+        "{}",
+        v.text
+    );
+    assert!(proxy_verdict(&egress(port, &[".example"]), "https://ctrl.example:1280").is_none());
+    assert!(proxy_verdict(&Egress::direct(), "https://ctrl.example:1280").is_none());
+}
+
+#[test]
+fn credentials_the_sdk_cannot_carry_are_a_setup_error_without_the_password() {
+    let long = "p".repeat(MAX_BASIC_PAIR);
+    for pw in [long.as_str(), "with\0nul"] {
+        let route = ProxyRoute {
+            host: "proxy.example".into(),
+            port: 3128,
+            credentials: Some(Credentials::parse(&format!("bob:{pw}")).unwrap()),
+        };
+        match proxy_connector(&route) {
+            Err(TransportError::Setup { msg, .. }) => {
+                assert!(msg.starts_with("egress_proxy http://proxy.example:3128: credentials"));
+                assert!(!msg.contains(pw), "{msg}");
+            }
+            other => panic!("{:?}", other.map(|_| "a connector")),
+        }
+    }
+}
+
+#[test]
+fn a_proxy_at_fault_makes_any_failure_temporary() {
+    let v = |fault| {
+        Some(Verdict {
+            fault,
+            text: "proxy http://p:3128 is down".into(),
+        })
+    };
+    match classify(TransportError::setup("enroll: bad"), v(true)) {
+        TransportError::Unreachable { msg, .. } => {
+            assert_eq!(msg, "enroll: bad; proxy http://p:3128 is down")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        classify(TransportError::setup("x"), v(false)),
+        TransportError::Setup { .. }
+    ));
+    assert!(matches!(
+        classify(TransportError::unreachable("x"), v(false)),
+        TransportError::Unreachable { .. }
+    ));
+    assert_eq!(classify(TransportError::setup("x"), None).to_string(), "x");
+}
+
+#[test]
+fn controller_urls_split_into_host_and_port() {
+    for (url, want) in [
+        ("https://localhost:1280", Some(("localhost", 1280))),
+        (
+            "https://Ctrl.Example/edge/client/v1",
+            Some(("ctrl.example", 443)),
+        ),
+        ("https://[fd00::1]:8441/", Some(("fd00::1", 8441))),
+        ("https://u@c:1", Some(("c", 1))),
+        ("https://c:notaport", None),
+        ("https://:1280", None),
+    ] {
+        let got = host_port(url);
+        assert_eq!(got.as_ref().map(|(h, p)| (h.as_str(), *p)), want, "{url}");
+    }
+}
+
+#[test]
+fn diagnose_lines_say_how_the_controller_is_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = dir.path().join("id.json");
+    std::fs::write(
+        &id,
+        r#"{"ztAPI": "https://ctrl.example:1280", "id": {"cert": "pem:-----BEGIN C", "key": "pem:-----BEGIN K", "ca": "pem:-----BEGIN A"}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        sdk_egress_lines(&Egress::direct(), &id),
+        vec!["controller ctrl.example:1280: direct".to_string()]
+    );
+    let lines = sdk_egress_lines(&egress(3128, &[]), &id);
+    assert_eq!(
+        lines[0],
+        "controller ctrl.example:1280: via http://127.0.0.1:3128 (Basic auth)"
+    );
+    assert!(lines[1].starts_with("edge routers: through the proxy"));
+    assert_eq!(
+        sdk_egress_lines(&egress(3128, &["ctrl.example"]), &id)[0],
+        "controller ctrl.example:1280: direct (no_proxy)"
+    );
+    assert!(
+        sdk_egress_lines(&Egress::direct(), &dir.path().join("none"))[0]
+            .starts_with("controller: unknown (")
+    );
+    assert_eq!(
+        describe(&egress(3128, &["x"])),
+        "via http://127.0.0.1:3128 (Basic auth), no_proxy targets direct"
+    );
+}
