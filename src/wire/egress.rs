@@ -72,11 +72,16 @@ pub struct ProxyRoute {
 impl ProxyRoute {
     /// `http://host:port`, as messages, `status` and diagnostics show it: never the credentials.
     pub fn shown(&self) -> String {
-        if self.host.contains(':') {
-            format!("http://[{}]:{}", self.host, self.port)
-        } else {
-            format!("http://{}:{}", self.host, self.port)
-        }
+        format!("http://{}", authority(&self.host, self.port))
+    }
+}
+
+/// `host:port` as a request target or URI authority, an IPv6 literal bracketed (once).
+pub fn authority(host: &str, port: impl std::fmt::Display) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
     }
 }
 

@@ -181,12 +181,7 @@ pub fn tls_layer(
 
 /// `host:port` as a Uri authority (IPv6 literals bracketed).
 fn authority(host: &str, port: u16) -> Result<Authority, hyper::http::uri::InvalidUri> {
-    let a = if host.contains(':') && !host.starts_with('[') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
-    a.parse()
+    crate::wire::egress::authority(host, port).parse()
 }
 
 pub struct HttpClient {

@@ -16,16 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use super::{Endpoint, TransportError};
-use crate::wire::egress::ProxyRoute;
-
-/// `host:port` as a CONNECT request target (IPv6 literals bracketed).
-fn authority(host: &str, port: u16) -> String {
-    if host.contains(':') && !host.starts_with('[') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
-}
+use crate::wire::egress::{authority, ProxyRoute};
 
 /// A tunnel to the endpoint's `host:port` through `route`, within the endpoint's timeout.
 /// Every failure is temporary (exit 75) and names the proxy (never its credentials), and for a

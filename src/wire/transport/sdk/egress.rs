@@ -18,7 +18,7 @@ use zeroize::Zeroizing;
 use ziti_sys::tlsuv::{self, tlsuv_connect_cb, tlsuv_connector_req, tlsuv_connector_t};
 
 use super::*;
-use crate::wire::egress::{Egress, ProxyRoute};
+use crate::wire::egress::{authority, Egress, ProxyRoute};
 
 /// `UV_ENOTSUP` (libuv's codes are negated errnos on Unix).
 const UV_ENOTSUP: c_int = -libc::ENOTSUP;
@@ -236,11 +236,7 @@ unsafe extern "C" fn dispatch_connect(
     let p = unsafe { CStr::from_ptr(port) }.to_string_lossy();
     let via_proxy = proxied(&d.egress, &h);
     let inner: *const tlsuv_connector_t = if via_proxy { d.proxy } else { d.direct };
-    let target = if h.contains(':') {
-        format!("[{h}]:{p}")
-    } else {
-        format!("{h}:{p}")
-    };
+    let target = authority(&h, &p);
     tracing::debug!(
         "ziti: connect {target} {}",
         if via_proxy { "via the proxy" } else { "direct" }
@@ -340,11 +336,7 @@ fn probe(egress: &Egress, url: &str) -> Option<(bool, String)> {
     let (host, port) = host_port(url)?;
     let route = egress.route(&host)?;
     let shown = route.shown();
-    let target = if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
+    let target = authority(&host, port);
     let addrs = match (route.host.as_str(), route.port).to_socket_addrs() {
         Ok(a) => a.collect::<Vec<_>>(),
         Err(e) => return Some((true, format!("proxy {shown} does not resolve ({e})"))),
@@ -465,11 +457,7 @@ pub fn sdk_egress_lines(egress: &Egress, identity: &Path) -> Vec<String> {
     let Some((host, port)) = host_port(&controller) else {
         return vec![format!("controller {controller}: not a URL")];
     };
-    let hp = if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
+    let hp = authority(&host, port);
     let mut lines = vec![format!("controller {hp}: {}", egress.describe_for(&host))];
     if egress.proxy().is_some() {
         lines.push(
