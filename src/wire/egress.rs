@@ -114,7 +114,9 @@ impl ProxyUrl {
             Some((u, h)) => (Some(u), h),
             None => (None, rest),
         };
-        let (host, port) = split_host_port(hostport)?;
+        // RFC 9110: http's default port
+        let (host, port) =
+            split_host_port(hostport, 80).map_err(|e| bad(format!("proxy URL: {}", e.0)))?;
         let credentials = match userinfo {
             Some(u) => Some(Credentials::parse(&Zeroizing::new(percent_decode(u)?))?),
             None => None,
@@ -127,11 +129,10 @@ impl ProxyUrl {
     }
 }
 
-fn split_host_port(hp: &str) -> Result<(String, u16), EgressError> {
+/// `host[:port]` (an IPv6 literal in brackets) → lower-case host and port, `default` when none.
+pub fn split_host_port(hp: &str, default: u16) -> Result<(String, u16), EgressError> {
     let (host, port) = if let Some(r) = hp.strip_prefix('[') {
-        let (h, after) = r
-            .split_once(']')
-            .ok_or_else(|| bad("proxy URL: unclosed `[`"))?;
+        let (h, after) = r.split_once(']').ok_or_else(|| bad("unclosed `[`"))?;
         (h, after.strip_prefix(':'))
     } else {
         match hp.rsplit_once(':') {
@@ -140,16 +141,15 @@ fn split_host_port(hp: &str) -> Result<(String, u16), EgressError> {
         }
     };
     if host.is_empty() {
-        return Err(bad("proxy URL: no host"));
+        return Err(bad("no host"));
     }
     let port = match port {
-        // RFC 9110: http's default port
-        None | Some("") => 80,
+        None | Some("") => default,
         Some(p) => p
             .parse::<u16>()
             .ok()
             .filter(|p| *p != 0)
-            .ok_or_else(|| bad(format!("proxy URL: bad port {p:?}")))?,
+            .ok_or_else(|| bad(format!("bad port {p:?}")))?,
     };
     Ok((host.to_ascii_lowercase(), port))
 }

@@ -414,20 +414,7 @@ pub(super) fn host_port(url: &str) -> Option<(String, u16)> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let hp = rest.split(['/', '?', '#']).next()?;
     let hp = hp.rsplit_once('@').map_or(hp, |(_, h)| h);
-    let (host, port) = if let Some(r) = hp.strip_prefix('[') {
-        let (h, after) = r.split_once(']')?;
-        (h, after.strip_prefix(':'))
-    } else {
-        match hp.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (hp, None),
-        }
-    };
-    let port = match port {
-        None | Some("") => 443,
-        Some(p) => p.parse().ok()?,
-    };
-    (!host.is_empty()).then(|| (host.to_ascii_lowercase(), port))
+    crate::wire::egress::split_host_port(hp, 443).ok()
 }
 
 /// Why the controller of an identity file is not known.
