@@ -3,7 +3,7 @@
 use monky_deployd::host::selfupdate::install;
 use monky_deployd::{
     agent, base::redact, cli::commands, cli::pipeline, cli::service, host::config, host::instance,
-    host::journal, host::remotes, wire::transport,
+    host::journal, wire::transport,
 };
 
 #[path = "main/serve.rs"]
@@ -306,34 +306,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         )),
         Cmd::Enroll { jwt, out } => {
             init_logging("info");
-            // the box's egress_proxy when its config exists (enrolment may come first), else
-            // HTTPS_PROXY/NO_PROXY alone
-            let cfg = if cli.config.exists() {
-                match load_config(&cli.config) {
-                    Ok(c) => c,
-                    Err(code) => return code,
-                }
-            } else {
-                Config::default()
-            };
-            let egress = match remotes::egress(&cfg) {
-                Ok(e) => e,
-                Err(e) => {
-                    error!("enroll: {e}");
-                    return exit(Exit::Fail);
-                }
-            };
-            egress.register_secrets();
-            match transport::sdk::enroll_via(&jwt, &out, &egress) {
-                Ok(()) => {
-                    info!("identity written to {}", out.display());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    error!("enroll: {e}");
-                    exit(Exit::Fail)
-                }
-            }
+            exit(commands::enroll(&cli.config, &jwt, &out))
         }
         Cmd::Run { once, prune } => {
             let cfg = match load_config(&cli.config) {
@@ -408,7 +381,10 @@ fn dispatch(cli: Cli) -> ExitCode {
                 }
             }
         }
-        Cmd::Reload { pid, timeout_s } => reload_service(&cli.config, pid, timeout_s),
+        Cmd::Reload { pid, timeout_s } => {
+            init_logging("info");
+            exit(service::reload::request(&cli.config, pid, timeout_s))
+        }
         Cmd::Bootstrap { force } => {
             let cfg = match load_config(&cli.config) {
                 Ok(c) => c,
@@ -427,59 +403,6 @@ fn dispatch(cli: Cli) -> ExitCode {
 }
 
 /// `reload --pid PID`: see [`service::reload`].
-fn reload_service(path: &Path, pid: u32, timeout_s: u64) -> ExitCode {
-    use service::reload::{self, Outcome};
-    init_logging("info");
-    let refuse = |why: String| {
-        error!("reload refused, the service was not signalled: {why}");
-        exit(Exit::Fail)
-    };
-    let cfg = match Config::load(path) {
-        Ok(c) => c,
-        Err(e) => return refuse(e.to_string()),
-    };
-    if let Err(f) = agent::check_config(&cfg) {
-        return refuse(redact::redact(f.message()));
-    }
-    let limit = Duration::from_secs(if timeout_s == 0 {
-        cfg.tick_budget_s + 60
-    } else {
-        timeout_s
-    });
-    let since = reload::boot_ms();
-    if let Err(e) = reload::hangup(pid) {
-        error!("reload: {e}");
-        return exit(Exit::Fail);
-    }
-    match reload::wait_answer(
-        &cfg.state_dir,
-        pid,
-        since,
-        limit,
-        Duration::from_millis(200),
-    ) {
-        Ok(a) if a.outcome == Outcome::Ok => {
-            info!("reload: process {pid} runs the new configuration");
-            ExitCode::SUCCESS
-        }
-        Ok(a) if a.outcome == Outcome::Afresh => {
-            info!("reload: process {pid} starts afresh with the new configuration");
-            ExitCode::SUCCESS
-        }
-        Ok(a) => {
-            error!(
-                "reload: process {pid} refused the configuration and keeps the running one: {}",
-                a.why
-            );
-            exit(Exit::Fail)
-        }
-        Err(e) => {
-            error!("reload: {e}");
-            exit(Exit::Fail)
-        }
-    }
-}
-
 /// `run --once`: one tick, what the timer's oneshot unit runs.
 async fn run_once(cfg: Config, prune: bool) -> ExitCode {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

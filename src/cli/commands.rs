@@ -426,3 +426,37 @@ pub fn instances_table(rows: &[serde_json::Value]) -> String {
     }
     out
 }
+
+/// `enroll --jwt … --out …`: the box's `egress_proxy` when its config exists (enrolment may
+/// come first), else `HTTPS_PROXY`/`NO_PROXY` alone.
+pub fn enroll(config: &std::path::Path, jwt: &std::path::Path, out: &std::path::Path) -> Exit {
+    let cfg = if config.exists() {
+        match Config::load(config) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("monky-deployd: {e}");
+                return Exit::Fail;
+            }
+        }
+    } else {
+        Config::default()
+    };
+    let egress = match remotes::egress(&cfg) {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::error!("enroll: {e}");
+            return Exit::Fail;
+        }
+    };
+    egress.register_secrets();
+    match transport::sdk::enroll_via(jwt, out, &egress) {
+        Ok(()) => {
+            tracing::info!("identity written to {}", out.display());
+            Exit::Ok
+        }
+        Err(e) => {
+            tracing::error!("enroll: {e}");
+            Exit::Fail
+        }
+    }
+}

@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tracing::{error, info};
+
+use crate::agent::Exit;
 
 /// The service's answer to one SIGHUP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +63,59 @@ pub enum HangupError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// `reload --pid PID`: check the configuration as the service will, then signal and wait for
+/// the service's answer. `Exit::Fail` when refused, before or after the signal.
+pub fn request(path: &Path, pid: u32, timeout_s: u64) -> Exit {
+    let refuse = |why: String| {
+        error!("reload refused, the service was not signalled: {why}");
+        Exit::Fail
+    };
+    let cfg = match crate::host::config::Config::load(path) {
+        Ok(c) => c,
+        Err(e) => return refuse(e.to_string()),
+    };
+    if let Err(f) = crate::agent::check_config(&cfg) {
+        return refuse(crate::base::redact::redact(f.message()));
+    }
+    let limit = Duration::from_secs(if timeout_s == 0 {
+        cfg.tick_budget_s + 60
+    } else {
+        timeout_s
+    });
+    let since = boot_ms();
+    if let Err(e) = hangup(pid) {
+        error!("reload: {e}");
+        return Exit::Fail;
+    }
+    match wait_answer(
+        &cfg.state_dir,
+        pid,
+        since,
+        limit,
+        Duration::from_millis(200),
+    ) {
+        Ok(a) if a.outcome == Outcome::Ok => {
+            info!("reload: process {pid} runs the new configuration");
+            Exit::Ok
+        }
+        Ok(a) if a.outcome == Outcome::Afresh => {
+            info!("reload: process {pid} starts afresh with the new configuration");
+            Exit::Ok
+        }
+        Ok(a) => {
+            error!(
+                "reload: process {pid} refused the configuration and keeps the running one: {}",
+                a.why
+            );
+            Exit::Fail
+        }
+        Err(e) => {
+            error!("reload: {e}");
+            Exit::Fail
+        }
+    }
 }
 
 pub fn answer_path(state_dir: &Path) -> PathBuf {
