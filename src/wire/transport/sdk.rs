@@ -36,7 +36,7 @@ mod identity;
 
 use dial::dial;
 pub use dial::{oldest_pending_call, ZitiStream};
-pub use egress::{controller_address, sdk_egress_lines};
+pub use egress::controller_address;
 pub use enroll::{enroll, enroll_via};
 use identity::*;
 

@@ -434,27 +434,5 @@ pub fn controller_address(identity: &Path) -> Result<(String, u16), ControllerEr
     host_port(&controller).ok_or(ControllerError::NotUrl(controller))
 }
 
-/// `diagnose`'s lines for the `sdk` transport: how the controller named in `identity` (and,
-/// by the same rule, the edge routers) is reached.
-pub fn sdk_egress_lines(egress: &Egress, identity: &Path) -> Vec<String> {
-    let controller = match check_identity(identity) {
-        Ok(i) => i.controller,
-        Err(e) => return vec![format!("controller: unknown ({e})")],
-    };
-    let Some((host, port)) = host_port(&controller) else {
-        return vec![format!("controller {controller}: not a URL")];
-    };
-    let hp = authority(&host, port);
-    let mut lines = vec![format!("controller {hp}: {}", egress.describe_for(&host))];
-    if egress.proxy().is_some() {
-        lines.push(
-            "edge routers: through the proxy unless no_proxy lists them (their addresses come \
-             from the controller)"
-                .into(),
-        );
-    }
-    lines
-}
-
 #[cfg(test)]
 mod tests;

@@ -155,32 +155,7 @@ fn controller_urls_split_into_host_and_port() {
 }
 
 #[test]
-fn diagnose_lines_say_how_the_controller_is_reached() {
-    let dir = tempfile::tempdir().unwrap();
-    let id = dir.path().join("id.json");
-    std::fs::write(
-        &id,
-        r#"{"ztAPI": "https://ctrl.example:1280", "id": {"cert": "pem:-----BEGIN C", "key": "pem:-----BEGIN K", "ca": "pem:-----BEGIN A"}}"#,
-    )
-    .unwrap();
-    assert_eq!(
-        sdk_egress_lines(&Egress::direct(), &id),
-        vec!["controller ctrl.example:1280: direct".to_string()]
-    );
-    let lines = sdk_egress_lines(&egress(3128, &[]), &id);
-    assert_eq!(
-        lines[0],
-        "controller ctrl.example:1280: via http://127.0.0.1:3128 (Basic auth)"
-    );
-    assert!(lines[1].starts_with("edge routers: through the proxy"));
-    assert_eq!(
-        sdk_egress_lines(&egress(3128, &["ctrl.example"]), &id)[0],
-        "controller ctrl.example:1280: direct (no_proxy)"
-    );
-    assert!(
-        sdk_egress_lines(&Egress::direct(), &dir.path().join("none"))[0]
-            .starts_with("controller: unknown (")
-    );
+fn the_installed_connector_is_described_without_credentials() {
     assert_eq!(
         describe(&egress(3128, &["x"])),
         "via http://127.0.0.1:3128 (Basic auth), no_proxy targets direct"
