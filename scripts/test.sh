@@ -51,7 +51,18 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 # docker-bound tests mostly wait on containers, so more threads than cores is fine
-cargo test --workspace --no-fail-fast -- --test-threads "${MONKY_TEST_THREADS:-4}"
+# the output is kept: a failure's panic message sits mid-log, far above the end a CI viewer shows,
+# so the failing tests' own sections are printed again last
+test_log=$(mktemp /tmp/monky-cargo-test.XXXXXX.log)
+set +e
+cargo test --workspace --no-fail-fast -- --test-threads "${MONKY_TEST_THREADS:-4}" 2>&1 | tee "$test_log"
+rc=${PIPESTATUS[0]}
+set -e
+if [ "$rc" -ne 0 ]; then
+  bash scripts/test-failures.sh "$test_log" >&2 || true
+  exit "$rc"
+fi
+rm -f "$test_log"
 # the binary those tests ran has its test hooks (the dev-dependency on this package turns them on;
 # packaging/tests/run.sh checks that the release binary has none)
 "$CARGO_TARGET_DIR/debug/monky-deployd" version | grep -q '; test-hooks)' \

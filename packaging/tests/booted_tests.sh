@@ -334,6 +334,9 @@ tick_budget_s: 60
 agent_signing_keys:
   agent-test: "$AGENT_PUB"
 agent_update_probation_s: 10
+# outside the engine's default pools, which it hands out in turn: a fixed subnet inside them
+# meets whichever network got that block last ("Pool overlaps")
+network_pools: ["10.241.0.0/16"]
 EOF
 }
 base_config | config_put
@@ -521,23 +524,23 @@ net_compose() { # NETWORK SUBNET
   good_compose "net $1" | sed -e '/^    healthcheck:/i\    networks: ['"$1"']'
   printf 'networks:\n  %s:\n    ipam:\n      config:\n        - subnet: %s\n' "$1" "$2"
 }
-HOSTROUTE=192.168.251.0/24
+HOSTROUTE=10.241.251.0/24
 subnet_from_pool_applies() {
-  net_compose pool_net 192.168.250.0/24 | publish 4 || return 1
+  net_compose pool_net 10.241.250.0/24 | publish 4 || return 1
   start_tick >/dev/null
   exited_with 0 || { messages monky-deployd.service "$(prop monky-deployd.service InvocationID)" | tail -n 5; return 1; }
-  docker network inspect "${PROJECT}_pool_net" --format '{{range .IPAM.Config}}{{.Subnet}}{{end}}' | grep -qx 192.168.250.0/24
+  docker network inspect "${PROJECT}_pool_net" --format '{{range .IPAM.Config}}{{.Subnet}}{{end}}' | grep -qx 10.241.250.0/24
 }
 check "a bundle's own subnet from the box's pool applies under the unit" subnet_from_pool_applies
 route_overlap_refused() {
   ip route add "$HOSTROUTE" dev lo
-  net_compose route_net 192.168.251.0/25 | publish 5 || { ip route del "$HOSTROUTE" dev lo; return 1; }
+  net_compose route_net 10.241.251.0/25 | publish 5 || { ip route del "$HOSTROUTE" dev lo; return 1; }
   local inv rc=0
   inv=$(start_tick)
-  ip route get 192.168.251.10 | grep -q ' dev lo ' || { echo "the host's route moved:"; ip route get 192.168.251.10; rc=1; }
+  ip route get 10.241.251.10 | grep -q ' dev lo ' || { echo "the host's route moved:"; ip route get 10.241.251.10; rc=1; }
   ip route del "$HOSTROUTE" dev lo
   [ "$rc" -eq 0 ] || return 1
-  messages monky-deployd.service "$inv" | grep -q 'NETWORK_REFUSED: .*192.168.251.0/25 .*route of the host via lo' ||
+  messages monky-deployd.service "$inv" | grep -q 'NETWORK_REFUSED: .*10.241.251.0/25 .*route of the host via lo' ||
     { echo "no NETWORK_REFUSED naming the host's route:"; messages monky-deployd.service "$inv" | tail -n 5; return 1; }
   ! docker network inspect "${PROJECT}_route_net" >/dev/null 2>&1 || { echo "the network was created"; return 1; }
 }

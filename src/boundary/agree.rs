@@ -17,6 +17,8 @@ use crate::boundary::policy::{self, netpool};
 
 const PROJECT: &str = "monky-agree";
 const FOREIGN: &str = "monky-agree-foreign";
+/// The box's `network_pools`: `10.<NET>.0.0/16` (as tests/real/invariant.rs configures it).
+const NET: u16 = 233;
 
 struct Box_ {
     tmp: PathBuf,
@@ -43,7 +45,7 @@ fn the_box() -> Box_ {
 }
 
 fn facts(b: &Box_, release: &Path) -> BoxFacts {
-    let mut net = netpool::AddressSpace::new(&netpool::engine_default_pools());
+    let mut net = netpool::AddressSpace::new(&[format!("10.{NET}.0.0/16")]);
     net.take(
         netpool::Cidr::parse("169.254.169.254/32").unwrap(),
         "the metadata address",
@@ -79,7 +81,7 @@ fn corpus(b: &Box_) -> Vec<CorpusCase> {
         root_lib: b.rl.display().to_string(),
         foreign: FOREIGN.into(),
         port: b.port,
-        net: 233,
+        net: NET,
         local_image: None,
         systempaths: true,
         use_api_socket: true,

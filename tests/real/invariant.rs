@@ -771,12 +771,7 @@ fn corpus(
         root_lib: roots.1.display().to_string(),
         foreign: foreign.into(),
         port,
-        // a /24 of the default pools per flavour, away from what other suites use
-        net: match s.flavour {
-            Flavour::V1 => 231,
-            Flavour::V2 => 233,
-            Flavour::V5 => 235,
-        },
+        net: corpus_net(s.flavour),
         // compose v1 has no pull_policy: its `pull` would fail on a local-only image by itself
         local_image: (s.flavour != Flavour::V1).then(|| local_image.to_string()),
         // compose v1 speaks an API version the engine refuses `systempaths` on
@@ -784,6 +779,16 @@ fn corpus(
         // compose 2.22 and v1 do not know the key
         use_api_socket: s.flavour == Flavour::V5,
     })
+}
+
+/// The box's pool is `10.<n>.0.0/16`, one per flavour, away from what other suites use
+/// (netpool 221–223, guard 229–230) and from the engine's default pools.
+fn corpus_net(f: Flavour) -> u16 {
+    match f {
+        Flavour::V1 => 231,
+        Flavour::V2 => 233,
+        Flavour::V5 => 235,
+    }
 }
 
 /// The release's other file, beside compose.yaml, in every shape.
@@ -824,10 +829,12 @@ fn layers_agree_on_the_corpus(f: Flavour) {
         };
     let mut s = Stack::new("inv-corpus", f);
     s.set_extra(&format!(
-        "bind_roots: [{}, {}]\nhealthy_timeout_s: 20\nreserved_ports: [22, {}]\n",
+        "bind_roots: [{}, {}]\nhealthy_timeout_s: 20\nreserved_ports: [22, {}]\n\
+         network_pools: [\"10.{}.0.0/16\"]\n",
         rt.path().display(),
         rl.0.display(),
-        port + 5
+        port + 5,
+        corpus_net(f)
     ));
     bootstrapped(&s);
     let m = Marker::new("corpus", f);

@@ -18,7 +18,9 @@ pub struct CorpusBox {
     pub foreign: String,
     /// A free host port; `port + 5` is in the box's `reserved_ports`.
     pub port: u16,
-    /// A /24 of the engine's default pools (`192.168.<net>.0/24`) no other suite uses.
+    /// The box's one `network_pools` entry is `10.<net>.0.0/16`, outside the engine's default
+    /// pools: the engine hands those out round-robin to every project's default network, so a
+    /// fixed subnet there collides with whichever network got its /20 last ("Pool overlaps").
     pub net: u16,
     /// Another app's image, only in the local store (a shape only an engine's state can judge).
     pub local_image: Option<String>,
@@ -103,7 +105,7 @@ pub fn corpus_cases(b: &CorpusBox) -> Vec<CorpusCase> {
         applied("two services sharing ./shared",
          format!("services:\n{}{}", svc("a", "    volumes: [\"./shared:/s\"]\n"), svc("b", "    volumes: [\"./shared:/s\"]\n"))),
         applied("tmpfs", one("c", "    tmpfs: [/run/app]\n", "")),
-        applied("healthcheck", one("c", "    healthcheck:\n      test: [\"CMD\", \"true\"]\n      interval: 1s\n      timeout: 1s\n      retries: 3\n", "")),
+        applied("healthcheck", one("c", "    healthcheck:\n      test: [\"CMD\", \"true\"]\n      interval: 1s\n      timeout: 10s\n      retries: 3\n", "")),
         applied("cap_drop ALL + cap_add NET_BIND_SERVICE", one("c", "    cap_drop: [ALL]\n    cap_add: [NET_BIND_SERVICE]\n", "")),
         applied("security_opt no-new-privileges:true", one("c", "    security_opt: [\"no-new-privileges:true\"]\n", "")),
         applied("sysctls net.core.somaxconn", one("c", "    sysctls:\n      net.core.somaxconn: 1024\n", "")),
@@ -127,15 +129,15 @@ pub fn corpus_cases(b: &CorpusBox) -> Vec<CorpusCase> {
         refused("cap_add SYS_NICE", one("c", "    cap_add: [SYS_NICE]\n", ""), PRIV, PRIV),
         refused("ulimits rtprio 99", one("c", "    ulimits:\n      rtprio: 99\n", ""), PRIV, PRIV),
         applied("oom_score_adj 100 (positive: own container only)", one("c", "    oom_score_adj: 100\n", "")),
-        // the box's address space (issue 31.2): the default pools are the engine's
+        // the box's address space (issue 31.2)
         applied("subnet from the box's pool, static address inside it",
-         one("c", &format!("    networks:\n      n:\n        ipv4_address: 192.168.{net}.9\n"),
-             &format!("networks:\n  n:\n    ipam:\n      config:\n        - subnet: 192.168.{net}.0/24\n"))),
+         one("c", &format!("    networks:\n      n:\n        ipv4_address: 10.{net}.9.9\n"),
+             &format!("networks:\n  n:\n    ipam:\n      config:\n        - subnet: 10.{net}.9.0/24\n"))),
         refused("subnet over the metadata address 169.254.169.254",
          one("c", "    networks: [n]\n", "networks:\n  n:\n    ipam:\n      config:\n        - subnet: 169.254.169.0/24\n"), NET, NET),
         refused("static address outside its network's subnet",
-         one("c", &format!("    networks:\n      n:\n        ipv4_address: 192.168.{}.9\n", net + 1),
-             &format!("networks:\n  n:\n    ipam:\n      config:\n        - subnet: 192.168.{net}.0/24\n")), NET, NET),
+         one("c", &format!("    networks:\n      n:\n        ipv4_address: 10.{net}.10.9\n"),
+             &format!("networks:\n  n:\n    ipam:\n      config:\n        - subnet: 10.{net}.9.0/24\n")), NET, NET),
     ];
     if let Some(img) = &b.local_image {
         v.push(refused(
