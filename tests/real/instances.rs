@@ -41,6 +41,19 @@ impl Inst {
         run_instance(etc, self.name, &["run", "--once"], &[])
     }
 
+    /// Publishes `compose` as render `serial` and ticks once with the test build's `policy`.
+    fn tick_bundle(&self, etc: &Path, serial: u64, compose: &str, policy: &str) -> Run {
+        self.s
+            .tenancy
+            .set_bundle(&self.s.env, bundle(serial, compose.to_string()));
+        run_instance(
+            etc,
+            self.name,
+            &["run", "--once"],
+            &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
+        )
+    }
+
     /// `web_bundle` with the service named after the instance.
     fn web(&self, serial: u64, variant: &str) -> String {
         let mut b = web_bundle(&self.s, serial, variant, &format!("key-{}", self.name));
@@ -78,6 +91,14 @@ impl Inst {
     fn metrics(&self) -> String {
         std::fs::read_to_string(self.s.dir.path().join("metrics.prom")).unwrap()
     }
+}
+
+/// One service `probe` (busybox, sleeping) with `body` under it and `top` after it.
+fn probe(body: &str, top: &str) -> String {
+    format!(
+        "services:\n  probe:\n    image: {IMAGE}\n    init: true\n    \
+         command: [\"sleep\", \"600\"]\n{body}{top}"
+    )
 }
 
 /// A free local port (nothing listens on it; the instance keeps it for its proxy transport).
@@ -211,20 +232,10 @@ fn three_instances_converge_and_keep_apart(f: Flavour) {
     ];
     let mut serial = 10;
     for (what, service, top) in &attacks {
-        let compose = format!(
-            "services:\n  probe:\n    image: {IMAGE}\n    init: true\n    \
-             command: [\"sleep\", \"600\"]\n{service}{top}"
-        );
+        let compose = probe(service, top);
         for policy in ["on", "no-file"] {
             serial += 1;
-            qa.s.tenancy
-                .set_bundle(&qa.s.env, bundle(serial, compose.clone()));
-            let r = run_instance(
-                etc,
-                "qa",
-                &["run", "--once"],
-                &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
-            );
+            let r = qa.tick_bundle(etc, serial, &compose, policy);
             assert_eq!(r.code, 1, "{what} ({policy}): {r:?}");
             let rep = qa.s.last_report();
             assert_eq!(rep["result"], "failed", "{what}");
@@ -278,21 +289,10 @@ fn three_instances_converge_and_keep_apart(f: Flavour) {
         ("stage's state dir", st.s.state_dir(), false),
         ("a data dir beside it", shared.clone(), true),
     ] {
-        let compose = format!(
-            "services:\n  probe:\n    image: {IMAGE}\n    init: true\n    \
-             command: [\"sleep\", \"600\"]\n    volumes: [\"{}:/x:ro\"]\n",
-            src.display()
-        );
+        let compose = probe(&format!("    volumes: [\"{}:/x:ro\"]\n", src.display()), "");
         for policy in ["on", "no-file"] {
             serial += 1;
-            qa.s.tenancy
-                .set_bundle(&qa.s.env, bundle(serial, compose.clone()));
-            let r = run_instance(
-                etc,
-                "qa",
-                &["run", "--once"],
-                &[("MONKY_DEPLOYD_TEST_POLICY", policy)],
-            );
+            let r = qa.tick_bundle(etc, serial, &compose, policy);
             let rep = qa.s.last_report();
             let detail = rep["detail"].as_str().unwrap_or("");
             println!("{what} ({policy}): {r:?} {detail}");
@@ -314,10 +314,9 @@ fn three_instances_converge_and_keep_apart(f: Flavour) {
 
     // the control: qa alone on the box (no other instance configured) may publish that port
     serial += 1;
-    let compose = format!(
-        "services:\n  probe:\n    image: {IMAGE}\n    init: true\n    \
-         command: [\"sleep\", \"600\"]\n{}    volumes: [\"data:/data\"]\nvolumes:\n  data: {{}}\n",
-        attacks[3].1
+    let compose = probe(
+        &format!("{}    volumes: [\"data:/data\"]\n", attacks[3].1),
+        "volumes:\n  data: {}\n",
     );
     qa.s.tenancy.set_bundle(&qa.s.env, bundle(serial, compose));
     let r = qa.s.tick();
