@@ -6,7 +6,8 @@ use super::*;
 use crate::wire::tenancy::Action;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
-    /// One tick under the lock. A second concurrent tick returns `Ok` at once.
+    /// One tick under the lock. A second concurrent tick returns `Ok` (after the lock's short
+    /// grace, `state::try_lock`).
     pub async fn tick(&mut self) -> Result<Exit, Failure> {
         self.prepare_dirs()?;
         let Some(_lock) = state::try_lock(&self.cfg.lock_path())? else {

@@ -334,7 +334,13 @@ pub struct TickLock {
     _file: File,
 }
 
-/// `Ok(None)` when another tick holds the lock.
+/// How long a held lock is re-tried before it is believed. The lock is a `flock` on an open
+/// file description, and a child this process forks (compose, dpkg-deb, a test's helper on
+/// another thread) holds a copy of the descriptor from fork until exec closes it: for that
+/// moment the lock looks held although no tick runs. A real tick holds it for seconds.
+const HELD_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `Ok(None)` when another tick holds the lock (still held after [`HELD_GRACE`]).
 pub fn try_lock(path: &Path) -> Result<Option<TickLock>, StateError> {
     let f = OpenOptions::new()
         .create(true)
@@ -343,10 +349,18 @@ pub fn try_lock(path: &Path) -> Result<Option<TickLock>, StateError> {
         .mode(0o600)
         .open(path)
         .map_err(|e| StateError::new("cannot open lock", path, e))?;
-    match f.try_lock() {
-        Ok(()) => Ok(Some(TickLock { _file: f })),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(StateError::new("cannot lock", path, e)),
+    let start = std::time::Instant::now();
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(Some(TickLock { _file: f })),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < HELD_GRACE => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(StateError::new("cannot lock", path, e))
+            }
+        }
     }
 }
 

@@ -180,3 +180,23 @@ fn second_lock_is_refused() {
     drop(a);
     assert!(try_lock(&p).unwrap().is_some());
 }
+
+/// A copy of the lock's descriptor that outlives the tick for a moment (a child forked while the
+/// tick ran holds one until it execs) does not make the next tick think another one runs.
+#[test]
+fn a_copy_of_the_descriptor_held_for_a_moment_is_waited_out() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("lock");
+    let tick = try_lock(&p).unwrap().expect("the first tick's lock");
+    let child_copy = tick._file.try_clone().unwrap();
+    drop(tick);
+    let exec = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        drop(child_copy);
+    });
+    assert!(
+        try_lock(&p).unwrap().is_some(),
+        "the next tick took the lock once the copy closed"
+    );
+    exec.join().unwrap();
+}
