@@ -17,7 +17,7 @@ use crate::boundary::policy::{self, netpool};
 
 const PROJECT: &str = "monky-agree";
 const FOREIGN: &str = "monky-agree-foreign";
-/// The box's `network_pools`: `10.<NET>.0.0/16` (as tests/real/invariant.rs configures it).
+/// The box's `network_pools` is `corpus_pool(NET)` (tests/real/invariant.rs: one per flavour).
 const NET: u16 = 233;
 
 struct Box_ {
@@ -45,7 +45,7 @@ fn the_box() -> Box_ {
 }
 
 fn facts(b: &Box_, release: &Path) -> BoxFacts {
-    let mut net = netpool::AddressSpace::new(&[format!("10.{NET}.0.0/16")]);
+    let mut net = netpool::AddressSpace::new(&[corpus_pool(NET)]);
     net.take(
         netpool::Cidr::parse("169.254.169.254/32").unwrap(),
         "the metadata address",

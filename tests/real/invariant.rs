@@ -781,8 +781,8 @@ fn corpus(
     })
 }
 
-/// The box's pool is `10.<n>.0.0/16`, one per flavour, away from what other suites use
-/// (netpool 221–223, guard 229–230) and from the engine's default pools.
+/// The corpus box's `net` ([`corpus_pool`]), one per flavour, away from what other suites use
+/// (netpool 221–223, guard 229–230).
 fn corpus_net(f: Flavour) -> u16 {
     match f {
         Flavour::V1 => 231,
@@ -830,11 +830,11 @@ fn layers_agree_on_the_corpus(f: Flavour) {
     let mut s = Stack::new("inv-corpus", f);
     s.set_extra(&format!(
         "bind_roots: [{}, {}]\nhealthy_timeout_s: 20\nreserved_ports: [22, {}]\n\
-         network_pools: [\"10.{}.0.0/16\"]\n",
+         network_pools: [\"{}\"]\n",
         rt.path().display(),
         rl.0.display(),
         port + 5,
-        corpus_net(f)
+        corpus_pool(corpus_net(f))
     ));
     bootstrapped(&s);
     let m = Marker::new("corpus", f);

@@ -18,9 +18,7 @@ pub struct CorpusBox {
     pub foreign: String,
     /// A free host port; `port + 5` is in the box's `reserved_ports`.
     pub port: u16,
-    /// The box's one `network_pools` entry is `10.<net>.0.0/16`, outside the engine's default
-    /// pools: the engine hands those out round-robin to every project's default network, so a
-    /// fixed subnet there collides with whichever network got its /20 last ("Pool overlaps").
+    /// The box's one `network_pools` entry is [`corpus_pool`]`(net)`.
     pub net: u16,
     /// Another app's image, only in the local store (a shape only an engine's state can judge).
     pub local_image: Option<String>,
@@ -28,6 +26,14 @@ pub struct CorpusBox {
     pub systempaths: bool,
     /// The compose line knows `use_api_socket` (2.35+).
     pub use_api_socket: bool,
+}
+
+/// The box's one `network_pools` entry, `10.<net>.0.0/16`: the corpus's network shapes lie in
+/// and just outside it. Outside the engine's default pools: the engine hands those out in turn
+/// to every project's default network, so a fixed subnet there collides with whichever network
+/// got its /20 last ("Pool overlaps").
+pub fn corpus_pool(net: u16) -> String {
+    format!("10.{net}.0.0/16")
 }
 
 /// One shape: its compose file, what both layers conclude (`applied` or `refused`), and the
