@@ -7,6 +7,7 @@
 //! * ticks over sdk: `READY=1` after the first, `STATUS=` per tick, `WATCHDOG=1`; `status`
 //!   says service mode; SIGHUP takes up a changed config and keeps the old one when the new is
 //!   bad; a replaced identity file is taken up; SIGTERM between ticks exits 0 at once;
+//! * two agents on one host through the same edge router keep their own API sessions there;
 //! * a restart of the quickstart (controller and edge router, one process) is survived without
 //!   a new process;
 //! * a wedged SDK call, or a wedged loop, starves the watchdog (debug-build hook);
@@ -122,6 +123,68 @@ fn service_ticks_over_sdk_notifies_reloads_and_takes_up_a_new_identity() {
     let r = s.cmd(&["status", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["run_mode"]["mode"], "timer", "{v}");
+}
+
+/// Two boxes' agents on one host through the same edge router (several instances on one box,
+/// or `status`/`enroll` beside the service): each keeps its own API session on the router. The
+/// SDK named its channel `ziti-sdk-c[0]@<host>` in every process, the router keys its channel
+/// -> API session map by that name, so the process that connected last took the entry and the
+/// other's dials failed ("invalid api session id") until it reconnected (vendor patch 0007).
+#[test]
+fn two_agents_on_one_host_keep_their_own_router_sessions() {
+    require_sdk();
+    require_docker();
+    let net = Net::shared();
+    let (a, _) = sdk_box(net, "pair-a", Flavour::V2);
+    let (b, _) = sdk_box(net, "pair-b", Flavour::V2);
+    let mut sa = Svc::start(&a, 1000, Duration::from_secs(4), &[]);
+    sa.wait("a's first two ticks", 90, |v| v.ok_ticks_after(0, 0) >= 2);
+
+    // a keeps its connections to tenancy and OpenBao between ticks; a changed config makes
+    // it open new ones, that is, dial again through its channel
+    let good = std::fs::read_to_string(a.config_path()).unwrap();
+    let redial = |sa: &mut Svc, n: u32| {
+        let prom = a.dir.path().join(format!("a{n}.prom"));
+        std::fs::write(
+            a.config_path(),
+            format!("{good}metrics_textfile: {}\n", prom.display()),
+        )
+        .unwrap();
+        let reloads = sa.count("RELOADING=1");
+        sa.signal(libc::SIGHUP);
+        sa.wait("the reload", 20, |v| v.count("RELOADING=1") > reloads);
+        let from = sa.ticks().len();
+        sa.wait("three of a's ticks after the reload", 30, |v| {
+            v.ticks().len() >= from + 3
+        });
+    };
+
+    // b connects to the same router while a runs; then both tick side by side, a dialling anew
+    let mut sb = Svc::start(&b, 1000, Duration::from_secs(4), &[]);
+    sb.wait("b's first three ticks", 90, |v| v.ok_ticks_after(0, 0) >= 3);
+    redial(&mut sa, 1);
+    let a_ticks = sa.ticks();
+    assert!(
+        a_ticks.iter().all(|(_, e)| *e == 0),
+        "a's ticks after b connected: {a_ticks:?}\n{}",
+        sa.log()
+    );
+    let b_ticks = sb.ticks();
+    assert!(b_ticks.iter().all(|(_, e)| *e == 0), "{b_ticks:?}");
+
+    // b leaves (its channel closes on the router): a ticks on unharmed
+    sb.signal(libc::SIGTERM);
+    assert_eq!(sb.exit_within(10), 0, "{}", sb.log());
+    redial(&mut sa, 2);
+    let a_ticks = sa.ticks();
+    assert!(
+        a_ticks.iter().all(|(_, e)| *e == 0),
+        "a's ticks after b left: {a_ticks:?}\n{}",
+        sa.log()
+    );
+    // one check-in per tick reached each box's own tenancy
+    assert!(a.tenancy.checkins().len() >= a_ticks.len());
+    assert!(b.tenancy.checkins().len() >= b_ticks.len());
 }
 
 /// The quickstart runs the controller and the edge router in one process: stopping it takes

@@ -61,7 +61,7 @@ struct ziti_channel {
     int port;
 
     uint32_t id;
-    char token[UUID_STR_LEN];
+    char token[128];
     tlsuv_stream_t *connection;
     bool reconnect;
 
@@ -220,7 +220,14 @@ static int ziti_channel_init(struct ziti_ctx *ctx, ziti_channel_t *ch, uint32_t 
     size_t hostlen = sizeof(hostname);
     uv_os_gethostname(hostname, &hostlen);
 
-    snprintf(ch->token, sizeof(ch->token), "ziti-sdk-c[%d]@%*.*s", ch->id, (int) hostlen, (int) hostlen, hostname);
+    // monky-deployd 0007: the hello's body is the channel's id on the edge router (channel v4
+    // names a grouped channel by it, and the router keys its channel -> API session map by
+    // it), so it must differ between processes: "ziti-sdk-c[0]@host" alone is the same for
+    // every SDK process on a host, and the last one to connect took the others' entry.
+    uint64_t nonce = 0;
+    uv_random(NULL, NULL, &nonce, sizeof(nonce), 0, NULL);
+    snprintf(ch->token, sizeof(ch->token), "ziti-sdk-c[%d]@%*.*s#%016" PRIx64, ch->id,
+             (int) hostlen, (int) hostlen, hostname, nonce);
 
     ch->state = Initial;
 
