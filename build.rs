@@ -12,6 +12,14 @@ fn main() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=MONKY_GIT_REV={rev}");
+    // the Debian package version (with its revision) the self-update compares; the packaging
+    // sets MONKY_DEB_VERSION, a plain cargo build is its crate version
+    let deb = std::env::var("MONKY_DEB_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| std::env::var("CARGO_PKG_VERSION").unwrap_or_default());
+    println!("cargo:rustc-env=MONKY_PACKAGE_VERSION={deb}");
+    println!("cargo:rerun-if-env-changed=MONKY_DEB_VERSION");
     // a prebuilt shared libziti (ZITI_SDK_DIR with lib/libziti.so): found next to the binary's
     // package layout, or at the build location in debug builds
     if let Ok(dir) = std::env::var("DEP_ZITI_LIBDIR") {

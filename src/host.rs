@@ -3,6 +3,7 @@
 
 pub mod care;
 pub mod config;
+pub mod depends;
 pub mod instance;
 pub mod journal;
 pub mod metrics;

@@ -71,10 +71,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         Ok(Exit::Ok)
     }
 
-    /// Fetch the bundle, decode it (paths, sha) and check its signature.
-    async fn fetch_bundle(&mut self, sha: &str) -> Result<Bundle, Failure> {
+    /// Fetch the bundle, verify it ([`Agent::verify_bundle`]) and raise the high-water mark.
+    pub(super) async fn fetch_bundle(&mut self, sha: &str) -> Result<Bundle, Failure> {
         let token = self.tokens.bearer();
-        let (mut wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
+        let (wire, hdr) = match self.c.tenancy.bundle(&token, &self.cfg.env_id, sha).await {
             Ok(x) => x,
             Err(TenancyError::BundleTooLarge(n)) => {
                 let r = Refusal::new(RefusalCode::BundleTooLarge, format!("over {n} bytes"));
@@ -82,15 +82,17 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
             Err(e) => return Err(Failure::from(e)),
         };
-        let signatures = std::mem::take(&mut wire.signatures);
-        let statement = wire.statement.take();
-        let mut b = match Bundle::decode(wire, &self.cfg.env_id, sha) {
-            Ok(b) => b,
-            Err(r) => return Err(refused(r, "")),
-        };
-        // the release pipeline's signature, over the statement or the sha computed here,
-        // before anything else (no lease, no OpenBao request)
-        b.statement = self.judge_statement(&b, statement.as_deref(), &signatures)?;
+        // the release pipeline's signature, over the statement or the sha, before anything
+        // else (no lease, no OpenBao request)
+        let v = self.verify_bundle(wire, sha).map_err(|r| refused(r, ""))?;
+        if let Some(raised) = v.raise {
+            let body = serde_json::to_vec(&raised).unwrap_or_default();
+            // on disk before anything else happens: a crash after this cannot lower it
+            state::write_private(&self.cfg.high_water_path(), &body, 0o600)
+                .map_err(Failure::from)?;
+            self.state.high_water = Some(raised);
+        }
+        let b = v.bundle;
         crate::base::testhook::pause("after-bundle");
         if let Some(h) = hdr {
             if h != b.sha {
@@ -104,68 +106,81 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         Ok(b)
     }
 
-    /// The signature check, and with a release statement every field of it (PROTOCOL 0.5).
-    /// An accepted statement raises the box's high-water mark at once, on disk.
-    fn judge_statement(
-        &mut self,
-        b: &Bundle,
-        statement: Option<&str>,
-        signatures: &[crate::wire::tenancy::SignatureWire],
-    ) -> Result<Option<crate::boundary::statement::BundleStatement>, Failure> {
+    /// The one verification of a fetched bundle, the apply's and `plan`'s: the signature (over
+    /// the release statement, or the bare sha), the statement's kind, env and sha, then the
+    /// files (paths, sha computed here), and only then bundle.json and the manifest are parsed
+    /// and the rest of the statement is judged (serial, high-water mark, jump, life; PROTOCOL
+    /// 0.5, issue 40). Writes nothing: the mark an accepted statement raises is handed back.
+    ///
+    /// Every byte of the bundle's files that a parser reads has had its sha computed and
+    /// compared with `sha`, and `sha` (or the statement naming it) has had its signature
+    /// verified, where the box has `bundle_signing_keys`.
+    pub(super) fn verify_bundle(
+        &self,
+        mut wire: crate::wire::tenancy::BundleWire,
+        sha: &str,
+    ) -> Result<Verified, Refusal> {
         use crate::boundary::statement::{self, BundleFacts};
-        let reject = |r: statement::Rejected| refused(r, "");
-        let Some(b64) = statement.filter(|_| !self.keys.is_empty()) else {
-            if self.cfg.require_statements {
-                return Err(refused(
-                    Refusal::new(RefusalCode::StatementRefused, "missing"),
-                    "",
-                ));
+        let signatures = std::mem::take(&mut wire.signatures);
+        let statement = wire.statement.take();
+        // 1. the signature, over bytes no parser has read yet
+        let (signed_by, claim) = match statement.as_deref().filter(|_| !self.keys.is_empty()) {
+            None => {
+                if self.cfg.require_statements {
+                    return Err(Refusal::new(RefusalCode::StatementRefused, "missing"));
+                }
+                (self.keys.verify(sha, &signatures)?, None)
             }
-            if let Some(id) = self
-                .keys
-                .verify(&b.sha, signatures)
-                .map_err(|r| refused(r, ""))?
-            {
-                info!("bundle {} signed by {id}", short(Some(&b.sha)));
+            Some(b64) => {
+                let bytes = statement::decode(b64)?;
+                let id = self.keys.verify_statement(&bytes, &signatures)?;
+                // signed bytes: its kind, env and the sha it names
+                (
+                    id,
+                    Some(statement::bind_bundle(&bytes, &self.cfg.env_id, sha)?),
+                )
             }
-            return Ok(None);
         };
-        let bytes = statement::decode(b64).map_err(reject)?;
-        let id = self
-            .keys
-            .verify_statement(&bytes, signatures)
-            .map_err(|r| refused(r, ""))?;
-        let high_water = self.state.high_water_mark(&self.cfg.high_water_path());
-        let s = statement::check_bundle(
-            &bytes,
-            &BundleFacts {
-                env_id: &self.cfg.env_id,
-                sha: &b.sha,
-                serial: b.meta.serial,
-                high_water: high_water.as_ref(),
-                now: i64::try_from(self.wall()).unwrap_or(i64::MAX),
-            },
-        )
-        .map_err(reject)?;
-        info!(
-            "bundle {} serial {} signed by {} (statement expires {})",
-            short(Some(&b.sha)),
-            s.serial,
-            id.unwrap_or_default(),
-            statement::rfc3339(s.expires_at)
-        );
-        let raised = statement::HighWater {
-            serial: s.serial,
-            sha: s.sha.clone(),
-        };
-        if high_water.as_ref().is_none_or(|h| raised.serial > h.serial) {
-            let body = serde_json::to_vec(&raised).unwrap_or_default();
-            // on disk before anything else happens: a crash after this cannot lower it
-            state::write_private(&self.cfg.high_water_path(), &body, 0o600)
-                .map_err(Failure::from)?;
-            self.state.high_water = Some(raised);
+        // 2. the files: paths, then the sha computed over them, then bundle.json and the
+        //    manifest are parsed (`Bundle::decode` compares the sha before it parses)
+        let mut b = Bundle::decode(wire, &self.cfg.env_id, sha)?;
+        if let (Some(id), None) = (&signed_by, &claim) {
+            info!("bundle {} signed by {id}", short(Some(&b.sha)));
         }
-        Ok(Some(s))
+        // 3. the rest of the statement against bundle.json, the mark and the box's clock
+        let mut raise = None;
+        if let Some(claim) = claim {
+            let high_water = self.state.high_water_mark(&self.cfg.high_water_path());
+            let s = claim.judge(
+                &BundleFacts {
+                    env_id: &self.cfg.env_id,
+                    sha: &b.sha,
+                    serial: b.meta.serial,
+                    high_water: high_water.as_ref(),
+                    now: i64::try_from(self.wall()).unwrap_or(i64::MAX),
+                },
+                &self.cfg.statement_limits(),
+            )?;
+            info!(
+                "bundle {} serial {} signed by {} (statement expires {})",
+                short(Some(&b.sha)),
+                s.serial,
+                signed_by.as_deref().unwrap_or_default(),
+                statement::rfc3339(s.expires_at)
+            );
+            if high_water.as_ref().is_none_or(|h| s.serial > h.serial) {
+                raise = Some(statement::HighWater {
+                    serial: s.serial,
+                    sha: s.sha.clone(),
+                });
+            }
+            b.statement = Some(s);
+        }
+        Ok(Verified {
+            bundle: b,
+            signed_by,
+            raise,
+        })
     }
 
     /// Lease + login when the bundle reads secrets, read them, render `.env`. Names are
@@ -330,6 +345,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .tagged(Code::Unhealthy)
             .with_log_tail(logs.as_str())
     }
+}
+
+/// A bundle that passed [`Agent::verify_bundle`].
+pub(super) struct Verified {
+    pub bundle: Bundle,
+    /// The key id whose signature verified (`None`: the box has no `bundle_signing_keys`).
+    pub signed_by: Option<String>,
+    /// The high-water mark its statement raises, for the apply to write (`plan` does not).
+    pub raise: Option<crate::boundary::statement::HighWater>,
 }
 
 /// SIGTERM during an apply: reported, then exit 75 (the next tick converges).

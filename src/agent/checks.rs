@@ -58,7 +58,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Failure::fail(format!("cannot start the engine guard: {e}")).caused_by(e)
         })?;
         // no container on the box may write what compose is about to read
-        g.preflight().await.map_err(GuardStart::Refused)?;
+        g.preflight().await.map_err(|p| match p {
+            crate::boundary::guard::Preflight::Refused(r) => GuardStart::Refused(r),
+            e @ crate::boundary::guard::Preflight::Engine(_) => {
+                GuardStart::Failed(Failure::coded(Kind::Temporary, Code::DockerUnavailable, &e))
+            }
+        })?;
         compose.set_docker_host(g.docker_host());
         Ok(Some(g))
     }
@@ -125,8 +130,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         v
     }
 
-    /// The other instances' ports and files, read once a tick.
-    fn peers(&self) -> &crate::host::instance::PeerFacts {
+    /// The other instances' ports, files and endpoints, read once a tick.
+    pub(super) fn peers(&self) -> &crate::host::instance::PeerFacts {
         self.now.peers.get_or_init(|| {
             crate::host::instance::peer_facts(&crate::host::instance::others(&self.cfg.instance))
         })

@@ -1,6 +1,7 @@
 //! The box's address space for one apply (docs/POLICY.md §6): the configured `network_pools`,
-//! and what the box already uses — its routes (except those of the project's own networks),
-//! the name servers in /etc/resolv.conf, the hosts the agent dials, the metadata range. The
+//! and what the box already uses — its routes (except those of the project's own networks)
+//! and their gateways, its name servers, and every endpoint any instance on the box dials
+//! (`host::depends`, derived from the dialers' own values), the metadata range. The
 //! rule itself is `policy::netpool`, shared by the file passes and the engine guard.
 
 use std::net::IpAddr;
@@ -52,46 +53,29 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         }
         let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-        for ns in netpool::parse_resolv(&read("/etc/resolv.conf")) {
-            s.take(
-                Cidr::host(ns),
-                "a name server of the box (/etc/resolv.conf)",
-            );
+        let host = crate::host::depends::host_net(
+            &[
+                ("/etc/resolv.conf", read("/etc/resolv.conf")),
+                (
+                    crate::host::depends::RESOLVED_UPSTREAM,
+                    read(crate::host::depends::RESOLVED_UPSTREAM),
+                ),
+            ],
+            &text(&v4),
+            &text(&v6),
+        );
+        for d in host.resolvers.iter().chain(&host.gateways) {
+            s.take(Cidr::host(d.value), d.from.clone());
         }
-        for (what, host, port) in self.dialled() {
-            for ip in resolve(&host, port).await {
-                s.take(Cidr::host(ip), format!("{what} {host}"));
+        // what this instance and every other one dials: the derivation, not a list
+        let mine = self.cfg.depends().remotes;
+        for d in mine.iter().chain(&self.peers().remotes) {
+            let (host, port) = (&d.value.host, d.value.port);
+            for ip in resolve(host, port).await {
+                s.take(Cidr::host(ip), format!("{host} ({})", d.from));
             }
         }
         s
-    }
-
-    /// The hosts the agent itself dials: under `system`, tenancy and OpenBao (resolved by the
-    /// box's DNS, as the agent dials them); under `sdk`, the identity's controller (`ztAPI`) —
-    /// the Ziti routers it learns at run time are not known here; under `proxy`, nothing (the
-    /// agent dials only loopback, the tunneller's peers are not known).
-    fn dialled(&self) -> Vec<(&'static str, String, u16)> {
-        match self.cfg.transport {
-            Transport::System => vec![
-                (
-                    "the tenancy server",
-                    self.cfg.tenancy.host.clone(),
-                    self.cfg.tenancy.port,
-                ),
-                (
-                    "the OpenBao server",
-                    self.cfg.bao.host.clone(),
-                    self.cfg.bao.port,
-                ),
-            ],
-            Transport::Sdk => std::fs::read(&self.cfg.identity)
-                .ok()
-                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-                .and_then(|v| v.get("ztAPI").and_then(|u| u.as_str()).and_then(url_host))
-                .map(|(h, p)| vec![("the Ziti controller", h, p)])
-                .unwrap_or_default(),
-            Transport::Proxy => Vec::new(),
-        }
     }
 }
 
@@ -106,26 +90,6 @@ fn bridge_name(n: &serde_json::Value) -> Option<String> {
     }
     let id = n.get("Id")?.as_str()?;
     Some(format!("br-{}", id.get(..12)?))
-}
-
-/// `https://host:port/...` → (host, port); the port defaults by scheme.
-fn url_host(u: &str) -> Option<(String, u16)> {
-    let (scheme, rest) = u.split_once("://")?;
-    let auth = rest.split(['/', '?', '#']).next()?;
-    let auth = auth.rsplit('@').next()?;
-    let default = if scheme == "http" { 80 } else { 443 };
-    if let Some(r) = auth.strip_prefix('[') {
-        let (h, p) = r.split_once(']')?;
-        let port = p
-            .strip_prefix(':')
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(default);
-        return Some((h.to_string(), port));
-    }
-    match auth.rsplit_once(':') {
-        Some((h, p)) => Some((h.to_string(), p.parse().ok()?)),
-        None => Some((auth.to_string(), default)),
-    }
 }
 
 async fn resolve(host: &str, port: u16) -> Vec<IpAddr> {
@@ -155,19 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn controller_urls_and_bridge_names() {
-        assert_eq!(
-            url_host("https://ctrl.example:1280"),
-            Some(("ctrl.example".into(), 1280))
-        );
-        assert_eq!(
-            url_host("https://10.0.0.1/edge"),
-            Some(("10.0.0.1".into(), 443))
-        );
-        assert_eq!(
-            url_host("https://[fd00::1]:8441"),
-            Some(("fd00::1".into(), 8441))
-        );
+    fn bridge_names() {
         let n = serde_json::json!({"Id": "c7a42b2c15dfeeee", "Options": {}});
         assert_eq!(bridge_name(&n).as_deref(), Some("br-c7a42b2c15df"));
         let n =

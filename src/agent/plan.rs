@@ -16,6 +16,8 @@ use crate::wire::tenancy::Action;
 
 mod apply;
 mod output;
+#[cfg(test)]
+mod tests;
 
 use output::*;
 

@@ -75,7 +75,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if self.agent_keys.is_empty() {
             return Step::Off;
         }
-        let Some(o) = offer.filter(|o| su::upstream(&o.version) != VERSION) else {
+        // the running package's full version (revision included): 0.5.0-2 is news to 0.5.0
+        let running = su::PACKAGE_VERSION;
+        let Some(o) = offer.filter(|o| su::cmp_versions(&o.version, running) != Ordering::Equal)
+        else {
             return Step::Keep;
         };
         let u = &self.state.agent_update;
@@ -196,7 +199,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// Download, verify, stage. The error says why, and whether this offer is refused for good
     /// (a bad package, not a bad network).
     async fn stage(&mut self, o: &AgentOffer, dir: &Path) -> Result<Staged, Unstaged> {
-        su::judge_version(&o.version, VERSION, self.cfg.permit_agent_downgrade)?;
+        su::judge_version(
+            &o.version,
+            su::PACKAGE_VERSION,
+            self.cfg.permit_agent_downgrade,
+        )?;
         let arch = su::arch();
         let incoming = dir.join(".incoming.deb");
         let _ = std::fs::remove_file(&incoming);
@@ -226,14 +233,29 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 &o.signatures,
                 statement.as_deref(),
             )?;
-            debug!("self-update: {bytes} bytes, sha256 {sha}, signed by {key}");
-            // judged by what it is, not by its label (read only once the bytes are signed ones)
-            let c = su::read_control(DPKG_DEB, &incoming)?;
+            // nothing parses the package before its statement names exactly these bytes
             if let Some(s) = &statement {
-                su::judge_statement(s, &c, &sha, self.wall())?;
+                su::bind_statement(
+                    s,
+                    &o.version,
+                    arch,
+                    &sha,
+                    self.wall(),
+                    &self.cfg.statement_limits(),
+                )?;
+            }
+            debug!("self-update: {bytes} bytes, sha256 {sha}, signed by {key}");
+            // judged by what it is, not by its label
+            let c = su::read_control(&dpkg_deb(), &incoming)?;
+            if let Some(s) = &statement {
+                su::judge_statement(s, &c, &sha, self.wall(), &self.cfg.statement_limits())?;
             }
             su::judge_control(&c, &o.version, arch)?;
-            su::judge_version(&c.version, VERSION, self.cfg.permit_agent_downgrade)?;
+            su::judge_version(
+                &c.version,
+                su::PACKAGE_VERSION,
+                self.cfg.permit_agent_downgrade,
+            )?;
             if self.state.agent_update.was_reverted(&c.version) {
                 return Err(Unstaged::Reverted(c.version));
             }
@@ -295,10 +317,30 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 }
 
+use std::cmp::Ordering;
 use std::os::unix::fs::OpenOptionsExt;
 
 /// What reads a package's control fields (dpkg's own reader; see [`su::read_control`]).
 const DPKG_DEB: &str = "dpkg-deb";
+
+#[cfg(not(test))]
+fn dpkg_deb() -> String {
+    DPKG_DEB.to_string()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// A stand-in reader for this test thread (the tick runs on it).
+    static DPKG_DEB_FOR_TEST: std::cell::RefCell<Option<String>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[cfg(test)]
+fn dpkg_deb() -> String {
+    DPKG_DEB_FOR_TEST
+        .with(|d| d.borrow().clone())
+        .unwrap_or_else(|| DPKG_DEB.to_string())
+}
 
 #[cfg(test)]
 mod tests;

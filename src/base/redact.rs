@@ -15,16 +15,15 @@ pub const MASK: &str = "***";
 /// Shortest value registered, and shortest partial masked at a cut edge (bytes).
 pub const MIN_LEN: usize = 4;
 
-/// The token shapes every output is masked for, in the order `redact` applies them.
-const PATTERNS: [&str; 5] = [
+/// The token shapes every output is masked for, in the order `redact` applies them (then the
+/// credentials in URLs, [`mask_url_credentials`], which no regex states well).
+const PATTERNS: [&str; 4] = [
     // OpenBao / Vault service and batch tokens (s.…, hvs.…, hvb.…, b.…)
     r"\b(?:hvs|hvb|hvr|s|b|r)\.[A-Za-z0-9_-]{20,}",
     // JWTs (three base64url segments, header starts with eyJ)
     r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
     // Authorization headers
     r"(?i)\b(?:authorization:\s*)?(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}",
-    // credentials in URLs: scheme://user:pass@host
-    r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@",
     // docker config.json auth blobs
     r#"(?i)"auth"\s*:\s*"[^"]+""#,
 ];
@@ -54,10 +53,166 @@ fn may_hold(i: usize, text: &str) -> bool {
             .any(|w| w[0] == b'.' && w[1..].iter().all(token_char)),
         1 => text.contains("eyJ"),
         2 => has_ci(b"bearer") || has_ci(b"basic"),
-        3 => text.contains("://") && text.contains('@'),
-        4 => has_ci(b"\"auth\""),
+        3 => has_ci(b"\"auth\""),
         _ => true,
     }
+}
+
+/// Credentials in URLs, whoever wrote them (the agent's config, its environment, or what it
+/// copies from the host and the engine) → [`MASK`], the user with the password:
+///
+/// - **With a scheme** (`scheme://userinfo@host`, any scheme): the authority runs from `://` to
+///   the first `/`, `?`, `#`, `\`, quote, `<`, `>`, whitespace or control character, as a URL
+///   parser ends it; everything before its *last* `@` is the userinfo and is masked
+///   (`http://u:p@ss@h` → `http://***@h`: a literal `@` or `:` in the password is covered).
+///   A bare user is masked too (`https://<token>@github.com` carries a token that way). Not
+///   when the last `@` starts an image digest (`docker://nginx:1@sha256:…`).
+/// - **Without a scheme** (`user:password@host[:port]`, as `ALL_PROXY=u:p@h:3128`, JSON
+///   `"u:p@h"`, a comma list `a:b@h1,c:d@h2`): in a word (delimited by whitespace, quotes,
+///   `/ \ , ; | ( ) { } < >`), the part before its last `@` that a host follows, from after
+///   an `=` that precedes its first `:` (`KEY=` is kept), when it holds a `:` with a password
+///   after it. A word with no `:` before its `@` carries no password and is kept: an e-mail
+///   address in prose (`ops@example.com`), `git@github.com:org/x`, `mailto:ops@example.com`;
+///   so is an image digest (`nginx:1.25@sha256:<hex>`), `host:port`, `12:30:45`.
+/// - **Not covered:** a password with a literal `/`, `?`, `#`, `\`, quote or whitespace (a URL
+///   parser would end the authority there too, so the URL would not work); such a password is
+///   masked where the agent read it itself, because it is registered.
+///
+/// `None` when the text holds none.
+fn mask_url_credentials(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    if !b.contains(&b'@') {
+        return None;
+    }
+    // 1. scheme://userinfo@
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while let Some(k) = find(b, i, b"://") {
+        let start = k + 3;
+        let end = (start..b.len())
+            .find(|&j| ends_authority(b[j]))
+            .unwrap_or(b.len());
+        if let Some(at) = (start..end).rev().find(|&j| b[j] == b'@') {
+            if at > start && !is_digest(&b[at + 1..]) {
+                cuts.push((start, at));
+            }
+        }
+        i = end.max(start);
+    }
+    let once = splice(text, &cuts);
+    let text = once.as_deref().unwrap_or(text);
+    // 2. user:password@host without a scheme, in each word of what is left
+    let b = text.as_bytes();
+    let mut cuts = Vec::new();
+    let mut w = 0;
+    while w < b.len() {
+        let end = (w..b.len()).find(|&j| ends_word(b[j])).unwrap_or(b.len());
+        if let Some(c) = bare_userinfo(b, w, end) {
+            cuts.push(c);
+        }
+        w = end + 1;
+    }
+    splice(text, &cuts).or(once)
+}
+
+/// The userinfo to mask in the word `b[w..end]`, if it is `user:password@host`.
+fn bare_userinfo(b: &[u8], w: usize, end: usize) -> Option<(usize, usize)> {
+    let at = (w..end)
+        .rev()
+        .find(|&j| b[j] == b'@' && has_host(&b[j + 1..]))?;
+    let colon = (w..at).find(|&j| b[j] == b':')?;
+    if colon + 1 >= at {
+        return None; // no password
+    }
+    let start = (w..colon)
+        .rev()
+        .find(|&j| b[j] == b'=')
+        .map_or(w, |e| e + 1);
+    if b[start..colon].eq_ignore_ascii_case(b"mailto") {
+        return None;
+    }
+    Some((start, at))
+}
+
+/// The text with each `[from, to)` (in order, disjoint) replaced by [`MASK`]; `None` if none.
+/// The bounds sit on ASCII bytes or the text's ends, so on character boundaries.
+fn splice(text: &str, cuts: &[(usize, usize)]) -> Option<String> {
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut o = String::with_capacity(text.len());
+    let mut last = 0;
+    for &(from, to) in cuts {
+        o.push_str(&text[last..from]);
+        o.push_str(MASK);
+        last = to;
+    }
+    o.push_str(&text[last..]);
+    Some(o)
+}
+
+fn find(b: &[u8], from: usize, lit: &[u8]) -> Option<usize> {
+    b.get(from..)?
+        .windows(lit.len())
+        .position(|x| x == lit)
+        .map(|p| p + from)
+}
+
+/// Where a URL's authority ends (with the characters a URL cannot hold unquoted in text).
+fn ends_authority(c: u8) -> bool {
+    c.is_ascii_whitespace()
+        || c.is_ascii_control()
+        || matches!(
+            c,
+            b'/' | b'?' | b'#' | b'\\' | b'"' | b'\'' | b'`' | b'<' | b'>'
+        )
+}
+
+/// Where a word ends, for credentials written without a scheme.
+fn ends_word(c: u8) -> bool {
+    c.is_ascii_whitespace()
+        || c.is_ascii_control()
+        || matches!(
+            c,
+            b'/' | b'\\'
+                | b'"'
+                | b'\''
+                | b'`'
+                | b','
+                | b';'
+                | b'|'
+                | b'('
+                | b')'
+                | b'{'
+                | b'}'
+                | b'<'
+                | b'>'
+        )
+}
+
+/// Whether `b` (what follows an `@`) starts with a host: a name, an address or `[IPv6]`, and
+/// not an image digest.
+fn has_host(b: &[u8]) -> bool {
+    match b.first() {
+        Some(c) if c.is_ascii_alphanumeric() || *c == b'[' || *c >= 0x80 => !is_digest(b),
+        _ => false,
+    }
+}
+
+/// Whether `b` starts with an image digest, `algorithm:hex` of 32 hex digits or more
+/// (`sha256:…`): no port is that long.
+fn is_digest(b: &[u8]) -> bool {
+    let alg = b
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'_' | b'-'))
+        .count();
+    alg > 0
+        && b.get(alg) == Some(&b':')
+        && b[alg + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_hexdigit())
+            .count()
+            >= 32
 }
 
 /// The registered forms and an index over their first two bytes. Everything that holds secret
@@ -240,14 +395,17 @@ impl Registry {
             }
             let p = pattern(i);
             let r = match i {
-                3 => p.replace_all(&out, format!("${{1}}{MASK}@")),
-                4 => p.replace_all(&out, format!("\"auth\": \"{MASK}\"")),
+                3 => p.replace_all(&out, format!("\"auth\": \"{MASK}\"")),
                 _ => p.replace_all(&out, MASK),
             };
             if let std::borrow::Cow::Owned(r) = r {
                 out = r;
                 shaped = true;
             }
+        }
+        if let Some(r) = mask_url_credentials(&out) {
+            out = r;
+            shaped = true;
         }
         if shaped && !self.is_empty() {
             out = self.mask(&out);

@@ -175,21 +175,25 @@ impl Guard {
     /// policy) may write a file of it. The guard keeps that from being created; this catches
     /// what was there before.
     /// A refusal is `BIND_SOURCE_REFUSED`, whatever kept the check from passing.
-    pub async fn preflight(&self) -> Result<(), Refusal> {
+    pub async fn preflight(&self) -> Result<(), Preflight> {
         // on the guard's thread, with its engine client
         let sh = self.shared.clone();
-        let bind = |detail: String| Refusal::new(RefusalCode::BindSourceRefused, detail);
         self.rt
             .spawn(async move {
-                let binds = judge::box_binds(&sh).await?;
+                // an engine that cannot answer is not a box that refuses: the next tick retries
+                let binds = judge::box_binds(&sh)
+                    .await
+                    .map_err(|r| Preflight::Engine(r.detail))?;
                 crate::boundary::policy::release_outside_writable(
                     &binds,
                     &sh.boundary.release_files,
                 )
+                .map_err(|r| {
+                    Preflight::Refused(Refusal::new(RefusalCode::BindSourceRefused, r.detail))
+                })
             })
             .await
-            .map_err(|e| bind(format!("engine guard: {e}")))?
-            .map_err(|r| bind(r.detail))
+            .map_err(|e| Preflight::Engine(format!("engine guard: {e}")))?
     }
 
     /// Requests the guard itself has sent the engine so far, to judge.
@@ -207,6 +211,16 @@ impl Guard {
                 .unwrap_or_default(),
         )
     }
+}
+
+/// Why the preflight did not pass: the box as it is refuses the call (permanent), or the
+/// engine could not be asked (temporary: exit 75 with the engine's own message).
+#[derive(Debug, thiserror::Error)]
+pub enum Preflight {
+    #[error(transparent)]
+    Refused(Refusal),
+    #[error("the engine could not be asked which containers bind what: {0}")]
+    Engine(String),
 }
 
 impl Drop for Guard {

@@ -39,6 +39,12 @@ pub enum RefusalCode {
     StatementRefused,
     /// A release statement past its life on the box's clock (PROTOCOL 0.5).
     BundleExpiredRefused,
+    /// A release statement's serial further above the high-water mark than the box allows
+    /// (`statement_serial_max_jump`), or above 2^53 with no mark yet (issue 40).
+    StatementSerialJump,
+    /// A release statement issued later than the box's clock plus `statement_clock_skew_s`
+    /// (issue 40).
+    StatementFromFuture,
 }
 
 impl RefusalCode {
@@ -74,6 +80,8 @@ impl RefusalCode {
             NetworkRefused => "NETWORK_REFUSED",
             StatementRefused => "STATEMENT_REFUSED",
             BundleExpiredRefused => "BUNDLE_EXPIRED_REFUSED",
+            StatementSerialJump => "STATEMENT_SERIAL_JUMP",
+            StatementFromFuture => "STATEMENT_FROM_FUTURE",
         }
     }
 

@@ -36,7 +36,7 @@ pub fn decode(b64: &str) -> Result<Vec<u8>, Rejected> {
     Ok(raw)
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 struct BundleWire {
     kind: Option<String>,
     env_id: Option<String>,
@@ -147,9 +147,76 @@ fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Rejected> {
     serde_json::from_slice(bytes).map_err(|_| refused("statement", "not a JSON object"))
 }
 
-/// Judges a bundle statement's fields, in the order PROTOCOL lists them: kind, env, sha, serial
-/// (bundle.json's, then the high-water mark), then its life on the box's clock.
-pub fn check_bundle(bytes: &[u8], f: &BundleFacts<'_>) -> Result<BundleStatement, Rejected> {
+/// Bounds the box puts on what a signed statement may claim (issue 40): a statement the key
+/// signed must still not be able to lock the box out of every later release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How far above the high-water mark a serial may jump (config `statement_serial_max_jump`).
+    pub serial_max_jump: u64,
+    /// How far `issued_at` may be ahead of the box's clock (config `statement_clock_skew_s`).
+    pub clock_skew_s: u64,
+}
+
+/// Default `statement_serial_max_jump`: far more releases than any pipeline makes between two
+/// ticks of a box that was off for years (a release a minute for two years is about 10^6),
+/// and small enough that no single statement gets anywhere near `u64::MAX` (2^64-1 is 1.8e13
+/// such jumps away). A pipeline whose serials count something faster (unix seconds: 10^6 s is
+/// 11.6 days) raises it on its boxes.
+pub const DEFAULT_SERIAL_MAX_JUMP: u64 = 1_000_000;
+/// Default `statement_clock_skew_s`: five minutes, the usual allowance between NTP-synced clocks.
+pub const DEFAULT_CLOCK_SKEW_S: u64 = 300;
+/// With no high-water mark yet the bound is absolute: 2^53, the largest whole number every
+/// JSON reader holds exactly (a serial above it may already mean another number to the
+/// pipeline's own tools), and 2^64 - 2^53 away from the end, so the box's first statement can
+/// never be one that locks it out.
+pub const FIRST_SERIAL_CAP: u64 = 1 << 53;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            serial_max_jump: DEFAULT_SERIAL_MAX_JUMP,
+            clock_skew_s: DEFAULT_CLOCK_SKEW_S,
+        }
+    }
+}
+
+impl Limits {
+    /// The highest serial acceptable against this mark.
+    pub fn serial_bound(&self, high_water: Option<&HighWater>) -> u64 {
+        match high_water {
+            Some(hw) => hw.serial.saturating_add(self.serial_max_jump),
+            None => FIRST_SERIAL_CAP,
+        }
+    }
+
+    fn not_from_future(&self, issued_at: i64, now: i64) -> Result<(), Rejected> {
+        let skew = i64::try_from(self.clock_skew_s).unwrap_or(i64::MAX);
+        if issued_at > now.saturating_add(skew) {
+            return Err(Rejected {
+                code: RefusalCode::StatementFromFuture,
+                detail: format!(
+                    "issued_at {} is {} s ahead of this box's clock (allowance {skew} s)",
+                    rfc3339(issued_at),
+                    issued_at.saturating_sub(now)
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A bundle statement whose kind, env and sha name the bundle the box asked for: what it claims,
+/// not yet judged against bundle.json, the high-water mark or the clock. Its signature was
+/// verified first; the bundle's own files are parsed only after this and the sha check.
+#[derive(Debug)]
+pub struct BundleClaim {
+    env_id: String,
+    sha: String,
+    w: BundleWire,
+}
+
+/// The part of a bundle statement that needs nothing of the bundle but its sha: kind, env, sha.
+pub fn bind_bundle(bytes: &[u8], env: &str, want_sha: &str) -> Result<BundleClaim, Rejected> {
     let w: BundleWire = parse(bytes)?;
     let kind = text("kind", &w.kind)?;
     if kind != BUNDLE_KIND {
@@ -158,64 +225,109 @@ pub fn check_bundle(bytes: &[u8], f: &BundleFacts<'_>) -> Result<BundleStatement
             format!("{} is not {BUNDLE_KIND}", shown(kind)),
         ));
     }
-    let env_id = text("env_id", &w.env_id)?;
-    if env_id != f.env_id {
+    let env_id = text("env_id", &w.env_id)?.to_string();
+    if env_id != env {
         return Err(refused(
             "env_id",
-            format!("{} is not this box's {}", shown(env_id), f.env_id),
+            format!("{} is not this box's {env}", shown(&env_id)),
         ));
     }
-    let sha = text("sha", &w.sha)?;
-    if !sha.eq_ignore_ascii_case(f.sha) {
-        return Err(refused(
-            "sha",
-            format!(
-                "{} is not the received bundle's {}",
-                shown(sha),
-                &f.sha[..f.sha.len().min(12)]
-            ),
-        ));
+    let sha = text("sha", &w.sha)?.to_string();
+    sha_is(&sha, want_sha)?;
+    Ok(BundleClaim { env_id, sha, w })
+}
+
+fn sha_is(claimed: &str, computed: &str) -> Result<(), Rejected> {
+    if claimed.eq_ignore_ascii_case(computed) {
+        return Ok(());
     }
-    let serial = match &w.serial {
-        None | Some(serde_json::Value::Null) => return Err(refused("serial", "missing")),
-        Some(v) => v
-            .as_u64()
-            .ok_or_else(|| refused("serial", "not a whole number"))?,
-    };
-    if serial != f.serial {
-        return Err(refused(
-            "serial",
-            format!("{serial} differs from bundle.json's {}", f.serial),
-        ));
-    }
-    let (issued_at, expires_at) = life(&w.issued_at, &w.expires_at)?;
-    if let Some(hw) = f.high_water {
-        if serial < hw.serial {
+    Err(refused(
+        "sha",
+        format!(
+            "{} is not the received bundle's {}",
+            shown(claimed),
+            &computed[..computed.len().min(12)]
+        ),
+    ))
+}
+
+impl BundleClaim {
+    /// The rest, in the order PROTOCOL lists it: serial (bundle.json's, the high-water mark,
+    /// the jump bound), then its life on the box's clock (not from the future, not expired).
+    pub fn judge(self, f: &BundleFacts<'_>, l: &Limits) -> Result<BundleStatement, Rejected> {
+        let w = &self.w;
+        sha_is(&self.sha, f.sha)?;
+        let serial = match &w.serial {
+            None | Some(serde_json::Value::Null) => return Err(refused("serial", "missing")),
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| refused("serial", "not a whole number"))?,
+        };
+        if serial != f.serial {
+            return Err(refused(
+                "serial",
+                format!("{serial} differs from bundle.json's {}", f.serial),
+            ));
+        }
+        let (issued_at, expires_at) = life(&w.issued_at, &w.expires_at)?;
+        if let Some(hw) = f.high_water {
+            if serial < hw.serial {
+                return Err(Rejected {
+                    code: RefusalCode::RollbackRefused,
+                    detail: format!("serial {serial} below {}", hw.serial),
+                });
+            }
+            if serial == hw.serial && !hw.sha.eq_ignore_ascii_case(f.sha) {
+                return Err(Rejected {
+                    code: RefusalCode::RollbackRefused,
+                    detail: format!(
+                        "serial {serial} equals the high-water mark, accepted for {}",
+                        &hw.sha[..hw.sha.len().min(12)]
+                    ),
+                });
+            }
+        }
+        let bound = l.serial_bound(f.high_water);
+        if serial > bound {
             return Err(Rejected {
-                code: RefusalCode::RollbackRefused,
-                detail: format!("serial {serial} below {}", hw.serial),
+                code: RefusalCode::StatementSerialJump,
+                detail: match f.high_water {
+                    Some(hw) => format!(
+                        "serial {serial} is more than {} above the high-water mark {}",
+                        l.serial_max_jump, hw.serial
+                    ),
+                    None => format!("serial {serial} above {bound} (no high-water mark yet)"),
+                },
             });
         }
-        if serial == hw.serial && !hw.sha.eq_ignore_ascii_case(f.sha) {
-            return Err(Rejected {
-                code: RefusalCode::RollbackRefused,
-                detail: format!(
-                    "serial {serial} equals the high-water mark, accepted for {}",
-                    &hw.sha[..hw.sha.len().min(12)]
-                ),
-            });
+        l.not_from_future(issued_at, f.now)?;
+        if f.now >= expires_at {
+            return Err(expired(f.sha, expires_at));
         }
+        Ok(BundleStatement {
+            env_id: self.env_id,
+            sha: f.sha.to_ascii_lowercase(),
+            serial,
+            issued_at,
+            expires_at,
+        })
     }
-    if f.now >= expires_at {
-        return Err(expired(f.sha, expires_at));
-    }
-    Ok(BundleStatement {
-        env_id: env_id.to_string(),
-        sha: f.sha.to_ascii_lowercase(),
-        serial,
-        issued_at,
-        expires_at,
-    })
+}
+
+/// Judges a bundle statement's fields with the default [`Limits`].
+pub fn check_bundle(bytes: &[u8], f: &BundleFacts<'_>) -> Result<BundleStatement, Rejected> {
+    check_bundle_within(bytes, f, &Limits::default())
+}
+
+/// Judges a bundle statement's fields, in the order PROTOCOL lists them: kind, env, sha, serial
+/// (bundle.json's, then the high-water mark and the jump bound), then its life on the box's
+/// clock.
+pub fn check_bundle_within(
+    bytes: &[u8],
+    f: &BundleFacts<'_>,
+    l: &Limits,
+) -> Result<BundleStatement, Rejected> {
+    bind_bundle(bytes, f.env_id, f.sha)?.judge(f, l)
 }
 
 pub fn expired(sha: &str, expires_at: i64) -> Rejected {
@@ -239,8 +351,19 @@ pub struct AgentFacts<'a> {
     pub now: i64,
 }
 
-/// Judges an agent package statement against the package the box fetched.
+/// Judges an agent package statement against the package the box fetched, with the default
+/// [`Limits`].
 pub fn check_agent(bytes: &[u8], f: &AgentFacts<'_>) -> Result<AgentStatement, Rejected> {
+    check_agent_within(bytes, f, &Limits::default())
+}
+
+/// Judges an agent package statement against the package the box fetched: kind, version,
+/// arch, sha256, then its life (not from the future, not expired).
+pub fn check_agent_within(
+    bytes: &[u8],
+    f: &AgentFacts<'_>,
+    l: &Limits,
+) -> Result<AgentStatement, Rejected> {
     let w: AgentWire = parse(bytes)?;
     let kind = text("kind", &w.kind)?;
     if kind != AGENT_KIND {
@@ -271,6 +394,7 @@ pub fn check_agent(bytes: &[u8], f: &AgentFacts<'_>) -> Result<AgentStatement, R
         ));
     }
     let (issued_at, expires_at) = life(&w.issued_at, &w.expires_at)?;
+    l.not_from_future(issued_at, f.now)?;
     if f.now >= expires_at {
         return Err(Rejected {
             code: RefusalCode::BundleExpiredRefused,

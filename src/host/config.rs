@@ -27,6 +27,7 @@ pub enum ConfigError {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
     Sdk,
@@ -45,6 +46,7 @@ impl Transport {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(rename_all = "lowercase")]
 pub enum VolumesOnAbsent {
     Keep,
@@ -52,6 +54,7 @@ pub enum VolumesOnAbsent {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(rename_all = "lowercase")]
 pub enum ComposeCmd {
     Auto,
@@ -60,6 +63,7 @@ pub enum ComposeCmd {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     Error,
@@ -83,6 +87,7 @@ impl LogLevel {
 
 /// `egress_proxy`: the HTTP CONNECT proxy between the box and the mesh, tenancy and OpenBao.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(deny_unknown_fields, default)]
 pub struct EgressCfg {
     /// `http://host:port`; "" = `HTTPS_PROXY`/`https_proxy` from the environment, else none.
@@ -95,6 +100,7 @@ pub struct EgressCfg {
 }
 
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(deny_unknown_fields, default)]
 pub struct TenancyCfg {
     pub service: String,
@@ -121,6 +127,7 @@ impl Default for TenancyCfg {
 }
 
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(deny_unknown_fields, default)]
 pub struct BaoCfg {
     pub service: String,
@@ -156,6 +163,7 @@ impl Default for BaoCfg {
 
 /// `container_limits: {memory: 512m, pids: 200}`: a byte size as compose writes it, a count.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(deny_unknown_fields, default)]
 pub struct ContainerLimits {
     pub memory: Option<serde_yaml_ng::Value>,
@@ -163,6 +171,7 @@ pub struct ContainerLimits {
 }
 
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub env_id: String,
@@ -254,6 +263,12 @@ pub struct Config {
     /// At most one diagnostics bundle per this many seconds, whatever tenancy asks.
     pub diagnostics_min_interval_s: u64,
     pub log_level: LogLevel,
+    /// How far above the high-water mark a release statement's serial may jump (issue 40;
+    /// `boundary::statement::DEFAULT_SERIAL_MAX_JUMP`): a signed serial of 2^64-1 cannot lock
+    /// the box out of every later release.
+    pub statement_serial_max_jump: u64,
+    /// How far a statement's `issued_at` may be ahead of the box's clock (issue 40).
+    pub statement_clock_skew_s: u64,
     #[serde(skip)]
     pub path: PathBuf,
     /// Which instance of the box this is (`--instance`); the default one unless named.
@@ -311,6 +326,8 @@ impl Default for Config {
             disk_reclaim_below: None,
             diagnostics_min_interval_s: 600,
             log_level: LogLevel::Info,
+            statement_serial_max_jump: crate::boundary::statement::DEFAULT_SERIAL_MAX_JUMP,
+            statement_clock_skew_s: crate::boundary::statement::DEFAULT_CLOCK_SKEW_S,
             path: PathBuf::new(),
             instance: Default::default(),
         }
@@ -406,28 +423,37 @@ impl Config {
     pub fn docker_config_dir(&self) -> PathBuf {
         self.state_dir.join("docker")
     }
-    /// The files no container of any instance may reach by a bind, privileged or not: the state
-    /// dir, the bootstrap grant, this config, the Ziti identity, the proxy credentials.
-    pub fn own_files(&self) -> Vec<PathBuf> {
-        [
-            self.state_dir.clone(),
-            self.bootstrap_path.clone(),
-            self.path.clone(),
-            PathBuf::from(&self.identity),
-            PathBuf::from(&self.egress_proxy.credentials_file),
-        ]
-        .into_iter()
-        .filter(|p| !p.as_os_str().is_empty())
-        .collect()
+    /// What this instance depends on ([`crate::host::depends`]): the endpoints its dialer
+    /// dials (with this process's environment and the SDK's own connects), the ports it
+    /// listens on or dials on loopback, its paths and its data roots.
+    pub fn depends(&self) -> crate::host::depends::Depends {
+        crate::host::depends::of_config(
+            self,
+            &|k| std::env::var(k).ok(),
+            &crate::wire::transport::sdk::dialled_targets(),
+        )
     }
 
-    /// Host ports the policy keeps for the box: the agent's transport ports and `reserved_ports`.
+    /// The files no container of any instance may reach by a bind, privileged or not: every
+    /// path the derivation finds (state dir, grant, this config, the Ziti identity, the proxy
+    /// credentials, the CA files, the metrics file, executables named by path).
+    pub fn own_files(&self) -> Vec<PathBuf> {
+        self.depends().path_values()
+    }
+
+    /// Host ports the policy keeps for the box: the derivation's (the tunneller's ports, a
+    /// local egress proxy's) and `reserved_ports`.
     pub fn reserved_ports(&self) -> Vec<u16> {
-        let mut v = vec![self.tenancy.proxy_port, self.bao.proxy_port];
-        v.extend(&self.reserved_ports);
-        v.sort_unstable();
-        v.dedup();
-        v
+        self.depends().port_values()
+    }
+
+    /// The box's bounds on release statements (`statement_serial_max_jump`,
+    /// `statement_clock_skew_s`), for bundles and agent packages alike.
+    pub fn statement_limits(&self) -> crate::boundary::statement::Limits {
+        crate::boundary::statement::Limits {
+            serial_max_jump: self.statement_serial_max_jump,
+            clock_skew_s: self.statement_clock_skew_s,
+        }
     }
 
     /// `container_limits` as the policy reads it (validated at load).

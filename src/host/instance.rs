@@ -214,57 +214,78 @@ pub fn others(me: &Instance) -> Vec<Peer> {
         .collect()
 }
 
-/// What the other instances keep from this one's bundles: their ports ([`peer_ports`]) and
-/// their own files ([`peer_files`]).
+/// What the other instances keep from this one's bundles: everything each depends on
+/// ([`crate::host::depends`], as a peer: its data roots are files here).
 #[derive(Debug, Default)]
 pub struct PeerFacts {
     pub ports: Vec<u16>,
     pub files: Vec<PathBuf>,
+    /// Their endpoints: no network of this instance's bundles may hold their addresses.
+    pub remotes: Vec<crate::host::depends::Dep<crate::host::depends::Remote>>,
 }
 
 pub fn peer_facts(peers: &[Peer]) -> PeerFacts {
+    let d = peer_depends(peers);
+    let mut ports = d.port_values();
+    ports.sort_unstable();
+    ports.dedup();
+    let mut files = d.path_values();
+    files.sort();
+    files.dedup();
     PeerFacts {
-        ports: peer_ports(peers),
-        files: peer_files(peers),
+        ports,
+        files,
+        remotes: d.remotes,
     }
 }
 
-/// The other instances' own files (state dir, grant, config, identity, proxy credentials); for
-/// a config that does not load, its file and its default state dir and grant.
+/// Every other instance's dependencies, as a peer's; for a config that does not load, its
+/// file and its default state dir and grant (its ports are not known: a warning says so).
+pub fn peer_depends(peers: &[Peer]) -> crate::host::depends::Depends {
+    use crate::host::depends::{Dep, Depends};
+    let mut all = Depends::default();
+    for p in peers {
+        let who = p.instance.display();
+        match &p.config {
+            Ok(c) => all.extend(c.depends().as_peer(who)),
+            Err(e) => {
+                tracing::warn!(
+                    "instance {who}: its config does not load, its ports are not known: {e}"
+                );
+                for path in [
+                    p.instance.config_path(),
+                    p.instance.default_state_dir(),
+                    p.instance.default_bootstrap_path(),
+                ] {
+                    all.paths.push(Dep {
+                        value: path,
+                        from: format!("instance {who}'s files"),
+                    });
+                }
+            }
+        }
+    }
+    all
+}
+
+/// The other instances' own files and data roots (sorted).
 pub fn peer_files(peers: &[Peer]) -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    for p in peers {
-        match &p.config {
-            Ok(c) => v.extend(c.own_files()),
-            Err(_) => v.extend([
-                p.instance.config_path(),
-                p.instance.default_state_dir(),
-                p.instance.default_bootstrap_path(),
-            ]),
-        }
-    }
-    v.sort();
-    v.dedup();
-    v
+    peer_facts(peers).files
 }
 
-/// Host ports the other instances keep (their transport ports, whatever their transport, as
-/// an instance keeps its own, and their `reserved_ports`): no container of this one publishes
-/// them. A config that does not load keeps nothing it could be read for (a warning says so).
+/// Host ports the other instances keep: no container of this one publishes them.
 pub fn peer_ports(peers: &[Peer]) -> Vec<u16> {
-    let mut v = Vec::new();
-    for p in peers {
-        match &p.config {
-            Ok(c) => v.extend(c.reserved_ports()),
-            Err(e) => tracing::warn!(
-                "instance {}: its config does not load, its ports are not known: {e}",
-                p.instance.display()
-            ),
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    v
+    peer_facts(peers).ports
+}
+
+/// Whether two compose projects' names overlap: equal, or one extends the other past a
+/// separator (`shop` and `shop-eu`: `shop`'s namespace `shop-*` holds `shop-eu-web-1`).
+pub fn projects_overlap(a: &str, b: &str) -> bool {
+    let extends = |long: &str, short: &str| {
+        long.strip_prefix(short)
+            .is_some_and(|rest| rest.starts_with(['-', '_']))
+    };
+    a == b || extends(a, b) || extends(b, a)
 }
 
 /// What this instance shares with another that it must not: the same state dir, env, compose
@@ -291,6 +312,28 @@ pub fn clashes(me: &Config, peers: &[Peer]) -> Vec<String> {
                 "compose_project {} is instance {who}'s too",
                 me.compose_project
             ));
+        } else if projects_overlap(&me.compose_project, &o.compose_project) {
+            out.push(format!(
+                "compose_project {} and instance {who}'s {} share a name space (one extends \
+                 the other), so each could take the other's containers, networks and volumes",
+                me.compose_project, o.compose_project
+            ));
+        }
+        for a in &me.bind_roots {
+            for b in &o.bind_roots {
+                let (la, lb) = (
+                    crate::boundary::policy::lexical(a),
+                    crate::boundary::policy::lexical(b),
+                );
+                if la.starts_with(&lb) || lb.starts_with(&la) {
+                    out.push(format!(
+                        "bind_roots {} overlaps instance {who}'s {}: its containers would read \
+                         and rewrite the other's data",
+                        a.display(),
+                        b.display()
+                    ));
+                }
+            }
         }
         if !me.metrics_textfile.is_empty() && me.metrics_textfile == o.metrics_textfile {
             out.push(format!(

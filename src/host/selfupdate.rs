@@ -135,6 +135,11 @@ pub fn package_name(version: &str, arch: &str) -> String {
     format!("monky-deployd_{version}_{arch}.deb")
 }
 
+/// The running agent's Debian package version, revision (and epoch) included: the packaging's
+/// `MONKY_DEB_VERSION` at build time, else the crate version (build.rs). What self-update
+/// compares offers with.
+pub const PACKAGE_VERSION: &str = env!("MONKY_PACKAGE_VERSION");
+
 /// A package version without its Debian revision (`0.4.1-2` → `0.4.1`): what the binary calls
 /// itself.
 pub fn upstream(v: &str) -> &str {
@@ -142,7 +147,7 @@ pub fn upstream(v: &str) -> &str {
 }
 
 /// A version safe in a URL path and a file name, as Debian spells versions (no epoch: `:`
-/// has no place in either).
+/// has no place in either; [`cmp_versions`] still orders a running version that has one).
 pub fn valid_version(v: &str) -> bool {
     !v.is_empty()
         && v.len() <= 64
@@ -151,9 +156,26 @@ pub fn valid_version(v: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b".+~-".contains(&b))
 }
 
-/// dpkg's ordering of two versions (without epochs): runs of non-digits compared with `~`
-/// before everything (even the end), letters before other characters; runs of digits by value.
+/// dpkg's ordering of two versions `[epoch:]upstream[-revision]`: split at the first `:` and
+/// the last `-` (no epoch is 0, no revision is ""), then epoch, upstream and revision in turn.
 pub fn cmp_versions(a: &str, b: &str) -> Ordering {
+    let (ea, ua, ra) = debian_parts(a);
+    let (eb, ub, rb) = debian_parts(b);
+    verrevcmp(ea, eb)
+        .then_with(|| verrevcmp(ua, ub))
+        .then_with(|| verrevcmp(ra, rb))
+}
+
+/// (epoch, upstream, revision) as dpkg's parseversion splits them.
+fn debian_parts(v: &str) -> (&str, &str, &str) {
+    let (epoch, rest) = v.split_once(':').unwrap_or(("0", v));
+    let (up, rev) = rest.rsplit_once('-').unwrap_or((rest, ""));
+    (epoch, up, rev)
+}
+
+/// dpkg's verrevcmp: runs of non-digits compared with `~` before everything (even the end),
+/// letters before other characters; runs of digits by value.
+fn verrevcmp(a: &str, b: &str) -> Ordering {
     fn order(c: Option<u8>) -> i32 {
         match c {
             None => 0,
@@ -312,7 +334,7 @@ pub fn judge_package(
         });
     }
     Ok(match statement {
-        // the signatures cover the statement; its fields are judged once the control is read
+        // the signatures cover the statement; the caller binds its fields (bind_statement)
         Some(s) => keys.check_message(s, sigs)?,
         None => keys.check(computed, sigs)?,
     })
@@ -335,6 +357,31 @@ pub fn offered_statement(
     }
 }
 
+/// Before any parser reads the package: the verified statement names exactly the bytes
+/// received (`computed`), the offer's `label` and this box's `arch`, and is alive. The control
+/// file is then held to the label ([`judge_control`]), so to the statement too.
+pub fn bind_statement(
+    statement: &[u8],
+    label: &str,
+    arch: &str,
+    computed: &str,
+    now: u64,
+    limits: &crate::boundary::statement::Limits,
+) -> Result<(), PackageError> {
+    crate::boundary::statement::check_agent_within(
+        statement,
+        &crate::boundary::statement::AgentFacts {
+            sha256: computed,
+            version: label,
+            arch,
+            now: i64::try_from(now).unwrap_or(i64::MAX),
+        },
+        limits,
+    )
+    .map(|_| ())
+    .map_err(PackageError::Statement)
+}
+
 /// A package statement's fields against the package itself: its sha256 as computed here,
 /// its control file's Version and Architecture, and its life on this box's clock.
 pub fn judge_statement(
@@ -342,8 +389,9 @@ pub fn judge_statement(
     c: &Control,
     computed: &str,
     now: u64,
+    limits: &crate::boundary::statement::Limits,
 ) -> Result<(), PackageError> {
-    crate::boundary::statement::check_agent(
+    crate::boundary::statement::check_agent_within(
         statement,
         &crate::boundary::statement::AgentFacts {
             sha256: computed,
@@ -351,6 +399,7 @@ pub fn judge_statement(
             arch: &c.arch,
             now: i64::try_from(now).unwrap_or(i64::MAX),
         },
+        limits,
     )
     .map(|_| ())
     .map_err(PackageError::Statement)

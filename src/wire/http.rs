@@ -37,6 +37,7 @@ const POOL_IDLE: Duration = Duration::from_secs(30);
 
 /// How an endpoint is spoken to (`scheme:` in the config).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
     Http,

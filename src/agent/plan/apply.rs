@@ -67,14 +67,16 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     pub(super) async fn plan_apply(
         &mut self,
         sha: &str,
-        mut wire: crate::wire::tenancy::BundleWire,
+        wire: crate::wire::tenancy::BundleWire,
         running: &BTreeMap<String, (String, Option<String>)>,
         p: &mut Plan,
         refusals: &mut Vec<Refusal>,
     ) -> Result<(), Refusal> {
-        let signatures = std::mem::take(&mut wire.signatures);
-        let b = Bundle::decode(wire, &self.cfg.env_id, sha)?;
-        p.signed_by = self.keys.verify(&b.sha, &signatures)?;
+        // the apply's own verification (signature, statement, sha, then parse); the mark an
+        // accepted statement would raise is not written by a plan
+        let v = self.verify_bundle(wire, sha)?;
+        let b = v.bundle;
+        p.signed_by = v.signed_by;
         p.desired.serial = Some(b.meta.serial);
         p.secrets = b
             .manifest

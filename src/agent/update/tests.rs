@@ -508,3 +508,123 @@ fn only_a_bad_package_or_a_missing_one_is_refused_for_good() {
         format!("download: {}", rejected(404))
     );
 }
+
+/// A stand-in `dpkg-deb` for this test thread: it leaves `marker` when run and answers as a
+/// good package of `version` would.
+fn fake_reader(dir: &Path, version: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let marker = dir.join("dpkg-deb.ran");
+    let script = dir.join("dpkg-deb");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntouch {}\nprintf 'Package: {}\\nVersion: {version}\\nArchitecture: {}\\n'\n",
+            marker.display(),
+            su::PACKAGE,
+            su::arch()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    DPKG_DEB_FOR_TEST.with(|d| *d.borrow_mut() = Some(script.display().to_string()));
+    marker
+}
+
+/// An agent statement for `version` naming `sha256`, alive for an hour; (base64, signature).
+fn stated(version: &str, sha256: &str) -> (String, serde_json::Value) {
+    let now = i64::try_from(state::now()).unwrap();
+    let bytes = serde_json::to_vec(&serde_json::json!({
+        "kind": crate::boundary::statement::AGENT_KIND, "version": version, "arch": su::arch(),
+        "sha256": sha256,
+        "issued_at": crate::boundary::statement::rfc3339(now - 60),
+        "expires_at": crate::boundary::statement::rfc3339(now + 3600),
+    }))
+    .unwrap();
+    let sig = base64::engine::general_purpose::STANDARD
+        .encode(SigningKey::from_bytes(&KEY).sign(&bytes).to_bytes());
+    (
+        base64::engine::general_purpose::STANDARD.encode(&bytes),
+        serde_json::json!([{"key_id": "agent-2026", "alg": "ed25519", "sig": sig}]),
+    )
+}
+
+/// Issue 40.3: nothing parses the package before the verified statement names exactly its
+/// bytes. A statement the key really signed, but for another package's sha256, is refused
+/// with the reader never run; the same offer with the right sha256 runs it and is staged.
+#[test]
+fn no_reader_runs_before_the_statement_names_these_bytes() {
+    for right in [false, true] {
+        let mut b = UpBox::new();
+        let marker = fake_reader(b._dir.path(), NEW);
+        let body = b"signed bytes, no package at all".to_vec();
+        let sha = sha256(&body);
+        let named = if right {
+            sha.clone()
+        } else {
+            sha256(b"another package")
+        };
+        let (statement, sigs) = stated(NEW, &named);
+        let t = &b.agent.c.tenancy;
+        t.packages.borrow_mut().insert(NEW.into(), body.clone());
+        t.answer(
+            &serde_json::json!({
+                "action": "none", "desired_sha": "a".repeat(64),
+                "agent": {"version": NEW, "sha256": sha, "signatures": sigs,
+                          "statement": statement},
+            })
+            .to_string(),
+        );
+        assert_eq!(b.tick(), Exit::Ok);
+        assert_eq!(b.downloads(), 1);
+        let d = b.details();
+        if right {
+            assert!(
+                marker.exists(),
+                "the reader runs for a bound package: {d:?}"
+            );
+            let s = b.staged().expect("staged");
+            assert_eq!(s.sha256, sha);
+            assert!(s.statement.is_some());
+        } else {
+            assert!(!marker.exists(), "dpkg-deb ran over unbound bytes: {d:?}");
+            assert!(b.staged().is_none());
+            assert!(
+                d.iter().any(|d| d.starts_with(&format!(
+                    "applied AGENT_UPDATE_FAILED: {NEW}: STATEMENT_REFUSED: sha256 ("
+                ))),
+                "{d:?}"
+            );
+        }
+    }
+}
+
+/// Issue 40.5: the running package's full version decides what is news (the build's
+/// `MONKY_PACKAGE_VERSION`): a new Debian revision of the running version is staged, the
+/// running version itself (or the same version spelt with a `-0` revision) is kept.
+#[test]
+fn a_new_debian_revision_is_news_and_the_running_version_is_not() {
+    let b = UpBox::new();
+    let offer = |v: &str| AgentOffer {
+        version: v.into(),
+        sha256: "a".repeat(64),
+        ..AgentOffer::default()
+    };
+    let running = su::PACKAGE_VERSION;
+    assert_eq!(b.agent.update_step(Some(&offer(running)), true), Step::Keep);
+    if !running.contains('-') {
+        assert_eq!(
+            b.agent
+                .update_step(Some(&offer(&format!("{running}-0"))), true),
+            Step::Keep
+        );
+    }
+    let next = format!("{}-9", su::upstream(running));
+    assert!(
+        su::cmp_versions(&next, running).is_gt(),
+        "{next} vs {running}"
+    );
+    assert_eq!(
+        b.agent.update_step(Some(&offer(&next)), true),
+        Step::Stage(next.clone())
+    );
+}

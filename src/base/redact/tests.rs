@@ -27,8 +27,6 @@ fn the_prefilter_never_skips_a_pattern_that_matches() {
         "eyJa1234.b12345.c",
         "BeArEr abcdefgh12345678",
         "authorization:\tBASIC dXNlcjpwYXNz",
-        "HTTPS://u:p@h",
-        "git+ssh://me:pw@example.org/x",
         "{\"AUTH\" :  \"x\"}",
         "naïve s.abcdefghijklmnopqrstuvwxyz bearer ſecret",
         "baſic abcdefgh12345678",
@@ -227,4 +225,78 @@ fn another_thread_neither_clears_nor_adds_to_this_test_s_registry() {
         redact("this-test-s-own-secret another-test-s-secret"),
         "*** another-test-s-secret"
     );
+}
+
+/// Issue 40 (6): credentials in every URL shape, registered or not, on any channel.
+#[test]
+fn credentials_in_every_url_shape_are_masked() {
+    let r = Registry::default();
+    for (text, want) in [
+        ("http://user:pass@host:3128", "http://***@host:3128"),
+        ("https://user:pass@host", "https://***@host"),
+        ("HTTPS://u:p@h", "HTTPS://***@h"),
+        (
+            "git+ssh://me:pw@example.org/x",
+            "git+ssh://***@example.org/x",
+        ),
+        ("user:pass@host:3128", "***@host:3128"),
+        ("http://us%40er:p%3Ass@host", "http://***@host"),
+        ("socks5h://u:p@h:1080/x?y", "socks5h://***@h:1080/x?y"),
+        (
+            "HTTPS_PROXY=http://a:b@h1,http://c:d@h2",
+            "HTTPS_PROXY=http://***@h1,http://***@h2",
+        ),
+        (
+            "NO_PROXY=a:b@h1,c:d@h2,.corp",
+            "NO_PROXY=***@h1,***@h2,.corp",
+        ),
+        (
+            r#"{"proxy":"http://u:p@h","x":"u2:p2@h2"}"#,
+            r#"{"proxy":"http://***@h","x":"***@h2"}"#,
+        ),
+        (r#"\"http://u:p@h\""#, r#"\"http://***@h\""#),
+        (
+            "https_proxy=http://u:p@h:3128",
+            "https_proxy=http://***@h:3128",
+        ),
+        ("ALL_PROXY=u:p@h", "ALL_PROXY=***@h"),
+        ("ALL_PROXY='u:p=1@h'", "ALL_PROXY='***@h'"),
+        ("http://u:p@[fd00::1]:3128", "http://***@[fd00::1]:3128"),
+        ("u:p@[fd00::1]:3128", "***@[fd00::1]:3128"),
+        ("http://u:p@ss@h", "http://***@h"),
+        ("http://u:p:s@h", "http://***@h"),
+        ("u:p@ss:w@h:3128 next", "***@h:3128 next"),
+        ("redis://:pw@h", "redis://***@h"),
+        (
+            "https://ghp_token@github.com/o/r",
+            "https://***@github.com/o/r",
+        ),
+        ("dsn user:pw@tcp(db:3306)/x", "dsn ***@tcp(db:3306)/x"),
+        ("(see http://u:p@h).", "(see http://***@h)."),
+    ] {
+        assert_eq!(r.redact(text), want, "{text}");
+    }
+}
+
+/// Ordinary text that only looks like it: e-mail addresses in prose (no password), image
+/// digests, `host:port`, timestamps, a query's e-mail address.
+#[test]
+fn text_that_only_looks_like_a_url_credential_is_kept() {
+    let r = Registry::default();
+    let digest = format!("sha256:{}", "0123456789abcdef".repeat(4));
+    for text in [
+        "mail ops@example.com or git@github.com:org/repo.git".to_string(),
+        "mailto:ops@example.com".to_string(),
+        format!("image@{digest}"),
+        format!("image: docker.io/library/nginx:1.25@{digest}"),
+        format!("nginx:1.25@{digest}"),
+        format!("docker://nginx:1.25@{digest}"),
+        "proxy.corp:3128 and [fd00::1]:3128, http://[fd00::1]:3128/x".to_string(),
+        "12:30:45 up at 2026-12-07T12:30:45Z".to_string(),
+        "https://h.example/a?to=ops@example.com#x@y".to_string(),
+        "NO_PROXY=localhost,127.0.0.1,.corp,10.0.0.0/8".to_string(),
+        "@decorator pw:@ end, a:b@ c".to_string(),
+    ] {
+        assert_eq!(r.redact(&text), text);
+    }
 }

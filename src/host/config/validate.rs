@@ -133,6 +133,20 @@ impl Config {
                 "require_statements needs bundle_signing_keys (the keys that sign them)".into(),
             ));
         }
+        if !(1..=crate::boundary::statement::FIRST_SERIAL_CAP)
+            .contains(&self.statement_serial_max_jump)
+        {
+            return Err(Invalid::Value(format!(
+                "statement_serial_max_jump {} must be 1-2^53 (0 would refuse every new release)",
+                self.statement_serial_max_jump
+            )));
+        }
+        if self.statement_clock_skew_s > 86_400 {
+            return Err(Invalid::Value(format!(
+                "statement_clock_skew_s {} must be 0-86400 (a day is more than any clock should drift)",
+                self.statement_clock_skew_s
+            )));
+        }
         if !(10..=86_400).contains(&self.agent_update_probation_s) {
             return Err(Invalid::Value(format!(
                 "agent_update_probation_s {} must be 10-86400 (a new agent needs time for one tick)",

@@ -229,3 +229,50 @@ fn the_updater_is_the_first_with_self_update_on() {
     std::fs::remove_file(e.join("b/config.yaml")).unwrap();
     assert!(updater(&super::all(e)).is_none());
 }
+
+#[test]
+fn overlapping_data_roots_and_projects_that_extend_one_another_clash() {
+    let etc = tempfile::tempdir().unwrap();
+    let e = etc.path();
+    let base = BASE.replace("compose_project: ", "compose_project_was: ");
+    let conf = |env: &str, project: &str, roots: &str| {
+        format!("env_id: {env}\ncompose_project: {project}\nbind_roots: [{roots}]\n{base}")
+            .replace("compose_project_was: ", "# ")
+    };
+    write(e, "a/config.yaml", &conf("env-a", "shop", "/srv/data"));
+    write(
+        e,
+        "b/config.yaml",
+        &conf("env-b", "shop-eu", "/srv/data/eu"),
+    );
+    let a = Config::load_for(
+        &e.join("a/config.yaml"),
+        &Instance::new(Some("a"), e).unwrap(),
+    )
+    .unwrap();
+    let c = clashes(&a, &others_of(e, "a"));
+    assert!(
+        c.iter()
+            .any(|m| m.starts_with("compose_project shop and instance b's shop-eu")),
+        "{c:?}"
+    );
+    assert!(
+        c.iter()
+            .any(|m| m.starts_with("bind_roots /srv/data overlaps instance b's /srv/data/eu")),
+        "{c:?}"
+    );
+    // apart: another project that merely starts alike, and disjoint roots
+    write(
+        e,
+        "b/config.yaml",
+        &conf("env-b", "shopping", "/srv/data-b"),
+    );
+    assert!(
+        clashes(&a, &others_of(e, "a")).is_empty(),
+        "{:?}",
+        clashes(&a, &others_of(e, "a"))
+    );
+    // and a peer's roots are files this instance's bundles never reach
+    assert!(peer_files(&others_of(e, "a")).contains(&PathBuf::from("/srv/data-b")));
+    assert!(projects_overlap("shop", "shop_eu") && !projects_overlap("shop", "shopeu"));
+}

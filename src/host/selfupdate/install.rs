@@ -258,11 +258,23 @@ fn install(
     let judged = su::offered_statement(s.statement.as_deref(), cfg.require_statements)
         .map_err(InstallError::from)
         .and_then(|st| {
+            let now = crate::base::clock::now();
+            // hash, signature and the statement's binding to exactly this copy's bytes, before
+            // dpkg-deb (or anything else) parses it
             su::judge_package(keys, &s.sha256, &sha, &s.signatures, st.as_deref())?;
-            judge_what_it_is(o, &new_pkg, s, &running, cfg.permit_agent_downgrade)?;
             if let Some(st) = &st {
-                let c = su::read_control(&o.dpkg_deb, &new_pkg)?;
-                su::judge_statement(st, &c, &sha, crate::base::clock::now())?;
+                su::bind_statement(
+                    st,
+                    &s.version,
+                    su::arch(),
+                    &sha,
+                    now,
+                    &cfg.statement_limits(),
+                )?;
+            }
+            let c = judge_what_it_is(o, &new_pkg, s, &running, cfg.permit_agent_downgrade)?;
+            if let Some(st) = &st {
+                su::judge_statement(st, &c, &sha, now, &cfg.statement_limits())?;
             }
             Ok(())
         });
@@ -320,13 +332,14 @@ fn install(
 
 /// The package in root's keep dir judged by its own control fields (read from this copy, not
 /// the agent's): the label agrees with it, it is no downgrade, and it was never reverted here.
+/// The control fields read.
 fn judge_what_it_is(
     o: &Opts,
     pkg: &Path,
     s: &Staged,
     running: &str,
     permit_downgrade: bool,
-) -> Result<(), InstallError> {
+) -> Result<su::Control, InstallError> {
     let c = su::read_control(&o.dpkg_deb, pkg)?;
     su::judge_control(&c, &s.version, su::arch()).map_err(|source| InstallError::PackageOf {
         version: s.version.clone(),
@@ -336,7 +349,7 @@ fn judge_what_it_is(
     if reverted_here(o).contains(&c.version) {
         return Err(InstallError::Reverted(c.version));
     }
-    Ok(())
+    Ok(c)
 }
 
 /// `keep_dir/reverted.json`: the package versions this unit reverted (root's own memory; the

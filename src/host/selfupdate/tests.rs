@@ -83,3 +83,114 @@ fn a_package_must_match_its_offer_and_be_signed() {
     // no keys: nothing verifies (self-update off is decided before, never "unsigned ok")
     assert!(judge_package(&Keys::default(), &sha, &sha, &[sig(&sha)], None).is_err());
 }
+
+/// dpkg's full ordering (issue 40.5), each row checked with `dpkg --compare-versions`:
+/// epochs dominate, the revision counts (none is "", below any digit), `~` sorts before
+/// everything, even the end.
+#[test]
+fn versions_order_as_dpkg_does_with_epochs_and_revisions() {
+    use Ordering::*;
+    for (a, b, want) in [
+        ("0.5.0", "0.5.0-2", Less),
+        ("0.5.0-1", "0.5.0-2", Less),
+        ("0.5.0-2", "0.5.0-10", Less),
+        ("1.0", "1.0-0", Equal),
+        ("0.5.0-1", "0.5.0-1.1", Less),
+        ("0.5.0-1~bpo", "0.5.0-1", Less),
+        ("1.0-a", "1.0-1", Greater),
+        // the last '-' splits: the upstream may hold '-'
+        ("1.0-1-2", "1.0-1-10", Less),
+        ("1:0.1", "9.9", Greater),
+        ("2:1", "10:0", Less),
+        ("0:1.0", "1.0", Equal),
+        ("00:1", "0:1", Equal),
+        ("1:0.5.0", "0.9.9-9", Greater),
+        ("1.0~rc1", "1.0", Less),
+        ("1.0~~", "1.0~", Less),
+        ("1.0~", "1.0", Less),
+        ("1.0", "1.0+", Less),
+        ("1.0a", "1.0+", Less),
+        ("0.5.0~rc1-1", "0.5.0-1", Less),
+    ] {
+        assert_eq!(cmp_versions(a, b), want, "{a} vs {b}");
+        assert_eq!(cmp_versions(b, a), want.reverse(), "{b} vs {a}");
+    }
+    // a running version with an epoch is ordered; an offered one is still refused (':' stays
+    // out of URLs and file names)
+    assert!(!valid_version("1:0.6.0"));
+    let e = judge_version("0.9.0", "1:0.5.0-1", false).unwrap_err();
+    assert!(matches!(e, PackageError::Downgrade { .. }), "{e}");
+    assert!(judge_version("0.5.0-2", "0.5.0-1", false).is_ok());
+    assert!(judge_version("0.5.0-1", "0.5.0-2", false).is_err());
+}
+
+/// `bind_statement` holds a verified statement to the bytes received, the label and the box's
+/// architecture, with no package parser involved.
+#[test]
+fn a_statement_is_bound_to_the_bytes_before_any_parser() {
+    let sha = "ab".repeat(32);
+    let now = 2_000_000_000_i64;
+    let st = |sha256: &str, version: &str| {
+        serde_json::to_vec(&serde_json::json!({
+            "kind": crate::boundary::statement::AGENT_KIND, "version": version,
+            "arch": "amd64", "sha256": sha256,
+            "issued_at": crate::boundary::statement::rfc3339(now - 5),
+            "expires_at": crate::boundary::statement::rfc3339(now + 5),
+        }))
+        .unwrap()
+    };
+    let now = u64::try_from(now).unwrap();
+    assert!(bind_statement(
+        &st(&sha, "0.5.1"),
+        "0.5.1",
+        "amd64",
+        &sha,
+        now,
+        &Default::default()
+    )
+    .is_ok());
+    let e = bind_statement(
+        &st(&"cd".repeat(32), "0.5.1"),
+        "0.5.1",
+        "amd64",
+        &sha,
+        now,
+        &Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("STATEMENT_REFUSED: sha256 ("), "{e}");
+    let e = bind_statement(
+        &st(&sha, "0.5.0"),
+        "0.5.1",
+        "amd64",
+        &sha,
+        now,
+        &Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("STATEMENT_REFUSED: version ("), "{e}");
+    let e = bind_statement(
+        &st(&sha, "0.5.1"),
+        "0.5.1",
+        "arm64",
+        &sha,
+        now,
+        &Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("STATEMENT_REFUSED: arch ("), "{e}");
+    let e = bind_statement(
+        &st(&sha, "0.5.1"),
+        "0.5.1",
+        "amd64",
+        &sha,
+        now + 10,
+        &Default::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("BUNDLE_EXPIRED_REFUSED: "), "{e}");
+}

@@ -37,6 +37,12 @@ mod identity;
 use dial::dial;
 pub use dial::{oldest_pending_call, ZitiStream};
 pub use egress::controller_address;
+
+/// Every target the SDK connected to in this process (controllers, edge routers): what the
+/// box depends on under `sdk` beyond the identity's controller (`host::depends`).
+pub fn dialled_targets() -> Vec<(String, u16)> {
+    egress::dialled()
+}
 pub use enroll::{enroll, enroll_via};
 use identity::*;
 

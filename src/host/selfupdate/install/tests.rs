@@ -172,3 +172,96 @@ fn every_instance_units_are_restarted() {
         ]
     );
 }
+
+/// Issue 40.3, root's half: the copy in `keep_dir` is hashed and its signature and the
+/// statement's binding to exactly those bytes are checked before `dpkg-deb` reads it. A
+/// statement the key signed for another sha256 never reaches the reader; the right one does
+/// and is installed.
+#[test]
+fn root_runs_no_reader_before_the_statement_names_the_copy() {
+    for right in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let p = |n: &str| d.path().join(n);
+        let k = SigningKey::from_bytes(&[9; 32]);
+        let pubk = base64::engine::general_purpose::STANDARD.encode(k.verifying_key().as_bytes());
+        let cfg = Config::parse(
+            &format!(
+                "env_id: env-up\nsite: test\ntransport: system\nstate_dir: {}\n\
+                 bao:\n  scheme: http\n  ca_file: \"\"\n\
+                 agent_signing_keys:\n  agent-2026: \"{pubk}\"\nrequire_statements: false\n",
+                p("state").display()
+            ),
+            &p("config.yaml"),
+        )
+        .unwrap();
+        let keys = Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys).unwrap();
+        let o = Opts {
+            keep_dir: p("keep"),
+            dpkg: p("dpkg").display().to_string(),
+            dpkg_query: p("dpkg-query").display().to_string(),
+            systemctl: p("systemctl").display().to_string(),
+            dpkg_deb: p("dpkg-deb").display().to_string(),
+            etc_dir: p("etc"),
+            poll: Duration::from_millis(100),
+            ..Default::default()
+        };
+        let marker = p("dpkg-deb.ran");
+        script(&p("dpkg-query"), "echo 0.3.0");
+        script(&p("dpkg"), "true");
+        script(&p("systemctl"), "true");
+        script(
+            &p("dpkg-deb"),
+            &format!(
+                "touch {}\nprintf 'Package: monky-deployd\\nVersion: 0.3.1\\nArchitecture: {}\\n'",
+                marker.display(),
+                su::arch()
+            ),
+        );
+        let pkgs = o.keep_dir.join("packages");
+        std::fs::create_dir_all(&pkgs).unwrap();
+        std::fs::write(pkgs.join(su::package_name("0.3.0", su::arch())), b"old").unwrap();
+        let upd = cfg.update_dir();
+        std::fs::create_dir_all(&upd).unwrap();
+        let package = su::package_name("0.3.1", su::arch());
+        std::fs::write(upd.join(&package), b"new package").unwrap();
+        let sha = su::file_sha256(&upd.join(&package)).unwrap();
+        let named = if right { sha.clone() } else { "cd".repeat(32) };
+        let now = i64::try_from(state::now()).unwrap();
+        let statement = serde_json::to_vec(&serde_json::json!({
+            "kind": crate::boundary::statement::AGENT_KIND, "version": "0.3.1",
+            "arch": su::arch(), "sha256": named,
+            "issued_at": crate::boundary::statement::rfc3339(now - 60),
+            "expires_at": crate::boundary::statement::rfc3339(now + 3600),
+        }))
+        .unwrap();
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let staged = Staged {
+            version: "0.3.1".into(),
+            sha256: sha.clone(),
+            from_version: "0.3.0".into(),
+            arch: su::arch().into(),
+            package,
+            staged_at: 1,
+            signatures: vec![crate::wire::tenancy::SignatureWire {
+                key_id: "agent-2026".into(),
+                alg: "ed25519".into(),
+                sig: b64(&k.sign(&statement).to_bytes()),
+            }],
+            statement: Some(b64(&statement)),
+        };
+        let res = install(&cfg, &o, &keys, &staged);
+        if right {
+            let got = res.expect("installed").expect("a probation");
+            assert_eq!(got.new, "0.3.1");
+            assert!(marker.exists(), "the reader runs once the bytes are bound");
+        } else {
+            let e = res.expect_err("refused").to_string();
+            assert!(e.starts_with("STATEMENT_REFUSED: sha256 ("), "{e}");
+            assert!(!marker.exists(), "dpkg-deb ran over unbound bytes");
+            assert!(
+                !pkgs.join(&staged.package).exists(),
+                "the refused copy stays"
+            );
+        }
+    }
+}

@@ -52,24 +52,27 @@ pub(super) fn install(egress: &Egress) -> Result<(), TransportError> {
     // SAFETY: the global is set (above), so tlsuv's one-time init reads no environment and
     // this returns the static direct connector (or NULL in a build without an SDK).
     let direct = unsafe { tlsuv::tlsuv_global_connector() };
-    if let Some(route) = egress.proxy() {
-        if ziti_sys::LINKED {
-            let proxy = proxy_connector(route)?;
-            let d: &'static Dispatch = Box::leak(Box::new(Dispatch {
-                base: tlsuv_connector_t {
-                    connect: Some(dispatch_connect),
-                    set_auth: Some(dispatch_set_auth),
-                    cancel: Some(dispatch_cancel),
-                    free: Some(dispatch_free),
-                },
-                direct,
-                proxy,
-                egress: egress.clone(),
-            }));
-            // SAFETY: `d` is leaked, so it outlives every client that keeps it; its first field
-            // is the C struct (repr(C)), so the pointer is a valid `tlsuv_connector_t`.
-            unsafe { tlsuv::tlsuv_set_global_connector(&d.base) };
-        }
+    // ours even without a proxy: every target the SDK connects to (the controllers, the edge
+    // routers the controller names) is recorded for the box's dependencies (host::depends)
+    if ziti_sys::LINKED {
+        let proxy = match egress.proxy() {
+            Some(route) => proxy_connector(route)?,
+            None => std::ptr::null_mut(),
+        };
+        let d: &'static Dispatch = Box::leak(Box::new(Dispatch {
+            base: tlsuv_connector_t {
+                connect: Some(dispatch_connect),
+                set_auth: Some(dispatch_set_auth),
+                cancel: Some(dispatch_cancel),
+                free: Some(dispatch_free),
+            },
+            direct,
+            proxy,
+            egress: egress.clone(),
+        }));
+        // SAFETY: `d` is leaked, so it outlives every client that keeps it; its first field
+        // is the C struct (repr(C)), so the pointer is a valid `tlsuv_connector_t`.
+        unsafe { tlsuv::tlsuv_set_global_connector(&d.base) };
     }
     let _ = INSTALLED.set(wanted.clone());
     tracing::debug!("ziti: egress {wanted}");
@@ -167,6 +170,7 @@ fn proxy_connector(route: &ProxyRoute) -> Result<*mut tlsuv_connector_t, Transpo
 struct Dispatch {
     base: tlsuv_connector_t,
     direct: *const tlsuv_connector_t,
+    /// Null when there is no proxy: every target goes direct.
     proxy: *mut tlsuv_connector_t,
     egress: Egress,
 }
@@ -215,6 +219,21 @@ pub(super) fn take_refused() -> Option<String> {
     lock(&REFUSED).take()
 }
 
+/// The targets the SDK connected to in this process, each once (a box knows a handful).
+static DIALLED: Mutex<Vec<(String, u16)>> = Mutex::new(Vec::new());
+
+fn record_dialled(host: &str, port: u16) {
+    let mut v = lock(&DIALLED);
+    if !v.iter().any(|(h, p)| h == host && *p == port) && v.len() < 256 {
+        v.push((host.to_ascii_lowercase(), port));
+    }
+}
+
+/// Every target the SDK has connected to in this process: the controllers and edge routers.
+pub(super) fn dialled() -> Vec<(String, u16)> {
+    lock(&DIALLED).clone()
+}
+
 /// Whether `host` goes through the proxy: `no_proxy` decides, as for the `system` transport.
 fn proxied(egress: &Egress, host: &str) -> bool {
     egress.route(host).is_some()
@@ -234,7 +253,10 @@ unsafe extern "C" fn dispatch_connect(
     let h = unsafe { CStr::from_ptr(host) }.to_string_lossy();
     // SAFETY: as `host`.
     let p = unsafe { CStr::from_ptr(port) }.to_string_lossy();
-    let via_proxy = proxied(&d.egress, &h);
+    if let Ok(port) = p.parse::<u16>() {
+        record_dialled(&h, port);
+    }
+    let via_proxy = !d.proxy.is_null() && proxied(&d.egress, &h);
     let inner: *const tlsuv_connector_t = if via_proxy { d.proxy } else { d.direct };
     let target = authority(&h, &p);
     tracing::debug!(
