@@ -121,3 +121,38 @@ fn down_with_nothing_running_reports_down() {
     assert_eq!(b.reports()[0]["result"], "down");
     assert!(b.reports()[0]["sha"].is_null());
 }
+
+/// What the box depends on is derived (host::depends): the egress proxy the dialer would use,
+/// never listed for the boundary, is still out of a bundle's reach, by address and by port.
+#[test]
+fn the_egress_proxys_address_and_a_local_proxys_port_are_never_a_bundles() {
+    let shapes = [
+        (
+            "http://100.127.77.5:3128",
+            "services:\n  web:\n    image: busybox\n    networks: [n]\nnetworks:\n  n:\n    ipam:\n      config:\n        - subnet: 100.127.77.0/24\n",
+            "NETWORK_REFUSED",
+            "egress_proxy.url",
+        ),
+        (
+            "http://127.0.0.1:3129",
+            "services:\n  web:\n    image: busybox\n    ports: [\"3129:80\"]\n",
+            "PORT_REFUSED",
+            "3129",
+        ),
+    ];
+    for (url, compose, code, named) in shapes {
+        let mut b = TestBox::with(|c| {
+            c.transport = Transport::System;
+            c.egress_proxy.url = url.into();
+            // a pool no host here routes (the host's own routes would refuse it first)
+            c.network_pools = vec!["100.127.0.0/16".into()];
+        });
+        let s = b.bundle(&[("compose.yaml", compose)]);
+        b.tenancy()
+            .answer(&format!(r#"{{"action": "apply", "desired_sha": "{s}"}}"#));
+        let f = b.tick().unwrap_err();
+        assert_eq!(f.code().map(|c| c.as_str()), Some(code), "{}", f.message());
+        assert!(f.message().contains(named), "{}", f.message());
+        assert!(b.bao().calls.borrow().is_empty(), "nothing leased or read");
+    }
+}
