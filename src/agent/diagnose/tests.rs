@@ -409,3 +409,40 @@ fn the_bundle_says_how_the_sdk_reaches_its_controller_and_routers() {
         "no routers line without a proxy"
     );
 }
+
+/// Issue 40 (6): what the bundle copies from the engine (`/info`'s HttpProxy, HttpsProxy,
+/// NoProxy) is redacted whoever wrote it: a credential nobody registered, in any URL shape,
+/// is masked in the JSON and the text; the hosts stay.
+#[test]
+fn dockerd_s_proxy_credentials_are_masked_in_the_bundle_unregistered() {
+    let engine = Proxied(runtime::EngineProxy {
+        http_proxy: "bob:dockerd-pw@ss1@proxy.corp:3128".into(),
+        https_proxy: "http://bob:dockerd-p%3Ass2@[fd00::1]:3128,http://a:dockerd-pw3@p2".into(),
+        no_proxy: "localhost,ops@example.com".into(),
+    });
+    let cfg = Config {
+        transport: Transport::System,
+        ..Config::default()
+    };
+    let links = Links {
+        tenancy_rtt_ms: None,
+        tenancy_state: String::new(),
+        bao_rtt_ms: None,
+        bao_state: String::new(),
+        token_ttl_s: None,
+        egress: Default::default(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let v = rt.block_on(gather(&cfg, &State::default(), &engine, &links, "test"));
+    for out in [v.to_string(), text(&v)] {
+        assert!(!out.contains("dockerd-p") && !out.contains("ss1"), "{out}");
+        assert!(out.contains("***@proxy.corp:3128"), "{out}");
+        assert!(
+            out.contains("http://***@[fd00::1]:3128,http://***@p2"),
+            "{out}"
+        );
+        assert!(out.contains("localhost,ops@example.com"), "{out}");
+    }
+}
