@@ -391,18 +391,8 @@ pub fn judge_statement(
     now: u64,
     limits: &crate::boundary::statement::Limits,
 ) -> Result<(), PackageError> {
-    crate::boundary::statement::check_agent_within(
-        statement,
-        &crate::boundary::statement::AgentFacts {
-            sha256: computed,
-            version: &c.version,
-            arch: &c.arch,
-            now: i64::try_from(now).unwrap_or(i64::MAX),
-        },
-        limits,
-    )
-    .map(|_| ())
-    .map_err(PackageError::Statement)
+    // the same check as before the parse, now against what the package says it is
+    bind_statement(statement, &c.version, &c.arch, computed, now, limits)
 }
 
 /// sha256 hex of a file, read in pieces.
