@@ -36,6 +36,8 @@ mod apply;
 mod backoff;
 mod care;
 mod checks;
+mod data;
+mod lock;
 pub mod diagnose;
 pub mod error;
 #[cfg(test)]

@@ -2,5 +2,6 @@
 //! `run` service; `src/main.rs` parses the command line.
 
 pub mod commands;
+pub mod data;
 pub mod pipeline;
 pub mod service;

@@ -3,6 +3,7 @@
 
 pub mod care;
 pub mod config;
+pub mod data;
 pub mod depends;
 pub mod instance;
 pub mod journal;
@@ -10,4 +11,5 @@ pub mod metrics;
 pub mod remotes;
 pub mod runtime;
 pub mod selfupdate;
+pub mod snapshot;
 pub mod state;

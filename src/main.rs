@@ -2,7 +2,7 @@
 
 use monky_deployd::host::selfupdate::install;
 use monky_deployd::{
-    agent, base::redact, cli::commands, cli::pipeline, cli::service, host::config, host::instance,
+    agent, base::redact, cli::commands, cli::data as data_cmds, cli::pipeline, cli::service, host::config, host::instance,
     host::journal, wire::transport,
 };
 
@@ -72,6 +72,26 @@ enum Cmd {
     /// The diagnostics bundle tenancy can ask for (redacted): status, per-service state,
     /// restarts, health probes and log tails, disk, clock skew, links, versions. Sends nothing.
     Diagnose {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The data snapshots the box keeps (PROTOCOL 0.6): release, the apply that took it,
+    /// volume, bytes, when, where.
+    Snapshots {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put a release's data snapshot back: the services mounting those volumes are stopped,
+    /// each volume made exactly the snapshot, the services started again (under the tick lock).
+    /// Without --yes it says what it would overwrite and changes nothing.
+    Restore {
+        /// The release whose data to restore (12 or more hex digits of its sha).
+        sha: String,
+        /// Only this volume (repeatable); all of the release's by default.
+        #[arg(long = "volume")]
+        volumes: Vec<String>,
+        #[arg(long)]
+        yes: bool,
         #[arg(long)]
         json: bool,
     },
@@ -330,6 +350,26 @@ fn dispatch(cli: Cli) -> ExitCode {
             };
             init_logging("warn");
             exit(runtime().block_on(commands::status(cfg, json)))
+        }
+        Cmd::Snapshots { json } => {
+            let cfg = match load_config(&cli.config) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            exit(data_cmds::snapshots(&cfg, json))
+        }
+        Cmd::Restore {
+            sha,
+            volumes,
+            yes,
+            json,
+        } => {
+            let cfg = match load_config(&cli.config) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            init_logging(cfg.log_level.as_str());
+            exit(runtime().block_on(data_cmds::restore(&cfg, &sha, &volumes, yes, json)))
         }
         Cmd::Diagnose { json } => {
             let cfg = match load_config(&cli.config) {

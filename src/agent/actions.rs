@@ -208,6 +208,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         drop(guard);
         match res {
             Ok(_) => {
+                if volumes {
+                    // a purge takes the data's snapshots with the data (never on prod:
+                    // `volumes` is false there)
+                    self.purge_snapshots();
+                }
                 self.state.applied_sha = None;
                 self.state.applied_serial = None;
                 self.state.statement_expires_at = None;

@@ -24,6 +24,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let (env, registry_auth) = self.read_secrets(&b).await?;
         let staging = self.cfg.staging_dir().join(sha);
         bundle::stage(&staging, &b, &env)?;
+        self.write_lock_override(&b)?;
         let env_sha = Sha256::digest(env.as_bytes());
         drop(env);
         let mut compose = self.compose().await?;
@@ -60,6 +61,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         };
         self.note_restarts(&cs);
+        self.data_settled(sha);
         self.state.applied_sha = Some(sha.to_string());
         self.state.applied_serial = Some(b.meta.serial);
         self.state.statement_expires_at = b.statement.as_ref().map(|s| s.expires_at);
@@ -287,6 +289,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Err(e) = pulled {
             return Err(compose_failed(Code::ComposePullFailed, &e));
         }
+        // the running release's data, after every check and the pull, right before `up`
+        self.take_snapshots(checked.0, &checked.0.sha).await?;
+        self.prepare_locks(checked.0).await?;
         info!("compose up -d --remove-orphans");
         let up = compose.up(release).await;
         if let Some(f) = engine_refused(guard.as_ref(), up.is_err()) {

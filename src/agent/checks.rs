@@ -207,6 +207,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Err(e) => r.push(e),
         }
         r.extend(self.rollback_refusal(b));
+        r.extend(data::refusals(
+            b,
+            &self.cfg.compose_project,
+            self.cfg.keep_snapshots,
+        ));
         match self.engine.docker_root().await {
             Ok(root) => match runtime::free_bytes(&root) {
                 Ok(free) => {
@@ -247,8 +252,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         let net = self.address_space().await;
         let ctx = self.normalised_ctx(project_dir, privileged, b, net);
-        let check = compose_check::parse(normalised.as_bytes())
-            .and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
+        let parsed = compose_check::parse(normalised.as_bytes());
+        if let Ok(doc) = &parsed {
+            out.extend(lock::normalised_refusals(doc, &b.meta.update_lock));
+        }
+        let check = parsed.and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
         match check.map_err(|r| self.why_privileged(b, r)) {
             Err(r) if file_policy_on() => out.push(r),
             Err(r) => warn!("test build: file policy off, would refuse {r}"),

@@ -55,13 +55,17 @@ pub enum Code {
     AgentUnauthenticated,
     LeaseLegacyRefused,
     AgentEnvMismatch,
+    /// A snapshot could not be taken (disk, I/O, content it will not copy); nothing changed.
+    SnapshotFailed,
+    /// A restore before a rollback failed: the old release is not started on that data.
+    RestoreFailed,
     /// A refusal's own code (`PRIVILEGED_REFUSED`, `BIND_REFUSED`, …).
     Refused(&'static str),
 }
 
 impl Code {
     /// The agent's own codes (every variant but `Refused`), for [`Code::of`].
-    const OWN: [Code; 15] = [
+    const OWN: [Code; 17] = [
         Code::Unhealthy,
         Code::CrashLoop,
         Code::JobFailed,
@@ -77,6 +81,8 @@ impl Code {
         Code::AgentUnauthenticated,
         Code::LeaseLegacyRefused,
         Code::AgentEnvMismatch,
+        Code::SnapshotFailed,
+        Code::RestoreFailed,
     ];
 
     /// The code's name; a variant without one does not compile.
@@ -97,6 +103,8 @@ impl Code {
             Code::AgentUnauthenticated => "AGENT_UNAUTHENTICATED",
             Code::LeaseLegacyRefused => "LEASE_LEGACY_REFUSED",
             Code::AgentEnvMismatch => "AGENT_ENV_MISMATCH",
+            Code::SnapshotFailed => "SNAPSHOT_FAILED",
+            Code::RestoreFailed => "RESTORE_FAILED",
             Code::Refused(c) => c,
         }
     }

@@ -121,6 +121,27 @@ pub trait EngineApi {
     async fn proxy_settings(&self) -> Result<runtime::EngineProxy, RuntimeError> {
         Err(unsupported("proxy settings"))
     }
+    /// A volume's record; `None` when the engine has none.
+    async fn volume(&self, name: &str) -> Result<Option<runtime::VolumeInfo>, RuntimeError> {
+        Err(unsupported(name))
+    }
+    /// Creates a volume with labels (one that exists: `Ok`).
+    async fn create_volume(
+        &self,
+        name: &str,
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(), RuntimeError> {
+        let _ = labels;
+        Err(unsupported(name))
+    }
+    /// Stops a container (already stopped or gone: `Ok`).
+    async fn stop(&self, c: &Container) -> Result<(), RuntimeError> {
+        Err(unsupported(&c.id))
+    }
+    /// Starts a stopped container by id (running or gone: `Ok`).
+    async fn start(&self, id: &str) -> Result<(), RuntimeError> {
+        Err(unsupported(id))
+    }
     /// A container's inspect document.
     async fn inspect(&self, c: &Container) -> Result<serde_json::Value, RuntimeError> {
         Err(unsupported(&c.id))
@@ -267,6 +288,22 @@ impl EngineApi for Engine {
     }
     async fn inspect(&self, c: &Container) -> Result<serde_json::Value, RuntimeError> {
         Engine::inspect(self, &c.id).await
+    }
+    async fn volume(&self, name: &str) -> Result<Option<runtime::VolumeInfo>, RuntimeError> {
+        Engine::volume(self, name).await
+    }
+    async fn stop(&self, c: &Container) -> Result<(), RuntimeError> {
+        Engine::stop(self, &c.id).await
+    }
+    async fn create_volume(
+        &self,
+        name: &str,
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(), RuntimeError> {
+        Engine::create_volume(self, name, labels).await
+    }
+    async fn start(&self, id: &str) -> Result<(), RuntimeError> {
+        Engine::start(self, id).await
     }
     async fn log_tail(
         &self,

@@ -50,6 +50,18 @@ impl Outcome {
         Outcome::quiet(Err(f)).and(sha, ReportResult::Failed, &detail, &tail)
     }
 
+    /// `note` before the first report's detail (`LOCK_OVERRIDDEN: …; <detail>`).
+    pub(super) fn noted(mut self, note: Option<String>) -> Outcome {
+        if let (Some(n), Some(first)) = (note, self.said.first_mut()) {
+            first.detail = if first.detail.is_empty() {
+                n
+            } else {
+                format!("{n}; {}", first.detail)
+            };
+        }
+        self
+    }
+
     /// One more report, after those already decided.
     pub(super) fn and(
         mut self,

@@ -58,6 +58,15 @@ pub(super) fn held_until(
     (f.sha == sha && now < until).then_some(until)
 }
 
+/// The old sha's `applied` detail after a rollback (PROTOCOL 0.6: `; RESTORED: <volumes>`).
+fn rolled_back_from(new: &str, restored: &[String]) -> String {
+    if restored.is_empty() {
+        format!("ROLLED_BACK_FROM: {new}")
+    } else {
+        format!("ROLLED_BACK_FROM: {new}; RESTORED: {}", restored.join(", "))
+    }
+}
+
 pub(super) fn rfc3339(unix: u64) -> String {
     crate::boundary::statement::rfc3339(i64::try_from(unix).unwrap_or(i64::MAX))
 }
@@ -87,7 +96,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         match (res, old) {
             (Ok(e), _) => Outcome::says(Some(sha), ReportResult::Applied, "", Ok(e)),
             (Err(f), Some(old)) if rollback_worthy(&f) => self.roll_back(sha, &old, f).await,
-            (Err(f), _) => apply_failed(sha, f),
+            // a failed migration job is undone too when its data can be put back
+            (Err(f), Some(old))
+                if f.exit() == Exit::Fail
+                    && f.code() == Some(Code::JobFailed)
+                    && self.restore_due(sha, &old) =>
+            {
+                self.roll_back(sha, &old, f).await
+            }
+            (Err(f), _) => {
+                self.data_settled(sha);
+                apply_failed(sha, f)
+            }
         }
     }
 
@@ -164,6 +184,15 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             short(Some(new)),
             short(Some(old))
         );
+        // data first, then the old release (never the old release on the new one's data)
+        let restored = if self.restore_due(new, old) {
+            match self.restore_data().await {
+                Ok(v) => v,
+                Err(why) => return self.restore_failed(new, old, f, &why),
+            }
+        } else {
+            Vec::new()
+        };
         let back = self.bring_back(old, None).await;
         self.state.failed_release = Some(FailedRelease {
             sha: new.to_string(),
@@ -205,7 +234,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     .and(
                         Some(old),
                         ReportResult::Applied,
-                        &format!("ROLLED_BACK_FROM: {new}"),
+                        &rolled_back_from(new, &restored),
                         "",
                     )
             }
@@ -224,6 +253,39 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     .and(Some(old), ReportResult::Failed, &why_old, "")
             }
         }
+    }
+
+    /// A restore that failed: the new sha's `failed` report says so, the old release is not
+    /// started on half-restored data, the tick exits 1; the next tick tries the restore again
+    /// (the data journal says it is due).
+    fn restore_failed(&mut self, new: &str, old: &str, f: Failure, why: &str) -> Outcome {
+        warn!("RESTORE_FAILED: {why}; {} is not started", short(Some(old)));
+        self.state.failed_release = Some(FailedRelease {
+            sha: new.to_string(),
+            at: self.wall(),
+            rolled_back_to: old.to_string(),
+            rollback_ok: false,
+        });
+        *self
+            .state
+            .counters
+            .rollbacks
+            .entry("failed".to_string())
+            .or_default() += 1;
+        let suffix = format!("; RESTORE_FAILED: {why}");
+        let detail = format!(
+            "{}{suffix}",
+            redact::redact_cut(
+                f.message(),
+                DETAIL_MAX.saturating_sub(suffix.len()),
+                redact::Keep::Head
+            )
+        );
+        let tail = Zeroizing::new(f.log_tail().to_string());
+        let f = f
+            .map_message(|m| format!("{m}{suffix}"))
+            .with_code(Code::RestoreFailed);
+        Outcome::quiet(Err(f)).and(Some(new), ReportResult::Failed, &detail, &tail)
     }
 
     /// `compose up` of a release (or of `only` these services) from its own directory (its

@@ -31,6 +31,15 @@ pub fn status_value(
     let (_, window_next) = windows_now(cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
     let high_water = st.high_water_mark(&cfg.high_water_path());
+    let snapshots: Vec<serde_json::Value> = crate::host::data::Store::new(cfg.snapshots_dir())
+        .list()
+        .iter()
+        .map(|s| {
+            serde_json::json!({"release": s.meta.release, "taken_for": s.meta.taken_for,
+                "volume": s.meta.volume, "bytes": s.meta.bytes, "taken_at": s.meta.taken_at,
+                "location": s.tree.display().to_string()})
+        })
+        .collect();
     serde_json::json!({
         "env_id": cfg.env_id,
         // the box's instance this is ("" = the default one)
@@ -65,5 +74,7 @@ pub fn status_value(
         "failed_release": st.failed_release,
         "clock_skew_s": st.counters.clock_skew_s,
         "last_reclaim": st.care.last_reclaim,
+        "snapshots": snapshots,
+        "update_lock_hold": st.lock_hold,
     })
 }

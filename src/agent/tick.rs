@@ -184,6 +184,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     ) -> Result<Exit, Failure> {
         self.load_or_bootstrap_token(false).await?;
         self.tokens.check_pin(&self.state)?;
+        // what a killed tick left half-done with the data comes first (PROTOCOL 0.6)
+        self.recover_data().await;
         let containers = self.containers().await;
         self.now.seen = Some(containers.clone());
         let resp = match self.checkin(&containers).await {
@@ -236,15 +238,21 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                         self.deferred(&sha, &window, &next, containers).await
                     }
                     (_, Some(r)) => self.retry_held(&r, containers).await,
-                    _ => {
-                        self.state.counters.apply_attempts += 1;
-                        let out = self.apply_or_roll_back(&sha, containers).await;
-                        self.note_attempt(&sha, &out.res);
-                        out
-                    }
+                    _ => match self.lock_gate(&sha, resp.urgent, &containers).await {
+                        (Some(deferred), _) => deferred,
+                        (None, note) => {
+                            self.state.counters.apply_attempts += 1;
+                            let out = self.apply_or_roll_back(&sha, containers).await;
+                            self.note_attempt(&sha, &out.res);
+                            out.noted(note)
+                        }
+                    },
                 }
             }
-            Action::Down => self.down(resp.prod, resp.purge_volumes).await,
+            Action::Down => match self.lock_gate("down", resp.urgent, &containers).await {
+                (Some(deferred), _) => deferred,
+                (None, note) => self.down(resp.prod, resp.purge_volumes).await.noted(note),
+            },
             _ => self.heartbeat(containers).await,
         };
         // the one place that talks to tenancy about what the action did

@@ -36,6 +36,21 @@ pub struct Meta {
     pub serial: u64,
     pub need_bytes: u64,
     pub agent: AgentFlags,
+    /// The release's data (PROTOCOL 0.6): volumes snapshotted before it starts, and the
+    /// services stopped for the copy.
+    pub data: Option<DataSpec>,
+    /// Services whose containers may hold the update lock (PROTOCOL 0.6).
+    pub update_lock: Vec<String>,
+}
+
+/// `bundle.json`'s `data` (PROTOCOL 0.6).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct DataSpec {
+    /// Top-level volume keys of the bundle's compose file.
+    pub snapshot: Vec<String>,
+    /// Services of the running release stopped while the copy runs.
+    pub stop: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -45,6 +45,9 @@ pub enum RefusalCode {
     /// A release statement issued later than the box's clock plus `statement_clock_skew_s`
     /// (issue 40).
     StatementFromFuture,
+    /// A `data` entry the box will not snapshot: an external or unknown volume, a volume with
+    /// driver options, `keep_snapshots: 0` (PROTOCOL 0.6).
+    SnapshotRefused,
 }
 
 impl RefusalCode {
@@ -82,6 +85,7 @@ impl RefusalCode {
             BundleExpiredRefused => "BUNDLE_EXPIRED_REFUSED",
             StatementSerialJump => "STATEMENT_SERIAL_JUMP",
             StatementFromFuture => "STATEMENT_FROM_FUTURE",
+            SnapshotRefused => "SNAPSHOT_REFUSED",
         }
     }
 

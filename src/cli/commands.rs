@@ -219,6 +219,26 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
                 ts(Some(f.at.saturating_add(cfg.retry_failed_after_s)))
             );
         }
+        if let Some(h) = &st.lock_hold {
+            println!(
+                "update lock    {} held by {}'s lock since {}",
+                h.what.get(..12).unwrap_or(&h.what),
+                h.service,
+                ts(Some(h.since))
+            );
+        }
+        if let Some(list) = v["snapshots"].as_array().filter(|l| !l.is_empty()) {
+            println!("snapshots      (`monky-deployd snapshots` for where)");
+            for s in list {
+                println!(
+                    "  {:<12} {:<20} {:>12} bytes  {}",
+                    s["release"].as_str().unwrap_or_default().get(..12).unwrap_or_default(),
+                    s["volume"].as_str().unwrap_or_default(),
+                    s["bytes"].as_u64().unwrap_or(0),
+                    ts(s["taken_at"].as_u64())
+                );
+            }
+        }
         if let Some(e) = &st.last_error {
             println!("last error     {}", redact::redact(e));
         }

@@ -269,6 +269,11 @@ pub struct Config {
     pub statement_serial_max_jump: u64,
     /// How far a statement's `issued_at` may be ahead of the box's clock (issue 40).
     pub statement_clock_skew_s: u64,
+    /// Data snapshots kept, in releases (PROTOCOL 0.6); 0 = a bundle with `data` is
+    /// SNAPSHOT_REFUSED.
+    pub keep_snapshots: usize,
+    /// The longest an app's update lock holds a new release back (PROTOCOL 0.6); 0 = no limit.
+    pub update_lock_max_s: u64,
     #[serde(skip)]
     pub path: PathBuf,
     /// Which instance of the box this is (`--instance`); the default one unless named.
@@ -328,6 +333,8 @@ impl Default for Config {
             log_level: LogLevel::Info,
             statement_serial_max_jump: crate::boundary::statement::DEFAULT_SERIAL_MAX_JUMP,
             statement_clock_skew_s: crate::boundary::statement::DEFAULT_CLOCK_SKEW_S,
+            keep_snapshots: 2,
+            update_lock_max_s: 3600,
             path: PathBuf::new(),
             instance: Default::default(),
         }
@@ -413,6 +420,18 @@ impl Config {
     }
     pub fn staging_dir(&self) -> PathBuf {
         self.state_dir.join("staging")
+    }
+    /// The data snapshots (PROTOCOL 0.6, [`crate::host::data`]).
+    pub fn snapshots_dir(&self) -> PathBuf {
+        self.state_dir.join("snapshots")
+    }
+    /// What an apply that touches data has done so far, for the next tick.
+    pub fn data_journal_path(&self) -> PathBuf {
+        self.state_dir.join("data.json")
+    }
+    /// The agent's own compose files beside a release's (PROTOCOL 0.6, the update lock).
+    pub fn overrides_dir(&self) -> PathBuf {
+        self.state_dir.join("overrides")
     }
     /// Where the agent stages a verified package of itself for the root update unit.
     pub fn update_dir(&self) -> PathBuf {

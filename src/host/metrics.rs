@@ -32,6 +32,13 @@ pub struct Counters {
     pub docker_free_bytes: Option<u64>,
     /// Bytes the automatic reclaim freed, ever (releases and images).
     pub reclaimed_bytes: u64,
+    /// Data snapshots (PROTOCOL 0.6): bytes copied and copy seconds, ever.
+    pub snapshot_bytes: u64,
+    pub snapshot_seconds: f64,
+    /// Volumes sets restored before a rollback, ever.
+    pub restores: u64,
+    /// Seconds a new release waited on an app's update lock, ever.
+    pub lock_held_seconds: u64,
 }
 
 /// One tick's facts, as the file reports them.
@@ -175,6 +182,46 @@ pub fn render(s: &Snapshot) -> String {
             "monky_deployd_rollbacks_total{{result=\"{result}\"}} {n}"
         );
     }
+    head(
+        &mut o,
+        "monky_deployd_snapshot_bytes_total",
+        "counter",
+        "Bytes copied into data snapshots before an apply.",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_snapshot_bytes_total {}",
+        s.counters.snapshot_bytes
+    );
+    head(
+        &mut o,
+        "monky_deployd_snapshot_seconds_total",
+        "counter",
+        "Seconds spent copying data snapshots (the stop services' downtime).",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_snapshot_seconds_total {:.3}",
+        s.counters.snapshot_seconds
+    );
+    head(
+        &mut o,
+        "monky_deployd_restores_total",
+        "counter",
+        "Data restores before an automatic rollback.",
+    );
+    let _ = writeln!(o, "monky_deployd_restores_total {}", s.counters.restores);
+    head(
+        &mut o,
+        "monky_deployd_update_lock_held_seconds_total",
+        "counter",
+        "Seconds a new release waited on an app's update lock.",
+    );
+    let _ = writeln!(
+        o,
+        "monky_deployd_update_lock_held_seconds_total {}",
+        s.counters.lock_held_seconds
+    );
     head(
         &mut o,
         "monky_deployd_applied_serial",

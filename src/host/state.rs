@@ -158,6 +158,9 @@ pub struct State {
     /// When the running release's statement expires (unix seconds); past it, heartbeats say
     /// `STATEMENT_EXPIRED` (what runs keeps running).
     pub statement_expires_at: Option<i64>,
+    /// The update lock that holds the desired release back (PROTOCOL 0.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_hold: Option<LockHold>,
     /// The durable fields as `state.synced.json` holds them, when they are this state's.
     #[serde(skip)]
     pub(crate) synced: Option<Vec<u8>>,
@@ -207,6 +210,16 @@ pub struct RetryHold {
     pub attempts: u32,
     /// Unix seconds.
     pub next_at: u64,
+}
+
+/// An app's update lock holding back a new release (PROTOCOL 0.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockHold {
+    /// The sha that waits, or `down`.
+    pub what: String,
+    pub service: String,
+    /// Unix seconds of the first tick that deferred.
+    pub since: u64,
 }
 
 /// A release that failed and was rolled back (issue 11).

@@ -119,6 +119,8 @@ const KEYS: &[(&str, Kind)] = &[
     ("log_level", Not("a choice")),
     ("statement_serial_max_jump", Not("a bound")),
     ("statement_clock_skew_s", Not("a duration")),
+    ("keep_snapshots", Not("a count")),
+    ("update_lock_max_s", Not("a duration")),
 ];
 
 /// Every leaf key of a serialised config, dotted (maps of keys are leaves: their keys are ids).

@@ -51,6 +51,9 @@ pub struct Compose {
     home: PathBuf,
     bounds: Bounds,
     wait: DockerWait,
+    /// The agent's own compose files, one per release (`<sha>.yaml`), given after the
+    /// release's `compose.yaml` (PROTOCOL 0.6: the update lock's mount).
+    overrides: PathBuf,
 }
 
 impl Compose {
@@ -106,7 +109,20 @@ impl Compose {
             home: cfg.state_dir.clone(),
             bounds,
             wait: wait.clone(),
+            overrides: cfg.overrides_dir(),
         })
+    }
+
+    /// The agent's override for the release at `dir` (staged, promoted or `current`, all named
+    /// by the sha), when it wrote one.
+    pub fn override_of(&self, dir: &Path) -> Option<PathBuf> {
+        let named = match std::fs::read_link(dir) {
+            Ok(t) => t,
+            Err(_) => dir.to_path_buf(),
+        };
+        let sha = named.file_name()?.to_str()?;
+        let p = self.overrides.join(format!("{sha}.yaml"));
+        p.symlink_metadata().is_ok_and(|m| m.is_file()).then_some(p)
     }
 
     /// Every later compose call talks to the engine through `host` (the agent's checking
@@ -140,9 +156,11 @@ impl Compose {
         let mut cmd = tokio::process::Command::new(&self.argv[0]);
         cmd.args(&self.argv[1..]).args(["-p", &self.project]);
         if let Some(d) = dir {
-            cmd.arg("-f")
-                .arg(d.join("compose.yaml"))
-                .arg("--project-directory")
+            cmd.arg("-f").arg(d.join("compose.yaml"));
+            if let Some(o) = self.override_of(d) {
+                cmd.arg("-f").arg(o);
+            }
+            cmd.arg("--project-directory")
                 .arg(d)
                 .current_dir(d);
         }

@@ -9,7 +9,7 @@ pub use crate::wire::http::urlencode;
 /// so a tick's few calls share one connection.
 pub struct Engine {
     socket: PathBuf,
-    client: Client<UnixConnector, Empty<Bytes>>,
+    client: Client<UnixConnector, Full<Bytes>>,
 }
 
 /// dockerd's proxy settings as `/info` gives them ("" = not set; dockerd masks credentials).
@@ -39,6 +39,28 @@ pub(super) struct ApiContainer {
     status: String,
     #[serde(rename = "Image", default)]
     image: String,
+}
+
+/// What the agent needs of a volume: where its data is and whether the engine keeps it as a
+/// plain directory (the `local` driver without options) the agent can copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeInfo {
+    pub name: String,
+    pub driver: String,
+    pub mountpoint: PathBuf,
+    /// `Options` is set (`driver_opts`: a bind, tmpfs or NFS mount, not a directory of its own).
+    pub has_options: bool,
+}
+
+impl VolumeInfo {
+    pub fn from_engine(v: &serde_json::Value) -> VolumeInfo {
+        VolumeInfo {
+            name: v["Name"].as_str().unwrap_or_default().to_string(),
+            driver: v["Driver"].as_str().unwrap_or_default().to_string(),
+            mountpoint: PathBuf::from(v["Mountpoint"].as_str().unwrap_or_default()),
+            has_options: v["Options"].as_object().is_some_and(|o| !o.is_empty()),
+        }
+    }
 }
 
 impl Engine {
@@ -74,12 +96,23 @@ impl Engine {
         method: hyper::Method,
         path: &str,
     ) -> Result<(hyper::StatusCode, Bytes), RuntimeError> {
+        self.call_body(method, path, Bytes::new()).await
+    }
+
+    /// As [`Engine::call_status`], with a JSON body.
+    async fn call_body(
+        &self,
+        method: hyper::Method,
+        path: &str,
+        body: Bytes,
+    ) -> Result<(hyper::StatusCode, Bytes), RuntimeError> {
         let fut = async {
             let req = Request::builder()
                 .method(method)
                 .uri(format!("http://docker{path}"))
                 .header(hyper::header::HOST, "docker")
-                .body(Empty::<Bytes>::new())
+                .header(hyper::header::CONTENT_TYPE, "application/json")
+                .body(Full::new(body.clone()))
                 .map_err(|e| self.err(e))?;
             let resp = self
                 .client
@@ -355,6 +388,64 @@ impl Engine {
         }
     }
 
+    /// A volume's engine record (`GET /volumes/<name>`); `None` when there is none.
+    pub async fn volume(&self, name: &str) -> Result<Option<VolumeInfo>, RuntimeError> {
+        let path = format!("/volumes/{}", urlencode(name));
+        let (status, body) = self.call_status(hyper::Method::GET, &path).await?;
+        if status == hyper::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(self.err(format!("{path}: {status}")));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| self.err(e))?;
+        Ok(Some(VolumeInfo::from_engine(&v)))
+    }
+
+    /// Creates a volume with these labels; one that exists is left as it is (`POST
+    /// /volumes/create` answers with the existing one).
+    pub async fn create_volume(
+        &self,
+        name: &str,
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(), RuntimeError> {
+        let body = serde_json::json!({"Name": name, "Labels": labels}).to_string();
+        let (status, out) = self
+            .call_body(hyper::Method::POST, "/volumes/create", Bytes::from(body))
+            .await?;
+        if status.is_success() {
+            return Ok(());
+        }
+        Err(self.err(format!(
+            "/volumes/create {name}: {status}: {}",
+            String::from_utf8_lossy(&out).trim()
+        )))
+    }
+
+    /// Stops a container (the engine's own grace, then SIGKILL); one already stopped or gone
+    /// is not an error.
+    pub async fn stop(&self, id: &str) -> Result<(), RuntimeError> {
+        self.start_stop(id, "stop?t=20").await
+    }
+
+    /// Starts a stopped container; one running or gone is not an error.
+    pub async fn start(&self, id: &str) -> Result<(), RuntimeError> {
+        self.start_stop(id, "start").await
+    }
+
+    async fn start_stop(&self, id: &str, verb: &str) -> Result<(), RuntimeError> {
+        let path = format!("/containers/{}/{verb}", urlencode(id));
+        let (status, body) = self.call_status(hyper::Method::POST, &path).await?;
+        match status {
+            s if s.is_success() => Ok(()),
+            hyper::StatusCode::NOT_MODIFIED | hyper::StatusCode::NOT_FOUND => Ok(()),
+            s => Err(self.err(format!(
+                "{path}: {s}: {}",
+                String::from_utf8_lossy(&body).trim()
+            ))),
+        }
+    }
+
     /// A container's inspect document.
     pub async fn inspect(&self, id: &str) -> Result<serde_json::Value, RuntimeError> {
         let body = self
@@ -379,7 +470,7 @@ impl Engine {
             .method(hyper::Method::GET)
             .uri(format!("http://docker{path}"))
             .header(hyper::header::HOST, "docker")
-            .body(Empty::<Bytes>::new())
+            .body(Full::new(Bytes::new()))
             .map_err(|e| self.err(e))?;
         let deadline = tokio::time::Instant::now() + limit;
         let resp = tokio::time::timeout_at(deadline, self.client.request(req))

@@ -12,7 +12,25 @@ fn shell(script: &str) -> Compose {
         home: PathBuf::from("/nonexistent"),
         bounds: Bounds::within(Duration::from_secs(60)),
         wait: DockerWait::default(),
+        overrides: PathBuf::from("/nonexistent"),
     }
+}
+
+#[test]
+fn a_releases_override_is_found_by_its_sha_through_current() {
+    let d = tempfile::tempdir().unwrap();
+    let mut c = shell("true");
+    c.overrides = d.path().join("overrides");
+    let rel = d.path().join("releases").join("abc");
+    std::fs::create_dir_all(&rel).unwrap();
+    std::fs::create_dir_all(&c.overrides).unwrap();
+    let cur = d.path().join("current");
+    std::os::unix::fs::symlink(&rel, &cur).unwrap();
+    assert_eq!(c.override_of(&rel), None);
+    std::fs::write(c.overrides.join("abc.yaml"), "services: {}\n").unwrap();
+    assert_eq!(c.override_of(&rel), Some(c.overrides.join("abc.yaml")));
+    assert_eq!(c.override_of(&cur), Some(c.overrides.join("abc.yaml")));
+    assert_eq!(c.override_of(&d.path().join("staging").join("abc")), Some(c.overrides.join("abc.yaml")));
 }
 
 #[tokio::test]
