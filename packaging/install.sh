@@ -3,7 +3,7 @@
 #
 #   sudo bash install.sh --env env-qa-02 --site cbs --bootstrap-file bootstrap.jwt \
 #        --enrol-jwt monky-host.env-qa-02.jwt [--token T] [--transport sdk|proxy|system] \
-#        [--version 0.5.0] [--deb FILE] [--docker-data-root DIR] [--laptop] [--mode service|timer] \
+#        [--version 0.6.0] [--deb FILE] [--docker-data-root DIR] [--laptop] [--mode service|timer] \
 #        [--bao-ca openbao-ca.pem] [--source gitlab|gitea] [--metrics-textfile PATH] [--dry-run]
 #        [--instance NAME [--proxy-ports TENANCY:BAO]]
 #   sudo bash install.sh --remove --instance NAME [--purge] [--dry-run]
@@ -27,7 +27,7 @@
 set -euo pipefail
 umask 077
 
-DEFAULT_VERSION="0.5.0"
+DEFAULT_VERSION="0.6.0"
 PKG=monky-deployd
 AGENT_USER=monky-deployd
 ETC_DIR=/etc/monky-deployd

@@ -35,7 +35,19 @@ fn reserved(name: &str) -> bool {
     name.starts_with(PREFIX) || name.contains(&format!("_{PREFIX}"))
 }
 
-/// The first pass: a bundle's own volumes may not take a lock volume's key or name.
+/// A service volume entry's source, short or long syntax (the first pass reads the raw file).
+fn volume_source(v: &Value) -> String {
+    match compose_check::yaml::untag(v) {
+        Value::Mapping(m) => compose_check::yaml::get(m, "source")
+            .and_then(compose_check::yaml::as_str)
+            .unwrap_or_default(),
+        Value::String(t) => t.split(':').next().unwrap_or_default().to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The first pass: a bundle's own volumes may not take a lock volume's key or name, and none
+/// of its services may mount one (only the agent's override does).
 pub(super) fn reserved_refusals(doc: &Value) -> Vec<Refusal> {
     let mut out = Vec::new();
     let Value::Mapping(root) = compose_check::yaml::untag(doc) else {
@@ -55,6 +67,26 @@ pub(super) fn reserved_refusals(doc: &Value) -> Vec<Refusal> {
                     out.push(Refusal::new(
                         RefusalCode::NameRefused,
                         format!("volume {n} (reserved for the box's update lock)"),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(Value::Mapping(services)) = compose_check::yaml::get(root, "services") {
+        for (s, def) in services {
+            let service = compose_check::yaml::as_str(s).unwrap_or_default();
+            let Value::Mapping(def) = compose_check::yaml::untag(def) else {
+                continue;
+            };
+            let Some(Value::Sequence(vols)) = compose_check::yaml::get(def, "volumes") else {
+                continue;
+            };
+            for v in vols {
+                let source = volume_source(v);
+                if reserved(&source) {
+                    out.push(Refusal::new(
+                        RefusalCode::NameRefused,
+                        format!("{service} volume {source} (reserved for the box's update lock)"),
                     ));
                 }
             }
@@ -82,22 +114,12 @@ pub(super) fn normalised_refusals(doc: &Value, update_lock: &[String]) -> Vec<Re
             continue;
         };
         for v in vols {
-            let (source, target) = match compose_check::yaml::untag(v) {
-                Value::Mapping(m) => (
-                    compose_check::yaml::get(m, "source")
-                        .and_then(compose_check::yaml::as_str)
-                        .unwrap_or_default(),
-                    compose_check::yaml::get(m, "target")
-                        .and_then(compose_check::yaml::as_str)
-                        .unwrap_or_default(),
-                ),
-                Value::String(t) => {
-                    let mut it = t.splitn(3, ':');
-                    (
-                        it.next().unwrap_or_default().to_string(),
-                        it.next().unwrap_or_default().to_string(),
-                    )
-                }
+            let source = volume_source(v);
+            let target = match compose_check::yaml::untag(v) {
+                Value::Mapping(m) => compose_check::yaml::get(m, "target")
+                    .and_then(compose_check::yaml::as_str)
+                    .unwrap_or_default(),
+                Value::String(t) => t.split(':').nth(1).unwrap_or_default().to_string(),
                 _ => continue,
             };
             if !reserved(&source) {

@@ -12,6 +12,7 @@ mod common;
 
 mod boundary;
 mod care;
+mod data;
 mod egress;
 mod faults;
 mod guard;

@@ -24,9 +24,10 @@ fn the_override_mounts_each_lock_volume_and_keeps_the_files_version() {
 
 #[test]
 fn a_bundle_cannot_take_a_lock_volume() {
-    let d = doc("services:\n  a:\n    image: x\nvolumes:\n  monky-lock-a: {}\n  data:\n    name: proj_monky-lock-a\n  fine: {}\n");
+    let d = doc("services:\n  a:\n    image: x\n    volumes: [\"monky-lock-b:/x\", {type: volume, source: monky-lock-c, target: /y}, \"fine:/z\"]\nvolumes:\n  monky-lock-a: {}\n  data:\n    name: proj_monky-lock-a\n  fine: {}\n");
     let r = reserved_refusals(&d);
-    assert_eq!(r.len(), 2, "{r:?}");
+    assert_eq!(r.len(), 4, "{r:?}");
+    assert_eq!(r[2].to_string(), "NAME_REFUSED: a volume monky-lock-b (reserved for the box's update lock)");
     assert!(r.iter().all(|x| x.code == RefusalCode::NameRefused));
     assert!(r[0].detail.contains("reserved for the box's update lock"));
 }
