@@ -483,6 +483,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 );
                 self.store().discard_incomplete();
                 self.undo_stop(&j).await;
+                // the release that runs is judged healthy or not by what follows (a rollback
+                // needs it healthy before): it is given its time to come back first
+                let (services, jobs) = self.release_shape(&self.cfg.current_link());
+                let _ = self.wait_settled(&services, &jobs).await;
             }
             // the snapshot is whole; a retry of the same apply uses it, a rollback restores it
             Phase::Up => {}
