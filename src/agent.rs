@@ -37,11 +37,11 @@ mod backoff;
 mod care;
 mod checks;
 mod data;
-mod lock;
 pub mod diagnose;
 pub mod error;
 #[cfg(test)]
 mod fakes;
+mod lock;
 mod netspace;
 mod plan;
 pub mod ports;

@@ -2,8 +2,8 @@
 
 use monky_deployd::host::selfupdate::install;
 use monky_deployd::{
-    agent, base::redact, cli::commands, cli::data as data_cmds, cli::pipeline, cli::service, host::config, host::instance,
-    host::journal, wire::transport,
+    agent, base::redact, cli::commands, cli::data as data_cmds, cli::pipeline, cli::service,
+    host::config, host::instance, host::journal, wire::transport,
 };
 
 #[path = "main/serve.rs"]

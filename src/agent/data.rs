@@ -62,12 +62,18 @@ pub(super) fn volumes_of(
         let def = compose_check::yaml::untag(&def).clone();
         let field = |k: &str| get(&def, k);
         if field("external").is_some_and(|v| yaml_set(&v)) {
-            bad.push(refuse(key, "external: the box snapshots only the project's own volumes"));
+            bad.push(refuse(
+                key,
+                "external: the box snapshots only the project's own volumes",
+            ));
             continue;
         }
         if let Some(d) = field("driver").and_then(|v| v.as_str().map(str::to_string)) {
             if d != "local" {
-                bad.push(refuse(key, &format!("driver {d}: only local volumes are copied")));
+                bad.push(refuse(
+                    key,
+                    &format!("driver {d}: only local volumes are copied"),
+                ));
                 continue;
             }
         }
@@ -153,7 +159,11 @@ fn sha_of<'a>(staging: &std::path::Path, sha: &'a str) -> &'a str {
 }
 
 fn snapshot_failed(kind: Kind, what: impl std::fmt::Display) -> Failure {
-    Failure::coded(kind, Code::SnapshotFailed, format!("SNAPSHOT_FAILED: {what}"))
+    Failure::coded(
+        kind,
+        Code::SnapshotFailed,
+        format!("SNAPSHOT_FAILED: {what}"),
+    )
 }
 
 fn gib(n: u64) -> String {
@@ -183,9 +193,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// Where a volume's data is, when the engine keeps it as a plain directory under its own
     /// data root (a path that is a link, or outside the root, is not copied).
     async fn volume_dir(&self, key: &str, name: &str) -> Result<Option<PathBuf>, Failure> {
-        let info = self.engine.volume(name).await.map_err(|e| {
-            Failure::coded(Kind::Temporary, Code::DockerUnavailable, e.to_string())
-        })?;
+        let info =
+            self.engine.volume(name).await.map_err(|e| {
+                Failure::coded(Kind::Temporary, Code::DockerUnavailable, e.to_string())
+            })?;
         let Some(info) = info else {
             return Ok(None);
         };
@@ -195,17 +206,24 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 format!("{key} (volume {name} is not a local directory)"),
             ));
         }
-        let root = self.engine.docker_root().await.map_err(|e| {
-            Failure::coded(Kind::Temporary, Code::DockerUnavailable, e.to_string())
-        })?;
+        let root =
+            self.engine.docker_root().await.map_err(|e| {
+                Failure::coded(Kind::Temporary, Code::DockerUnavailable, e.to_string())
+            })?;
         let mp = info.mountpoint;
         let plain = mp.starts_with(&root)
             && mp.symlink_metadata().is_ok_and(|m| m.is_dir())
-            && !mp.components().any(|c| c == std::path::Component::ParentDir);
+            && !mp
+                .components()
+                .any(|c| c == std::path::Component::ParentDir);
         if !plain {
             return Err(snapshot_failed(
                 Kind::Fail,
-                format!("{key} ({} is not a directory under {})", mp.display(), root.display()),
+                format!(
+                    "{key} ({} is not a directory under {})",
+                    mp.display(),
+                    root.display()
+                ),
             ));
         }
         Ok(Some(mp))
@@ -226,8 +244,13 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             return Ok(None);
         };
         let doc = compose_check::parse(b.compose()).map_err(|r| report::refused(r, ""))?;
-        let names = volumes_of(&doc, &spec, &self.cfg.compose_project, self.cfg.keep_snapshots)
-            .map_err(|r| report::refused(r.into_iter().next().expect("non-empty"), ""))?;
+        let names = volumes_of(
+            &doc,
+            &spec,
+            &self.cfg.compose_project,
+            self.cfg.keep_snapshots,
+        )
+        .map_err(|r| report::refused(r.into_iter().next().expect("non-empty"), ""))?;
         let store = self.store();
         store.discard_incomplete();
         let mut todo: Vec<(String, String, PathBuf)> = Vec::new();
@@ -241,7 +264,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             journal_volumes.insert(key.clone(), name.clone());
             if let Some(s) = store.find(&old, new, key) {
                 // an earlier attempt of this apply took it; the data may have moved on since
-                info!("data: {key} of {} already snapshotted for {}", short(Some(&old)), short(Some(new)));
+                info!(
+                    "data: {key} of {} already snapshotted for {}",
+                    short(Some(&old)),
+                    short(Some(new))
+                );
                 taken.volumes.insert(key.clone(), s.meta.bytes);
                 continue;
             }
@@ -284,7 +311,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             let keys: Vec<&str> = todo.iter().map(|t| t.0.as_str()).collect();
             return Err(snapshot_failed(
                 Kind::Temporary,
-                format!("{} (disk: need {}, free {})", keys.join(", "), gib(need), gib(free)),
+                format!(
+                    "{} (disk: need {}, free {})",
+                    keys.join(", "),
+                    gib(need),
+                    gib(free)
+                ),
             ));
         }
         // the stop services, recorded before they stop: the next tick starts them again if
@@ -390,14 +422,19 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.clear_journal();
         }
         for r in self.store().retain(self.cfg.keep_snapshots) {
-            info!("data: snapshots of {} removed (keep_snapshots)", short(Some(&r)));
+            info!(
+                "data: snapshots of {} removed (keep_snapshots)",
+                short(Some(&r))
+            );
         }
         // an override outlives its release only until the next apply
         if let Ok(rd) = std::fs::read_dir(self.cfg.overrides_dir()) {
             for e in rd.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
                 let sha = name.strip_suffix(".yaml").unwrap_or(&name);
-                if !self.cfg.releases_dir().join(sha).is_dir() && sha != sha_of(&self.cfg.staging_dir(), sha) {
+                if !self.cfg.releases_dir().join(sha).is_dir()
+                    && sha != sha_of(&self.cfg.staging_dir(), sha)
+                {
                     let _ = std::fs::remove_file(e.path());
                 }
             }
@@ -452,16 +489,18 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 Err(f) => return Err(format!("{key} ({})", f.message())),
             };
             let tree = snap.tree.clone();
-            let res = tokio::task::spawn_blocking(move || {
-                snapshot::restore(&tree, &dir, &mut |_| {})
-            })
-            .await;
+            let res =
+                tokio::task::spawn_blocking(move || snapshot::restore(&tree, &dir, &mut |_| {}))
+                    .await;
             match res {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => return Err(format!("{key} ({e})")),
                 Err(e) => return Err(format!("{key} ({e})")),
             }
-            info!("data: {key} restored from the snapshot of {}", short(Some(&j.release)));
+            info!(
+                "data: {key} restored from the snapshot of {}",
+                short(Some(&j.release))
+            );
             done.push(key.clone());
         }
         self.state.counters.restores += 1;
@@ -507,7 +546,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                             rollback_ok: back.is_ok(),
                         });
                         if let Err(f) = back {
-                            warn!("data: {} did not come back: {}", short(Some(&j.release)), f.message());
+                            warn!(
+                                "data: {} did not come back: {}",
+                                short(Some(&j.release)),
+                                f.message()
+                            );
                         }
                     }
                     Err(why) => warn!("RESTORE_FAILED: {why}"),

@@ -145,8 +145,13 @@ pub(super) fn normalised_refusals(doc: &Value, update_lock: &[String]) -> Vec<Re
 pub(super) fn override_yaml(doc: &Value, services: &[String]) -> String {
     let mut o = String::from("# written by monky-deployd: the update lock (PROTOCOL 0.6)\n");
     if let Value::Mapping(root) = compose_check::yaml::untag(doc) {
-        if let Some(v) = compose_check::yaml::get(root, "version").and_then(compose_check::yaml::as_str) {
-            o.push_str(&format!("version: {}\n", serde_json::to_string(&v).unwrap_or_default()));
+        if let Some(v) =
+            compose_check::yaml::get(root, "version").and_then(compose_check::yaml::as_str)
+        {
+            o.push_str(&format!(
+                "version: {}\n",
+                serde_json::to_string(&v).unwrap_or_default()
+            ));
         }
     }
     o.push_str("services:\n");
@@ -211,7 +216,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             let temp = |e: RuntimeError| {
                 Failure::coded(Kind::Temporary, Code::DockerUnavailable, e.to_string())
             };
-            self.engine.create_volume(&name, &labels).await.map_err(temp)?;
+            self.engine
+                .create_volume(&name, &labels)
+                .await
+                .map_err(temp)?;
             let Some(v) = self.engine.volume(&name).await.map_err(temp)? else {
                 return Err(Failure::fail(format!("lock volume {name} was not created")));
             };
@@ -286,7 +294,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             let note = format!("LOCK_OVERRIDDEN: {service} after {held_s} s");
             warn!(
                 "{note} ({})",
-                if urgent { "urgent" } else { "update_lock_max_s" }
+                if urgent {
+                    "urgent"
+                } else {
+                    "update_lock_max_s"
+                }
             );
             return (None, Some(note));
         }

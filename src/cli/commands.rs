@@ -232,7 +232,11 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
             for s in list {
                 println!(
                     "  {:<12} {:<20} {:>12} bytes  {}",
-                    s["release"].as_str().unwrap_or_default().get(..12).unwrap_or_default(),
+                    s["release"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .get(..12)
+                        .unwrap_or_default(),
                     s["volume"].as_str().unwrap_or_default(),
                     s["bytes"].as_u64().unwrap_or(0),
                     ts(s["taken_at"].as_u64())

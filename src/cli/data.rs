@@ -24,13 +24,20 @@ fn row(s: &Snapshot) -> serde_json::Value {
 
 /// The snapshots of the config's instance, newest first, as `status` and `snapshots` list them.
 pub fn snapshot_rows(cfg: &Config) -> Vec<serde_json::Value> {
-    Store::new(cfg.snapshots_dir()).list().iter().map(row).collect()
+    Store::new(cfg.snapshots_dir())
+        .list()
+        .iter()
+        .map(row)
+        .collect()
 }
 
 pub fn snapshots(cfg: &Config, json: bool) -> Exit {
     let rows = snapshot_rows(cfg);
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        );
         return Exit::Ok;
     }
     if rows.is_empty() {
@@ -74,7 +81,9 @@ fn say(json: bool, ok: bool, msg: &str, extra: serde_json::Value) {
 /// starts with `sha` (at least 12 hex digits), only the `volumes` named (all when none).
 pub fn chosen(all: &[Snapshot], sha: &str, volumes: &[String]) -> Result<Vec<Snapshot>, String> {
     if sha.len() < 12 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("{sha:?} is not a release sha (12 or more hex digits)"));
+        return Err(format!(
+            "{sha:?} is not a release sha (12 or more hex digits)"
+        ));
     }
     let releases: std::collections::BTreeSet<&str> = all
         .iter()
@@ -82,9 +91,17 @@ pub fn chosen(all: &[Snapshot], sha: &str, volumes: &[String]) -> Result<Vec<Sna
         .map(|s| s.meta.release.as_str())
         .collect();
     let release = match releases.len() {
-        0 => return Err(format!("no snapshot of a release {sha}… (`monky-deployd snapshots` lists them)")),
+        0 => {
+            return Err(format!(
+                "no snapshot of a release {sha}… (`monky-deployd snapshots` lists them)"
+            ))
+        }
         1 => releases.into_iter().next().unwrap_or_default().to_string(),
-        _ => return Err(format!("{sha} names more than one release; give more of the sha")),
+        _ => {
+            return Err(format!(
+                "{sha} names more than one release; give more of the sha"
+            ))
+        }
     };
     let mut out: Vec<Snapshot> = Vec::new();
     for s in all.iter().filter(|s| s.meta.release == release) {
@@ -135,7 +152,12 @@ pub async fn restore(cfg: &Config, sha: &str, volumes: &[String], yes: bool, jso
         return Exit::Fail;
     }
     let Ok(Some(_lock)) = state::try_lock(&cfg.lock_path()) else {
-        say(json, false, "a tick is running (the tick lock is held); try again", json!({}));
+        say(
+            json,
+            false,
+            "a tick is running (the tick lock is held); try again",
+            json!({}),
+        );
         return Exit::TempFail;
     };
     let engine = runtime::Engine::new(cfg.docker_socket());
@@ -153,7 +175,10 @@ pub async fn restore(cfg: &Config, sha: &str, volumes: &[String], yes: bool, jso
         let vol = match engine.volume(&s.meta.engine_volume).await {
             Ok(Some(v)) => v,
             Ok(None) => {
-                failed = Some(format!("{}: volume {} does not exist", s.meta.volume, s.meta.engine_volume));
+                failed = Some(format!(
+                    "{}: volume {} does not exist",
+                    s.meta.volume, s.meta.engine_volume
+                ));
                 break;
             }
             Err(e) => {
@@ -161,7 +186,10 @@ pub async fn restore(cfg: &Config, sha: &str, volumes: &[String], yes: bool, jso
                 break;
             }
         };
-        for c in cs.iter().filter(|c| c.state == "running" || c.state == "restarting") {
+        for c in cs
+            .iter()
+            .filter(|c| c.state == "running" || c.state == "restarting")
+        {
             if stopped.contains(&c.id) {
                 continue;
             }
@@ -202,21 +230,37 @@ pub async fn restore(cfg: &Config, sha: &str, volumes: &[String], yes: bool, jso
         say(
             json,
             false,
-            &format!("{f}; restored before it: {}; stopped services left stopped", if done.is_empty() { "none".to_string() } else { done.join(", ") }),
+            &format!(
+                "{f}; restored before it: {}; stopped services left stopped",
+                if done.is_empty() {
+                    "none".to_string()
+                } else {
+                    done.join(", ")
+                }
+            ),
             json!({"restored": done}),
         );
         return Exit::Fail;
     }
     for id in &stopped {
         if let Err(e) = engine.start(id).await {
-            say(json, false, &format!("restored {}, but cannot start {id}: {e}", done.join(", ")), json!({"restored": done}));
+            say(
+                json,
+                false,
+                &format!("restored {}, but cannot start {id}: {e}", done.join(", ")),
+                json!({"restored": done}),
+            );
             return Exit::Fail;
         }
     }
     say(
         json,
         true,
-        &format!("RESTORED: {} (from release {})", done.join(", "), picked[0].meta.release),
+        &format!(
+            "RESTORED: {} (from release {})",
+            done.join(", "),
+            picked[0].meta.release
+        ),
         json!({"restored": done, "release": picked[0].meta.release}),
     );
     Exit::Ok

@@ -167,7 +167,9 @@ pub fn listing(root: &Path) -> Result<Vec<String>, SnapError> {
                 }
                 "-".to_string()
             }
-            copy::Kind::Link => format!("-> {}", escape(&copy::read_link(v.parent, v.name, v.rel)?)),
+            copy::Kind::Link => {
+                format!("-> {}", escape(&copy::read_link(v.parent, v.name, v.rel)?))
+            }
             copy::Kind::Chr | copy::Kind::Blk => format!(
                 "rdev={},{}",
                 rustix::fs::major(st.st_rdev),
@@ -186,7 +188,9 @@ pub fn listing(root: &Path) -> Result<Vec<String>, SnapError> {
         if !xattrs.is_empty() {
             let parts: Vec<String> = xattrs
                 .iter()
-                .map(|(n, val)| format!("{}:{}", escape(n), &hex::encode(Sha256::digest(val))[..16]))
+                .map(|(n, val)| {
+                    format!("{}:{}", escape(n), &hex::encode(Sha256::digest(val))[..16])
+                })
                 .collect();
             line.push_str(" xattrs=");
             line.push_str(&parts.join(","));

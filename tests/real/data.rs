@@ -19,14 +19,16 @@ use crate::common::*;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-const SEED: &str = "if [ ! -f /data/seeded ]; then mkdir -p /data/dir /data/empty /data/deep/er && \
+const SEED: &str =
+    "if [ ! -f /data/seeded ]; then mkdir -p /data/dir /data/empty /data/deep/er && \
     echo alpha > /data/dir/a && chown 1000:1000 /data/dir/a && chmod 640 /data/dir/a && \
     echo beta > /data/b && chown 1001:1002 /data/b && chmod 4755 /data/b && \
     echo gamma > /data/deep/er/c && chmod 1777 /data/deep && \
     ln -s dir/a /data/link && touch /data/seeded; fi";
 
 /// What N+1 does to the volume before it fails; `{victim}` and `{victim_dir}` are host paths.
-const MIGRATE: &str = "echo changed > /data/dir/b2 && echo changed >> /data/deep/er/c && rm -f /data/b && \
+const MIGRATE: &str =
+    "echo changed > /data/dir/b2 && echo changed >> /data/deep/er/c && rm -f /data/b && \
     rm -f /data/dir/a && ln -s {victim} /data/dir/a && \
     rm -rf /data/empty && ln -s {victim_dir} /data/empty && \
     echo new > /data/c && ln /data/c /data/hard && mkfifo /data/fifo && mknod /data/dev c 1 3 && \
@@ -82,7 +84,10 @@ fn listing(root: &Path) -> BTreeMap<String, String> {
             }
             "dir".to_string()
         } else if t.is_file() {
-            format!("file {}", hex::encode(Sha256::digest(std::fs::read(&p).unwrap())))
+            format!(
+                "file {}",
+                hex::encode(Sha256::digest(std::fs::read(&p).unwrap()))
+            )
         } else if t.is_fifo() {
             "fifo".into()
         } else if t.is_char_device() || t.is_block_device() {
@@ -94,7 +99,13 @@ fn listing(root: &Path) -> BTreeMap<String, String> {
         let meta = if t.is_symlink() {
             format!("{}:{}", m.uid(), m.gid())
         } else {
-            format!("{}:{} {:o} {}", m.uid(), m.gid(), m.mode() & 0o7777, m.mtime())
+            format!(
+                "{}:{} {:o} {}",
+                m.uid(),
+                m.gid(),
+                m.mode() & 0o7777,
+                m.mtime()
+            )
         };
         out.insert(rel.display().to_string(), format!("{what} {meta}"));
     }
@@ -144,11 +155,7 @@ impl Victims {
         std::fs::write(&file, "host file\n").unwrap();
         let dir = d.path().join("victim-dir");
         std::fs::create_dir(&dir).unwrap();
-        Victims {
-            _dir: d,
-            file,
-            dir,
-        }
+        Victims { _dir: d, file, dir }
     }
     fn script(&self) -> String {
         MIGRATE
@@ -183,7 +190,10 @@ fn seeded(s: &mut Stack, extra: &str) -> (String, BTreeMap<String, String>) {
     assert_eq!(s.last_report()["sha"], n.as_str());
     assert!(snapshots(s).is_empty(), "no snapshot on a first deploy");
     let before = listing(&volume_dir(s, "pgdata"));
-    assert!(before.contains_key("dir/a") && before.contains_key("link"), "{before:#?}");
+    assert!(
+        before.contains_key("dir/a") && before.contains_key("link"),
+        "{before:#?}"
+    );
     (n, before)
 }
 
@@ -194,7 +204,11 @@ fn restores_the_data_before_the_rollback(f: Flavour) {
     let (n, before) = seeded(&mut s, "");
     let n1 = s.tenancy.set_bundle(
         &s.env,
-        data_bundle(2, db_compose("n1", &format!("{SEED}; {}", v.script()), false)).files(),
+        data_bundle(
+            2,
+            db_compose("n1", &format!("{SEED}; {}", v.script()), false),
+        )
+        .files(),
     );
     let reports = s.tenancy.reports().len();
     let r = s.tick();
@@ -203,7 +217,10 @@ fn restores_the_data_before_the_rollback(f: Flavour) {
     assert_eq!(reps.len(), reports + 2, "{reps:#?}");
     assert_eq!(reps[reports]["sha"], n1.as_str());
     let d = reps[reports]["detail"].as_str().unwrap();
-    assert!(d.starts_with("UNHEALTHY") && d.ends_with(&format!("; rolled back to {n}")), "{d}");
+    assert!(
+        d.starts_with("UNHEALTHY") && d.ends_with(&format!("; rolled back to {n}")),
+        "{d}"
+    );
     assert_eq!(reps[reports + 1]["sha"], n.as_str());
     assert_eq!(
         reps[reports + 1]["detail"],
@@ -224,7 +241,10 @@ fn restores_the_data_before_the_rollback(f: Flavour) {
     assert!(loc.starts_with(s.state_dir().join("snapshots")));
     let m = std::fs::read_to_string(s.dir.path().join("deployd.prom")).unwrap();
     assert!(m.contains("monky_deployd_restores_total 1\n"), "{m}");
-    assert!(!s.state_dir().join("data.json").exists(), "the journal is gone");
+    assert!(
+        !s.state_dir().join("data.json").exists(),
+        "the journal is gone"
+    );
     let status = s.cmd(&["status"]);
     assert!(status.stdout.contains("snapshots"), "{status:?}");
     let _ = n;
@@ -267,7 +287,11 @@ fn data_written_by_a_release_that_ran_is_kept(f: Flavour) {
     // N+1 migrates and passes: applied, its data is the data from now on
     let n1 = s.tenancy.set_bundle(
         &s.env,
-        data_bundle(2, db_compose("n1", &format!("{SEED}; echo migrated > /data/dir/m"), true)).files(),
+        data_bundle(
+            2,
+            db_compose("n1", &format!("{SEED}; echo migrated > /data/dir/m"), true),
+        )
+        .files(),
     );
     let r = s.tick();
     assert_eq!(r.code, 0, "{r:?}");
@@ -283,7 +307,10 @@ fn data_written_by_a_release_that_ran_is_kept(f: Flavour) {
     assert_eq!(r.code, 0, "{r:?}");
     let rep = s.last_report();
     assert_eq!(rep["sha"], back.as_str());
-    assert!(!rep["detail"].as_str().unwrap_or("").contains("RESTORED"), "{rep}");
+    assert!(
+        !rep["detail"].as_str().unwrap_or("").contains("RESTORED"),
+        "{rep}"
+    );
     assert_eq!(listing(&volume_dir(&s, "pgdata")), migrated);
 }
 all_composes!(data_written_by_a_release_that_ran_is_kept);
@@ -294,14 +321,19 @@ fn killed_at(s: &Stack, step: &str) -> String {
     let marker = ctl.path().join("paused");
     let log = ctl.path().join("agent.log");
     let mut c = Command::new(BIN);
-    c.args(["--config", s.config_path().to_str().unwrap(), "run", "--once"])
-        .env_remove("MONKY_LOG")
-        .env("MONKY_DEPLOYD_TEST_PAUSE_AT", step)
-        .env("MONKY_DEPLOYD_TEST_PAUSE_MARKER", &marker)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .process_group(0);
+    c.args([
+        "--config",
+        s.config_path().to_str().unwrap(),
+        "run",
+        "--once",
+    ])
+    .env_remove("MONKY_LOG")
+    .env("MONKY_DEPLOYD_TEST_PAUSE_AT", step)
+    .env("MONKY_DEPLOYD_TEST_PAUSE_MARKER", &marker)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(std::fs::File::create(&log).unwrap())
+    .process_group(0);
     let mut child = c.spawn().unwrap();
     let t = Instant::now();
     while !marker.exists() {
@@ -311,7 +343,10 @@ fn killed_at(s: &Stack, step: &str) -> String {
                 std::fs::read_to_string(&log).unwrap_or_default()
             );
         }
-        assert!(t.elapsed() < Duration::from_secs(120), "never reached {step}");
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "never reached {step}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let pid = child.id() as i32;
@@ -329,7 +364,11 @@ fn a_kill_at_each_data_step_converges(f: Flavour) {
     let (n, before) = seeded(&mut s, "");
     let n1 = s.tenancy.set_bundle(
         &s.env,
-        data_bundle(2, db_compose("n1", &format!("{SEED}; {}", v.script()), false)).files(),
+        data_bundle(
+            2,
+            db_compose("n1", &format!("{SEED}; {}", v.script()), false),
+        )
+        .files(),
     );
     killed_at(&s, "data:stopped");
     assert!(
@@ -373,12 +412,20 @@ fn a_bundle_cannot_reach_a_snapshot(f: Flavour) {
         "services:\n  x:\n    image: {IMAGE}\n    command: [\"sleep\", \"60\"]\n    volumes:\n      - {}:/s\n",
         snaps.display()
     );
-    let sha = s.tenancy.set_bundle(&s.env, plain_bundle(1, compose).files());
+    let sha = s
+        .tenancy
+        .set_bundle(&s.env, plain_bundle(1, compose).files());
     let r = s.tick();
     assert_eq!(r.code, 1, "{r:?}");
     let rep = s.last_report();
     assert_eq!(rep["sha"], sha.as_str());
-    assert!(rep["detail"].as_str().unwrap().starts_with("BIND_SOURCE_REFUSED"), "{rep}");
+    assert!(
+        rep["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("BIND_SOURCE_REFUSED"),
+        "{rep}"
+    );
     // nor ask for a volume that is not its own, nor while the box keeps none
     let mut b = plain_bundle(2, format!("services:\n  x:\n    image: {IMAGE}\n"));
     b.meta_extra = json!({"data": {"snapshot": ["nosuch"]}});
@@ -460,15 +507,26 @@ fn an_update_waits_for_the_apps_lock(f: Flavour) {
         assert_eq!(rep["result"], "applied");
         let d = rep["detail"].as_str().unwrap();
         assert!(
-            d.starts_with(&format!("DEFERRED: {} held by worker lock (since ", &n1[..12])),
+            d.starts_with(&format!(
+                "DEFERRED: {} held by worker lock (since ",
+                &n1[..12]
+            )),
             "{d}"
         );
     }
     assert_eq!(worker_id(&s), id, "the worker was not touched");
-    assert_eq!(s.tenancy.bundle_fetches().len(), fetches, "nothing fetched while held");
+    assert_eq!(
+        s.tenancy.bundle_fetches().len(),
+        fetches,
+        "nothing fetched while held"
+    );
     assert_eq!(s.state()["lock_hold"]["service"], "worker");
     // released: applied, and the new container's lock directory is empty
-    exec(&s, "worker", "rm /run/monky-lock/updates.lock; touch /run/monky-lock/junk");
+    exec(
+        &s,
+        "worker",
+        "rm /run/monky-lock/updates.lock; touch /run/monky-lock/junk",
+    );
     let r = s.tick();
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(s.last_report()["sha"], n1.as_str());
@@ -482,9 +540,10 @@ fn an_update_waits_for_the_apps_lock(f: Flavour) {
         "mkfifo /run/monky-lock/updates.lock",
     ] {
         exec(&s, "worker", plant);
-        let next = s
-            .tenancy
-            .set_bundle(&s.env, lock_bundle(3 + s.tenancy.reports().len() as u64, plant).files());
+        let next = s.tenancy.set_bundle(
+            &s.env,
+            lock_bundle(3 + s.tenancy.reports().len() as u64, plant).files(),
+        );
         let r = s.tick();
         assert_eq!(r.code, 0, "{plant}: {r:?}");
         assert_eq!(s.last_report()["sha"], next.as_str(), "{plant}");
@@ -494,7 +553,10 @@ fn an_update_waits_for_the_apps_lock(f: Flavour) {
     exec(&s, "worker", "touch /run/monky-lock/updates.lock");
     let u = s.tenancy.set_bundle(&s.env, lock_bundle(50, "u").files());
     assert_eq!(s.tick().code, 0);
-    assert!(s.last_report()["detail"].as_str().unwrap().starts_with("DEFERRED"));
+    assert!(s.last_report()["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("DEFERRED"));
     s.tenancy.set_urgent(&s.env, true);
     let before = s.tenancy.reports().len();
     let r = s.tick();
@@ -503,33 +565,53 @@ fn an_update_waits_for_the_apps_lock(f: Flavour) {
     let rep = s.tenancy.reports()[before].clone();
     assert_eq!(rep["sha"], u.as_str());
     assert!(
-        rep["detail"].as_str().unwrap().starts_with("LOCK_OVERRIDDEN: worker after "),
+        rep["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("LOCK_OVERRIDDEN: worker after "),
         "{rep}"
     );
     s.tenancy.set_urgent(&s.env, false);
 
     // the longest hold
-    s.set_extra(&format!("metrics_textfile: {}\nupdate_lock_max_s: 2\n", prom.display()));
+    s.set_extra(&format!(
+        "metrics_textfile: {}\nupdate_lock_max_s: 2\n",
+        prom.display()
+    ));
     exec(&s, "worker", "touch /run/monky-lock/updates.lock");
     let m = s.tenancy.set_bundle(&s.env, lock_bundle(60, "m").files());
     assert_eq!(s.tick().code, 0);
-    assert!(s.last_report()["detail"].as_str().unwrap().starts_with("DEFERRED"));
+    assert!(s.last_report()["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("DEFERRED"));
     std::thread::sleep(Duration::from_secs(3));
     let before = s.tenancy.reports().len();
     assert_eq!(s.tick().code, 0);
     let rep = s.tenancy.reports()[before].clone();
     assert_eq!(rep["sha"], m.as_str());
-    assert!(rep["detail"].as_str().unwrap().starts_with("LOCK_OVERRIDDEN: worker after "));
+    assert!(rep["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("LOCK_OVERRIDDEN: worker after "));
 
     // a lock in a stopped container holds nothing
     exec(&s, "worker", "touch /run/monky-lock/updates.lock");
-    let o = Command::new("docker").args(["stop", &worker_id(&s)]).output().unwrap();
+    let o = Command::new("docker")
+        .args(["stop", &worker_id(&s)])
+        .output()
+        .unwrap();
     assert!(o.status.success());
-    let last = s.tenancy.set_bundle(&s.env, lock_bundle(70, "last").files());
+    let last = s
+        .tenancy
+        .set_bundle(&s.env, lock_bundle(70, "last").files());
     assert_eq!(s.tick().code, 0);
     assert_eq!(s.last_report()["sha"], last.as_str());
     let metrics = std::fs::read_to_string(&prom).unwrap();
-    assert!(metrics.contains("monky_deployd_update_lock_held_seconds_total "), "{metrics}");
+    assert!(
+        metrics.contains("monky_deployd_update_lock_held_seconds_total "),
+        "{metrics}"
+    );
 }
 all_composes!(an_update_waits_for_the_apps_lock);
 
@@ -541,7 +623,8 @@ fn a_bundle_cannot_take_the_lock_volume(f: Flavour) {
     let compose = format!(
         "services:\n  a:\n    image: {IMAGE}\n    volumes: [\"monky-lock-a:/x\"]\nvolumes:\n  monky-lock-a: {{}}\n"
     );
-    s.tenancy.set_bundle(&s.env, plain_bundle(1, compose).files());
+    s.tenancy
+        .set_bundle(&s.env, plain_bundle(1, compose).files());
     let r = s.tick();
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(

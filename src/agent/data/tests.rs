@@ -36,12 +36,19 @@ fn what_the_box_will_not_snapshot_is_refused_before_anything_changes() {
         let r = volumes_of(&d, &spec(&[key], &[]), "proj", 2).unwrap_err();
         assert_eq!(r.len(), 1, "{key}");
         assert_eq!(r[0].code, RefusalCode::SnapshotRefused, "{key}");
-        assert!(r[0].detail.starts_with(key) && r[0].detail.contains(why), "{key}: {}", r[0].detail);
+        assert!(
+            r[0].detail.starts_with(key) && r[0].detail.contains(why),
+            "{key}: {}",
+            r[0].detail
+        );
     }
     let r = volumes_of(&d, &spec(&["pgdata"], &["nosuch"]), "proj", 2).unwrap_err();
     assert_eq!(r[0].detail, "stop nosuch (not a service of compose.yaml)");
     let r = volumes_of(&d, &spec(&["pgdata"], &[]), "proj", 0).unwrap_err();
-    assert_eq!(r[0].to_string(), "SNAPSHOT_REFUSED: pgdata (keep_snapshots is 0)");
+    assert_eq!(
+        r[0].to_string(),
+        "SNAPSHOT_REFUSED: pgdata (keep_snapshots is 0)"
+    );
 }
 
 #[test]
@@ -49,5 +56,8 @@ fn update_lock_names_services_of_the_file() {
     let d = doc(FILE);
     assert!(lock_refusals(&d, &["db".to_string()]).is_empty());
     let r = lock_refusals(&d, &["worker".to_string()]);
-    assert_eq!(r[0].to_string(), "BUNDLE_INVALID: update_lock worker (not a service of compose.yaml)");
+    assert_eq!(
+        r[0].to_string(),
+        "BUNDLE_INVALID: update_lock worker (not a service of compose.yaml)"
+    );
 }

@@ -160,9 +160,7 @@ impl Compose {
             if let Some(o) = self.override_of(d) {
                 cmd.arg("-f").arg(o);
             }
-            cmd.arg("--project-directory")
-                .arg(d)
-                .current_dir(d);
+            cmd.arg("--project-directory").arg(d).current_dir(d);
         }
         cmd.args(args)
             .env_clear()

@@ -97,11 +97,7 @@ fn show(rel: &[u8], name: Option<&CStr>) -> String {
     }
     let levels = p.iter().filter(|b| **b == b'/').count() + 1;
     // `escape` is ASCII: any byte index is a char boundary
-    format!(
-        "{}…({levels} levels)…{}",
-        &s[..180],
-        &s[s.len() - 180..]
-    )
+    format!("{}…({levels} levels)…{}", &s[..180], &s[s.len() - 180..])
 }
 
 fn io_err(path: String, op: &'static str, e: Errno) -> SnapError {
@@ -365,17 +361,12 @@ pub(super) fn take(
             return Err(e);
         }
     };
-    let renamed = match rfs::renameat_with(
-        &parent,
-        &partial,
-        &parent,
-        &name,
-        RenameFlags::NOREPLACE,
-    ) {
-        // a filesystem without RENAME_NOREPLACE: `dest` was absent a moment ago
-        Err(Errno::INVAL) => rfs::renameat(&parent, &partial, &parent, &name),
-        r => r,
-    };
+    let renamed =
+        match rfs::renameat_with(&parent, &partial, &parent, &name, RenameFlags::NOREPLACE) {
+            // a filesystem without RENAME_NOREPLACE: `dest` was absent a moment ago
+            Err(Errno::INVAL) => rfs::renameat(&parent, &partial, &parent, &name),
+            r => r,
+        };
     if let Err(e) = renamed {
         let _ = remove_entry(parent.as_fd(), &partial, &pshown);
         return Err(io_err(shown, "rename into place", e));
@@ -429,9 +420,7 @@ pub(super) fn restore(
     empty_dir(dst.as_fd())?;
     strip_xattrs(dst.as_fd()).map_err(|e| io_err(".".to_string(), "remove xattr", e))?;
     let st = rfs::fstat(&dst).map_err(|e| io_err(".".to_string(), "fstat", e))?;
-    let keep = dst
-        .try_clone()
-        .map_err(|e| root_err(volume_root, e))?;
+    let keep = dst.try_clone().map_err(|e| root_err(volume_root, e))?;
     let mut ctx = Ctx::new(progress, &st);
     copy_tree(src, dst, &mut ctx)?;
     rfs::syncfs(&keep).map_err(|e| io_err(".".to_string(), "syncfs", e))?;
@@ -485,7 +474,10 @@ fn copy_tree(src_root: OwnedFd, dst_root: OwnedFd, ctx: &mut Ctx<'_>) -> Result<
         }
         ctx.entries += 1;
         ctx.tick();
-        let sd = top.src.fd().map_err(|e| io_err(show(&rel, None), "dirfd", e))?;
+        let sd = top
+            .src
+            .fd()
+            .map_err(|e| io_err(show(&rel, None), "dirfd", e))?;
         let dd = top.dst.as_fd();
         let is_dir = match ent.file_type() {
             FileType::Directory => true,
@@ -647,8 +639,7 @@ fn set_node_meta(
     let p = proc_path(&q);
     rfs::chownat(rfs::CWD, p.as_str(), uid, gid, AtFlags::empty()).map_err(|e| ("chown", e))?;
     rfs::chmodat(rfs::CWD, p.as_str(), perm(st), AtFlags::empty()).map_err(|e| ("chmod", e))?;
-    rfs::utimensat(rfs::CWD, p.as_str(), &times(st), AtFlags::empty())
-        .map_err(|e| ("set times", e))
+    rfs::utimensat(rfs::CWD, p.as_str(), &times(st), AtFlags::empty()).map_err(|e| ("set times", e))
 }
 
 /// The content of `src` (a regular file of `st`) into the empty `dst`: a clone where the
@@ -683,6 +674,7 @@ fn copy_data(
         return copy_range(src, dst, 0, size, ctx, at);
     }
     // fewer blocks than bytes: holes, kept as holes (the kernel's copy would write zeros)
+    let counted = ctx.stats.bytes;
     let mut off = 0;
     while off < size {
         let data = match rfs::seek(src, SeekFrom::Data(off)) {
@@ -703,7 +695,10 @@ fn copy_data(
         copy_range(src, dst, data, hole - data, ctx, at)?;
         off = hole;
     }
-    rfs::ftruncate(dst, size).map_err(|e| io_err(at(), "truncate", e))
+    rfs::ftruncate(dst, size).map_err(|e| io_err(at(), "truncate", e))?;
+    // the stats count apparent bytes: the holes too
+    ctx.stats.bytes = counted + size;
+    Ok(())
 }
 
 /// `len` bytes at `off` from `src` to the same offset in `dst`: `copy_file_range`, or
@@ -829,8 +824,11 @@ fn strip_xattrs(fd: BorrowedFd<'_>) -> Result<(), Errno> {
     Ok(())
 }
 
+/// Names and values.
+pub(super) type Xattrs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// The xattrs of `fd`, sorted (the listing's).
-pub(super) fn xattrs_of(fd: BorrowedFd<'_>) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Errno> {
+pub(super) fn xattrs_of(fd: BorrowedFd<'_>) -> Result<Xattrs, Errno> {
     let mut list = vec![0u8; XATTR_MAX];
     let n = match rfs::flistxattr(fd, &mut list[..]) {
         Ok(n) => n,
@@ -949,8 +947,8 @@ fn empty_dir(root: BorrowedFd<'_>) -> Result<(), SnapError> {
             if deep {
                 loop {
                     flattened += 1;
-                    let to = CString::new(format!(".monky-snapshot-deep.{flattened}"))
-                        .expect("no NUL");
+                    let to =
+                        CString::new(format!(".monky-snapshot-deep.{flattened}")).expect("no NUL");
                     match rfs::renameat_with(dir, name, root, &to, RenameFlags::NOREPLACE) {
                         Ok(()) | Err(Errno::NOENT) => break,
                         Err(Errno::EXIST) => {}
@@ -1087,8 +1085,13 @@ pub(super) fn walk(
 
 /// The regular file `name` in `dir` for reading, by the `O_PATH` open and reopen the copy uses:
 /// anything else is refused without being opened.
-pub(super) fn open_regular(dir: BorrowedFd<'_>, name: &CStr, rel: &[u8]) -> Result<(OwnedFd, Stat), SnapError> {
-    let p = open_beneath(dir, name, OFlags::PATH, Mode::empty()).map_err(|e| open_err(show(rel, None), e))?;
+pub(super) fn open_regular(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    rel: &[u8],
+) -> Result<(OwnedFd, Stat), SnapError> {
+    let p = open_beneath(dir, name, OFlags::PATH, Mode::empty())
+        .map_err(|e| open_err(show(rel, None), e))?;
     let st = rfs::fstat(&p).map_err(|e| io_err(show(rel, None), "fstat", e))?;
     if Kind::of(st.st_mode) != Kind::File {
         return Err(SnapError::Changed {
@@ -1101,12 +1104,11 @@ pub(super) fn open_regular(dir: BorrowedFd<'_>, name: &CStr, rel: &[u8]) -> Resu
 }
 
 /// A regular file's sha256, size and xattrs (the listing's).
-#[allow(clippy::type_complexity)]
 pub(super) fn file_facts(
     dir: BorrowedFd<'_>,
     name: &CStr,
     rel: &[u8],
-) -> Result<([u8; 32], u64, Vec<(Vec<u8>, Vec<u8>)>), SnapError> {
+) -> Result<([u8; 32], u64, Xattrs), SnapError> {
     let (fd, _) = open_regular(dir, name, rel)?;
     let x = xattrs_of(fd.as_fd()).map_err(|e| io_err(show(rel, None), "xattrs", e))?;
     let mut f = std::fs::File::from(fd);
@@ -1114,13 +1116,11 @@ pub(super) fn file_facts(
     let mut buf = vec![0u8; 1 << 20];
     let mut size = 0u64;
     loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| SnapError::Io {
-                path: show(rel, None),
-                op: "read",
-                source: e,
-            })?;
+        let n = f.read(&mut buf).map_err(|e| SnapError::Io {
+            path: show(rel, None),
+            op: "read",
+            source: e,
+        })?;
         if n == 0 {
             break;
         }
@@ -1131,8 +1131,14 @@ pub(super) fn file_facts(
 }
 
 /// A symlink's target, read through an `O_PATH` descriptor of the link (never followed).
-pub(super) fn read_link(dir: BorrowedFd<'_>, name: &CStr, rel: &[u8]) -> Result<Vec<u8>, SnapError> {
-    let p = open_beneath(dir, name, OFlags::PATH, Mode::empty()).map_err(|e| open_err(show(rel, None), e))?;
-    let t = rfs::readlinkat(&p, c"", Vec::new()).map_err(|e| io_err(show(rel, None), "readlink", e))?;
+pub(super) fn read_link(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    rel: &[u8],
+) -> Result<Vec<u8>, SnapError> {
+    let p = open_beneath(dir, name, OFlags::PATH, Mode::empty())
+        .map_err(|e| open_err(show(rel, None), e))?;
+    let t =
+        rfs::readlinkat(&p, c"", Vec::new()).map_err(|e| io_err(show(rel, None), "readlink", e))?;
     Ok(t.into_bytes())
 }

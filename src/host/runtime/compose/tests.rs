@@ -30,7 +30,10 @@ fn a_releases_override_is_found_by_its_sha_through_current() {
     std::fs::write(c.overrides.join("abc.yaml"), "services: {}\n").unwrap();
     assert_eq!(c.override_of(&rel), Some(c.overrides.join("abc.yaml")));
     assert_eq!(c.override_of(&cur), Some(c.overrides.join("abc.yaml")));
-    assert_eq!(c.override_of(&d.path().join("staging").join("abc")), Some(c.overrides.join("abc.yaml")));
+    assert_eq!(
+        c.override_of(&d.path().join("staging").join("abc")),
+        Some(c.overrides.join("abc.yaml"))
+    );
 }
 
 #[tokio::test]
