@@ -9,7 +9,9 @@
 //!
 //! Steps: `after-bootstrap`, `after-bundle`, `after-lease`, `after-login`, `mid-write:<file
 //! name>` (a private file's temporary copy is written and synced, not yet renamed),
-//! `after-promote`, `wait-healthy`, `before-report`, `before-save` (the action's outcome, before
+//! `after-promote`, `data:stopped` (the `stop` services stopped for a snapshot), `data:copied-one`
+//! (one volume's snapshot recorded), `data:restoring` (the project stopped for a restore),
+//! `wait-healthy`, `before-report`, `before-save` (the action's outcome, before
 //! any extra), then the extras after that save: `extra:update`, `extra:reclaim`,
 //! `extra:collect` (a bundle gathered, not yet sent), `extra:metrics`.
 
