@@ -72,22 +72,27 @@ pub(super) fn reserved_refusals(doc: &Value) -> Vec<Refusal> {
             }
         }
     }
+    for (service, v) in service_volumes(root) {
+        let source = volume_source(v);
+        if reserved(&source) {
+            out.push(Refusal::new(
+                RefusalCode::NameRefused,
+                format!("{service} volume {source} (reserved for the box's update lock)"),
+            ));
+        }
+    }
+    out
+}
+
+/// Every service's `volumes` entry, with the service's name.
+fn service_volumes(root: &serde_yaml_ng::Mapping) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
     if let Some(Value::Mapping(services)) = compose_check::yaml::get(root, "services") {
         for (s, def) in services {
             let service = compose_check::yaml::as_str(s).unwrap_or_default();
-            let Value::Mapping(def) = compose_check::yaml::untag(def) else {
-                continue;
-            };
-            let Some(Value::Sequence(vols)) = compose_check::yaml::get(def, "volumes") else {
-                continue;
-            };
-            for v in vols {
-                let source = volume_source(v);
-                if reserved(&source) {
-                    out.push(Refusal::new(
-                        RefusalCode::NameRefused,
-                        format!("{service} volume {source} (reserved for the box's update lock)"),
-                    ));
+            if let Value::Mapping(def) = compose_check::yaml::untag(def) {
+                if let Some(Value::Sequence(vols)) = compose_check::yaml::get(def, "volumes") {
+                    out.extend(vols.iter().map(|v| (service.clone(), v)));
                 }
             }
         }
@@ -102,39 +107,27 @@ pub(super) fn normalised_refusals(doc: &Value, update_lock: &[String]) -> Vec<Re
     let Value::Mapping(root) = compose_check::yaml::untag(doc) else {
         return out;
     };
-    let Some(Value::Mapping(services)) = compose_check::yaml::get(root, "services") else {
-        return out;
-    };
-    for (s, def) in services {
-        let service = compose_check::yaml::as_str(s).unwrap_or_default();
-        let Value::Mapping(def) = compose_check::yaml::untag(def) else {
-            continue;
+    for (service, v) in service_volumes(root) {
+        let source = volume_source(v);
+        let target = match compose_check::yaml::untag(v) {
+            Value::Mapping(m) => compose_check::yaml::get(m, "target")
+                .and_then(compose_check::yaml::as_str)
+                .unwrap_or_default(),
+            Value::String(t) => t.split(':').nth(1).unwrap_or_default().to_string(),
+            _ => continue,
         };
-        let Some(Value::Sequence(vols)) = compose_check::yaml::get(def, "volumes") else {
+        if !reserved(&source) {
             continue;
-        };
-        for v in vols {
-            let source = volume_source(v);
-            let target = match compose_check::yaml::untag(v) {
-                Value::Mapping(m) => compose_check::yaml::get(m, "target")
-                    .and_then(compose_check::yaml::as_str)
-                    .unwrap_or_default(),
-                Value::String(t) => t.split(':').nth(1).unwrap_or_default().to_string(),
-                _ => continue,
-            };
-            if !reserved(&source) {
-                continue;
-            }
-            let own = update_lock.contains(&service) && source == key(&service);
-            if !own || target != LOCK_TARGET {
-                out.push(Refusal::new(
+        }
+        let own = update_lock.contains(&service) && source == key(&service);
+        if !own || target != LOCK_TARGET {
+            out.push(Refusal::new(
                     RefusalCode::NameRefused,
                     format!(
                         "{service} volume {source} (the update lock's volume: only {} mounts it, at {LOCK_TARGET})",
                         source.strip_prefix(&format!("{PREFIX}-")).unwrap_or("its service")
                     ),
                 ));
-            }
         }
     }
     out
