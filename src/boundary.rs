@@ -13,6 +13,7 @@ pub mod policy;
 mod refusal;
 pub mod signing;
 pub mod statement;
+pub mod volume;
 
 pub use facts::BoxFacts;
 pub use refusal::{Refusal, RefusalCode};

@@ -116,6 +116,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     .join(crate::boundary::guard::IMAGE_LEDGER),
             ),
             net: Some(net),
+            foreign_projects: self.peers().projects.clone(),
             require_image_digests: self.cfg.require_image_digests,
         }
     }
@@ -191,17 +192,23 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         match compose_check::parse(b.compose()) {
             Ok(doc) => {
                 let ctx = self.first_pass_ctx(b).await;
-                out.services = match compose_check::check_bundle(&doc, self.privileged(b), &ctx) {
-                    Ok(s) => s,
-                    Err(e) if file_policy_on() => {
-                        r.push(self.why_privileged(b, e));
-                        compose_check::services(&doc)
-                    }
-                    Err(e) => {
-                        warn!("test build: file policy off, would refuse {e}");
-                        compose_check::services(&doc)
-                    }
+                let vars = b.first_pass_variables();
+                let judged = compose_check::judge_bundle(&doc, self.privileged(b), &ctx, &vars);
+                out.services = if judged.services.is_empty() {
+                    compose_check::services(&doc)
+                } else {
+                    judged.services
                 };
+                if file_policy_on() {
+                    r.extend(
+                        judged
+                            .refusals
+                            .into_iter()
+                            .map(|e| self.why_privileged(b, e)),
+                    );
+                } else if let Some(e) = judged.refusals.first() {
+                    warn!("test build: file policy off, would refuse {e}");
+                }
                 out.jobs = compose_check::jobs(&doc);
             }
             Err(e) => r.push(e),
@@ -256,11 +263,17 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Ok(doc) = &parsed {
             out.extend(lock::normalised_refusals(doc, &b.meta.update_lock));
         }
-        let check = parsed.and_then(|v| compose_check::check_normalised(&v, privileged, &ctx));
-        match check.map_err(|r| self.why_privileged(b, r)) {
-            Err(r) if file_policy_on() => out.push(r),
-            Err(r) => warn!("test build: file policy off, would refuse {r}"),
-            Ok(_) => {}
+        let judged = parsed
+            .map(|v| compose_check::judge_normalised(&v, privileged, &ctx).refusals)
+            .unwrap_or_else(|r| vec![r]);
+        let judged: Vec<Refusal> = judged
+            .into_iter()
+            .map(|r| self.why_privileged(b, r))
+            .collect();
+        if file_policy_on() {
+            out.extend(judged);
+        } else if let Some(r) = judged.first() {
+            warn!("test build: file policy off, would refuse {r}");
         }
         out
     }

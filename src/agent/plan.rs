@@ -182,10 +182,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     Err(e) => return Err(Failure::from(e)),
                 }
                 for r in refusals {
-                    let r = PlanRefusal {
-                        code: r.code.to_string(),
-                        detail: redact::redact(&r.detail),
-                    };
+                    let r = PlanRefusal::of(r);
                     if !p
                         .refusals
                         .iter()

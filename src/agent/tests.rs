@@ -128,4 +128,5 @@ mod checkin;
 mod compose;
 mod holds;
 mod instances;
+mod issue41;
 mod refused;

@@ -199,23 +199,28 @@ fn creates(doc: &Y, release: &Path) -> Vec<(&'static str, J, String)> {
             .into_iter()
             .flatten()
         {
-            match v {
-                Y::String(short) => {
-                    let parts: Vec<&str> = short.split(':').collect();
-                    let (src, dst) = (parts[0], parts.get(1).copied().unwrap_or(""));
-                    let ro = parts.get(2).is_some_and(|m| m.split(',').any(|o| o == "ro"));
-                    let src = if src.starts_with('/') || src.starts_with('.') {
-                        abs(src).display().to_string()
-                    } else {
-                        named("volumes", src)
-                    };
-                    binds.push(format!("{src}:{dst}{}", if ro { ":ro" } else { "" }));
+            // compose's reading of the entry: the boundary's one parser
+            let m = match v {
+                Y::String(short) => crate::boundary::volume::short(short),
+                Y::Mapping(long) => crate::boundary::volume::long(long),
+                _ => continue,
+            };
+            match m.kind {
+                crate::boundary::volume::Kind::Bind if matches!(v, Y::String(_)) => {
+                    let src = abs(&m.source).display().to_string();
+                    let ro = if m.read_only { ":ro" } else { "" };
+                    binds.push(format!("{src}:{}{ro}", m.target));
                 }
-                long => mounts.push(json!({
-                    "Type": get(long, "type").map(s).unwrap_or_default(),
-                    "Source": abs(&get(long, "source").map(s).unwrap_or_default()).display().to_string(),
-                    "Target": get(long, "target").map(s).unwrap_or_default(),
-                    "ReadOnly": get(long, "read_only").and_then(|r| r.as_bool()).unwrap_or(false),
+                crate::boundary::volume::Kind::Volume if matches!(v, Y::String(_)) => {
+                    if !m.source.is_empty() {
+                        binds.push(format!("{}:{}", named("volumes", &m.source), m.target));
+                    }
+                }
+                _ => mounts.push(json!({
+                    "Type": get(v, "type").map(s).unwrap_or_default(),
+                    "Source": abs(&get(v, "source").map(s).unwrap_or_default()).display().to_string(),
+                    "Target": get(v, "target").map(s).unwrap_or_default(),
+                    "ReadOnly": get(v, "read_only").and_then(|r| r.as_bool()).unwrap_or(false),
                 })),
             }
         }
@@ -333,7 +338,7 @@ fn guard(doc: &Y, f: &BoxFacts) -> Result<(), Refusal> {
             )))
         }
     };
-    for (kind, body, name) in creates(doc, &release) {
+    for (kind, mut body, name) in creates(doc, &release) {
         match kind {
             "network" => {
                 policy::network_create(&body, f).map_err(|r| r.for_request("network create"))?;
@@ -354,6 +359,8 @@ fn guard(doc: &Y, f: &BoxFacts) -> Result<(), Refusal> {
                 own.entry("volume".into()).or_default().push(name);
             }
             _ => {
+                // as the guard does: a bind of a verified file is mounted read-only
+                policy::read_only_release_binds(&mut body, f);
                 let what = format!("container for service {}", refs_service(&body));
                 let refs = policy::container_create(&body, f).map_err(|r| r.for_request(&what))?;
                 policy::container_name(&name, &refs.service, f)?;
@@ -393,9 +400,15 @@ fn refs_service(body: &J) -> &str {
 /// would hand it back, paths relative to the release) under the release directory.
 fn file_passes(doc: &Y, b: &Box_, f: &BoxFacts) -> Result<(), Refusal> {
     let first = facts(b, Path::new(compose_check::FIRST_PASS_ROOT));
-    compose_check::check_bundle(doc, false, &first)?;
-    compose_check::check_normalised(doc, false, f)?;
+    compose_check::check_bundle(doc, false, &first, &compose_check::Variables::none())?;
+    compose_check::check_normalised(&interpolated(doc), false, f)?;
     Ok(())
+}
+
+/// What compose hands back and creates from: the file interpolated (the corpus sets no
+/// variable: every default applies).
+fn interpolated(doc: &Y) -> Y {
+    compose_check::interp::interpolate_doc(doc, &compose_check::Variables::none())
 }
 
 fn class(r: &Result<(), Refusal>) -> &'static str {
@@ -420,8 +433,8 @@ fn layers_agree_on_the_corpus_pure() {
     let cases = corpus(&b);
     for c in &cases {
         let doc = compose_check::parse(c.compose.as_bytes()).unwrap();
-        let alone = guard(&doc, &f);
-        let full = file_passes(&doc, &b, &f).and_then(|()| guard(&doc, &f));
+        let alone = guard(&interpolated(&doc), &f);
+        let full = file_passes(&doc, &b, &f).and_then(|()| guard(&interpolated(&doc), &f));
         if class(&full) != class(&alone)
             || class(&full) != c.expect
             || code(&full) != c.full

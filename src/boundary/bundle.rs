@@ -13,7 +13,9 @@ use sha2::{Digest, Sha256};
 use crate::wire::tenancy::BundleWire;
 
 mod env;
-pub use env::{dotenv_decode, dotenv_encode, render_env, valid_var, values_from_rendered};
+pub use env::{
+    dotenv_decode, dotenv_encode, dotenv_variables, render_env, valid_var, values_from_rendered,
+};
 
 pub const MAX_FILES: usize = 512;
 pub const MAX_PATH: usize = 255;

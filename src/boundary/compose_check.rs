@@ -1,6 +1,9 @@
 //! The privilege analysis of a compose file. It runs twice: on the bundle's YAML before the
-//! lease (anchors and merge keys resolved), and on the compose CLI's own normalised `config`
-//! after `.env` is rendered, so interpolation cannot smuggle a setting past the first pass.
+//! lease (anchors and merge keys resolved, then interpolated as compose will with
+//! `env.template`'s plain values, `interp`: what depends on a secret waits), and on the compose
+//! CLI's own normalised `config` after `.env` is rendered, so interpolation cannot smuggle a
+//! setting past the first pass. Each pass collects every refusal ([`Judged`]): the apply
+//! reports the first, `plan` lists them all.
 //! This file walks the document and hands each service, as a
 //! [`crate::boundary::container::ContainerSpec`], to the container rules the engine guard calls
 //! too; `rules` holds the rules only the file shows (one per key), `paths` the host-path
@@ -13,10 +16,12 @@ use serde_yaml_ng::Value;
 use crate::boundary::bundle::{Refusal, RefusalCode};
 use crate::boundary::container::{self, ContainerSpec};
 
+pub mod interp;
 mod paths;
 mod rules;
 pub(crate) mod yaml;
 
+pub use interp::{Var, Variables};
 pub use yaml::{parse, MAX_NODES};
 
 use rules::{Ctx, FILE_RULES, SERVICE_RULES};
@@ -91,22 +96,57 @@ pub fn jobs(doc: &Value) -> std::collections::BTreeSet<String> {
     out
 }
 
-/// `privileged`, host namespaces, dangerous capabilities, devices, unconfined security options,
-/// and bind mounts of the Docker socket, `/` and other host internals. Returns the service names.
+/// What a pass found: the services, and every refusal in the order the rules ran (the apply
+/// reports the first, `plan` lists them all).
+#[derive(Debug, Default)]
+pub struct Judged {
+    pub services: Vec<String>,
+    pub refusals: Vec<Refusal>,
+}
+
+impl Judged {
+    /// The services, or the first refusal.
+    pub fn first(self) -> Result<Vec<String>, Refusal> {
+        match self.refusals.into_iter().next() {
+            Some(r) => Err(r),
+            None => Ok(self.services),
+        }
+    }
+}
+
+/// The first pass without a box or an `env.template`: `privileged`, host namespaces, dangerous
+/// capabilities, devices, unconfined security options, and bind mounts of the Docker socket,
+/// `/` and other host internals. Every variable but compose's own environment is unset, so an
+/// interpolated value is left to the second pass. Returns the service names.
 pub fn check(doc: &Value, allow_privileged: bool) -> Result<Vec<String>, Refusal> {
-    check_in(doc, allow_privileged, None, None)
+    let doc = interp::interpolate_doc(doc, &Variables::none());
+    check_in(&doc, allow_privileged, None, true).first()
 }
 
 /// The first pass of an apply or a plan, knowing the box (its `ctx.release_dir` is
-/// [`FIRST_PASS_ROOT`]): `env_file` and secret/config `file:` must name a bundle file, no
-/// writable bind may hold one, and the box's binds, names, ports and limits are judged by the
-/// same rules as the second pass and the engine guard.
+/// [`FIRST_PASS_ROOT`]) and `env.template`'s plain values (`vars`): the document is interpolated
+/// as compose will ([`interp`]), what depends on a secret is left to the second pass; `env_file`
+/// and secret/config `file:` must name a bundle file, no writable bind may hold one (a bind of
+/// a bundle file is mounted read-only by construction), and the box's binds, names, ports and
+/// limits are judged by the same rules as the second pass and the engine guard.
 pub fn check_bundle(
     doc: &Value,
     allow_privileged: bool,
     ctx: &BoxFacts,
+    vars: &Variables,
 ) -> Result<Vec<String>, Refusal> {
-    check_in(doc, allow_privileged, Some(ctx), Some(&ctx.bundle_files))
+    judge_bundle(doc, allow_privileged, ctx, vars).first()
+}
+
+/// [`check_bundle`], every refusal.
+pub fn judge_bundle(
+    doc: &Value,
+    allow_privileged: bool,
+    ctx: &BoxFacts,
+    vars: &Variables,
+) -> Judged {
+    let doc = interp::interpolate_doc(doc, vars);
+    check_in(&doc, allow_privileged, Some(ctx), true)
 }
 
 /// The second pass, on the compose CLI's own normalised `config` (paths already absolute):
@@ -117,157 +157,195 @@ pub fn check_normalised(
     allow_privileged: bool,
     ctx: &BoxFacts,
 ) -> Result<Vec<String>, Refusal> {
-    check_in(doc, allow_privileged, Some(ctx), None)
+    judge_normalised(doc, allow_privileged, ctx).first()
+}
+
+/// [`check_normalised`], every refusal.
+pub fn judge_normalised(doc: &Value, allow_privileged: bool, ctx: &BoxFacts) -> Judged {
+    check_in(doc, allow_privileged, Some(ctx), false)
 }
 
 fn check_in(
     doc: &Value,
     allow_privileged: bool,
-    normalised: Option<&BoxFacts>,
-    bundle_files: Option<&[String]>,
-) -> Result<Vec<String>, Refusal> {
+    facts: Option<&BoxFacts>,
+    first_pass: bool,
+) -> Judged {
+    let mut out = Judged::default();
     let root = match untag(doc) {
         Value::Mapping(m) => m,
         _ => {
-            return Err(Refusal::new(
+            out.refusals.push(Refusal::new(
                 RefusalCode::BundleInvalid,
                 "compose.yaml is not a mapping",
-            ))
+            ));
+            return out;
         }
     };
     if get(root, "include").is_some() {
-        return Err(Refusal::new(
-            CODE,
-            "compose.yaml uses include (files outside the bundle's analysis)",
-        ));
+        out.refusals.push(
+            Refusal::new(
+                CODE,
+                "compose.yaml uses include (files outside the bundle's analysis)",
+            )
+            .lifted_by("put every service in compose.yaml itself"),
+        );
+        return out;
     }
     let services = match get(root, "services") {
         Some(Value::Mapping(m)) => m,
         _ => {
-            return Err(Refusal::new(
+            out.refusals.push(Refusal::new(
                 RefusalCode::BundleInvalid,
                 "compose.yaml has no services",
-            ))
+            ));
+            return out;
         }
+    };
+    let mut ctx = Ctx {
+        facts,
+        first_pass,
+        ..Ctx::default()
     };
     // a box that permits privileged bundles skips the rules, not the shape checks
-    let ctx = if allow_privileged {
-        None
-    } else {
-        let mut ctx = Ctx {
-            normalised,
-            bundle_files,
-            ..Ctx::default()
-        };
+    let judging = !allow_privileged;
+    if judging {
         for (key, rule) in FILE_RULES {
             if let Some(v) = get(root, key) {
-                rule(&mut ctx, key, v)?;
+                rule(&mut ctx, key, v);
             }
         }
-        Some(ctx)
-    };
-    let mut names = Vec::new();
+    }
     for (k, v) in services {
         let svc = as_str(k).unwrap_or_else(|| "?".into());
-        names.push(svc.clone());
+        out.services.push(svc.clone());
         let s = match untag(v) {
             Value::Mapping(m) => m,
             Value::Null => continue,
             _ => {
-                return Err(Refusal::new(
+                ctx.refuse(Refusal::new(
                     RefusalCode::BundleInvalid,
                     format!("service {svc} is not a mapping"),
-                ))
+                ));
+                continue;
             }
         };
         if let Some(ext) = get(s, "extends") {
-            rules::extends(&svc, ext)?;
+            ctx.refuse_at(&svc, "extends", rules::extends(&svc, ext));
+        }
+        // the box never builds: a service must name an image to pull (judged whatever the box
+        // permits: a build fails at the guard on every box)
+        let builds_only = get(s, "build").is_some() && get(s, "image").is_none();
+        if builds_only {
+            ctx.refuse(build_refused(&svc));
         }
         // the container rules, the guard's too, over the same description of the service
-        let spec = ContainerSpec::from_compose(&svc, s, bundle_files.is_some());
+        let spec = ContainerSpec::from_compose(&svc, s, first_pass);
         let none = BoxFacts::default();
-        let facts = normalised.unwrap_or(&none);
+        let box_facts = facts.unwrap_or(&none);
         // pinning is not a privilege: judged whatever the box permits. The first pass leaves an
         // interpolated image to the second, which sees compose's value
-        if normalised.is_some() {
-            container::image(&spec, facts)?;
+        if facts.is_some() && !builds_only {
+            ctx.refuse_at(&svc, "image", container::image(&spec, box_facts));
         }
-        let Some(ctx) = &ctx else { continue };
-        container::privilege(&spec, facts)?;
+        if !judging {
+            continue;
+        }
+        for r in container::privilege_all(&spec, box_facts) {
+            ctx.refuse(r);
+        }
         for (key, rule) in SERVICE_RULES {
             if let Some(v) = get(s, key) {
-                rule(ctx, &svc, key, v)?;
+                rule(&ctx, &svc, key, v);
             }
         }
-        container::ports(&spec, facts)?;
-        container::name(&spec, facts)?;
-        container::binds(&spec, normalised)?;
-        if let Some(v) = get(s, "volumes") {
-            rules::volumes(ctx, &svc, "volumes", v)?;
+        for r in container::ports_all(&spec, box_facts) {
+            ctx.refuse(r);
         }
-        container::limits(&spec, facts)?;
+        ctx.refuse_at(&svc, "container_name", container::name(&spec, box_facts));
+        for r in container::binds_all(&spec, facts) {
+            ctx.refuse(r);
+        }
+        if let Some(v) = get(s, "volumes") {
+            rules::volumes(&ctx, &svc, "volumes", v);
+        }
+        ctx.refuse_at(&svc, "mem_limit", container::limits(&spec, box_facts));
     }
-    if let Some(ctx) = &ctx {
-        binds_invariant(ctx, normalised, bundle_files)?;
+    if judging {
+        binds_invariant(&ctx);
+        // last: the allow-list, so a known privileged shape keeps its PRIVILEGED_REFUSED name
+        // (a key a rule already refused is not listed twice); a box that permits privileged
+        // bundles trusts their keys too
+        for r in crate::boundary::compose_keys::check_all(root) {
+            let detail = r.detail.clone();
+            let (svc, key) = detail.split_once('.').unwrap_or(("", ""));
+            let said = ctx
+                .found
+                .borrow()
+                .iter()
+                .any(|x| x.service() == Some(svc) && x.key() == Some(key));
+            if !said {
+                let r = if services.contains_key(Value::String(svc.into())) {
+                    r.at(svc, key)
+                } else {
+                    r
+                };
+                ctx.refuse(r);
+            }
+        }
     }
-    // last: the allow-list, so a known privileged shape keeps its PRIVILEGED_REFUSED name; a
-    // box that permits privileged bundles trusts their keys too
-    if !allow_privileged {
-        crate::boundary::compose_keys::check(root)?;
-    }
-    Ok(names)
+    let root_dir = ctx.root();
+    out.refusals.extend(
+        ctx.found
+            .into_inner()
+            .into_iter()
+            .map(|r| r.relative_to(&root_dir)),
+    );
+    out
+}
+
+/// `BUILD_REFUSED: <service> builds its image here (build: without image:)`.
+fn build_refused(svc: &str) -> Refusal {
+    Refusal::new(
+        RefusalCode::BuildRefused,
+        format!("{svc} builds its image here (build: without image:); this box never builds"),
+    )
+    .at(svc, "build")
 }
 
 /// The engine guard's invariant over the file's own binds, judged lexically (the guard judges
 /// them again, resolved, against every bind on the box): the same function, so both layers agree.
-fn binds_invariant(
-    ctx: &Ctx,
-    normalised: Option<&BoxFacts>,
-    bundle_files: Option<&[String]>,
-) -> Result<(), Refusal> {
+/// A bind of a file of the release (or of a directory that holds one, inside the release) is
+/// read-only whatever the file says: the guard mounts it so ([`policy::read_only_by_construction`]).
+fn binds_invariant(ctx: &Ctx) {
     use crate::boundary::policy::{self, HostBind};
     use std::path::Path;
+    let root = PathBuf::from(ctx.root());
+    let files = ctx
+        .facts
+        .map(|n| n.bundle_files.as_slice())
+        .unwrap_or_default();
+    let mut release = vec![root.clone(), root.join(".env"), root.join("compose.yaml")];
+    release.extend(files.iter().map(|f| root.join(f)));
     let binds: Vec<HostBind> = ctx
         .binds
         .borrow()
         .iter()
-        .map(|(p, w)| HostBind::lexical(Path::new(p), *w))
+        .map(|(p, w)| {
+            let lex = policy::lexical(Path::new(p));
+            let w = *w && !policy::read_only_by_construction(&lex, &root, &release);
+            HostBind::lexical(&lex, w)
+        })
         .collect();
-    let root = PathBuf::from(ctx.root());
-    let files = bundle_files
-        .or(normalised.map(|n| n.bundle_files.as_slice()))
-        .unwrap_or_default();
-    let mut release = vec![root.clone(), root.join(".env"), root.join("compose.yaml")];
-    release.extend(files.iter().map(|f| root.join(f)));
-    policy::binds_invariant(&binds, &[], &release)
-        .map_err(|d| Refusal::new(BIND_CODE, release_shown(&d.detail)))
+    if let Err(d) = policy::binds_invariant(&binds, &[], &release) {
+        ctx.refuse(Refusal::new(BIND_CODE, d.detail).at_key("volumes"));
+    }
 }
 
-/// A first-pass message as an operator reads it: the placeholder root the release is judged
-/// under (it does not exist yet) becomes `./…` before a path in it, and `the release directory
-/// (./)` where it stands alone.
+/// A first-pass message as an operator reads it (see [`Refusal::relative_to`]).
+#[cfg(test)]
 fn release_shown(msg: &str) -> String {
-    let root = rules::RELEASE;
-    let mut out = String::with_capacity(msg.len());
-    let mut rest = msg;
-    while let Some(i) = rest.find(root) {
-        let (before, at) = rest.split_at(i);
-        out.push_str(before);
-        let token_start = out.is_empty() || out.ends_with([' ', '(', ',']);
-        let after = &at[root.len()..];
-        if token_start && after.starts_with('/') {
-            out.push_str("./");
-            rest = &after[1..];
-        } else if token_start && (after.is_empty() || after.starts_with([' ', ',', ')', ':'])) {
-            out.push_str("the release directory (./)");
-            rest = after;
-        } else {
-            out.push_str(root);
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
+    crate::boundary::refusal::relative(msg, rules::RELEASE)
 }
 
 #[cfg(test)]

@@ -210,7 +210,7 @@ fn refuse(path: String) -> Refusal {
     Refusal::new(CODE, path)
 }
 
-fn keys_in(m: &Mapping, table: &[(&str, &str)], prefix: &str) -> Result<(), Refusal> {
+fn keys_in(m: &Mapping, table: &[(&str, &str)], prefix: &str, out: &mut Vec<Refusal>) {
     for k in m.keys() {
         let name = key_name(k);
         // extension fields are ignored by compose and carry anchors
@@ -218,27 +218,36 @@ fn keys_in(m: &Mapping, table: &[(&str, &str)], prefix: &str) -> Result<(), Refu
             continue;
         }
         if !known(table, &name) {
-            return Err(refuse(format!("{prefix}{name}")));
+            out.push(refuse(format!("{prefix}{name}")));
         }
     }
-    Ok(())
 }
 
-/// Judges every key of a parsed compose document (aliases and merge keys already resolved).
+/// Judges every key of a parsed compose document (aliases and merge keys already resolved):
+/// the first refusal.
 pub fn check(root: &Mapping) -> Result<(), Refusal> {
-    keys_in(root, TOP, "")?;
+    match check_all(root).into_iter().next() {
+        Some(r) => Err(r),
+        None => Ok(()),
+    }
+}
+
+/// Every key the allow-list refuses, in document order.
+pub fn check_all(root: &Mapping) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    keys_in(root, TOP, "", &mut out);
     if let Some(services) = root.get("services").and_then(mapping) {
         for (name, svc) in services {
             let name = key_name(name);
             let Some(svc) = mapping(svc) else { continue };
-            keys_in(svc, SERVICE, &format!("{name}."))?;
+            keys_in(svc, SERVICE, &format!("{name}."), &mut out);
             if let Some(d) = svc.get("deploy").and_then(mapping) {
-                keys_in(d, DEPLOY, &format!("{name}.deploy."))?;
+                keys_in(d, DEPLOY, &format!("{name}.deploy."), &mut out);
                 if let Some(res) = d.get("resources").and_then(mapping) {
                     for (kind, r) in res {
                         if let Some(r) = mapping(r) {
                             if r.contains_key("devices") {
-                                return Err(refuse(format!(
+                                out.push(refuse(format!(
                                     "{name}.deploy.resources.{}.devices",
                                     key_name(kind)
                                 )));
@@ -258,12 +267,12 @@ pub fn check(root: &Mapping) -> Result<(), Refusal> {
         if let Some(defs) = root.get(top).and_then(mapping) {
             for (name, def) in defs {
                 if let Some(def) = mapping(def) {
-                    keys_in(def, table, &format!("{top}.{}.", key_name(name)))?;
+                    keys_in(def, table, &format!("{top}.{}.", key_name(name)), &mut out);
                 }
             }
         }
     }
-    Ok(())
+    out
 }
 
 #[cfg(test)]

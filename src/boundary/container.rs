@@ -98,6 +98,10 @@ pub struct ContainerSpec {
     /// Memory limit in bytes (0 = none) and pids limit (0 or negative = none).
     pub memory: u64,
     pub pids: i64,
+    /// What this pass could not read and leaves to the next (the first pass: a value it could
+    /// not interpolate, by key: `image`, `privileged`, `container_name`, `memory`, `pids`). The
+    /// rule that needs it does not judge it here; the second pass and the guard judge the value.
+    pub waits: Vec<String>,
 }
 
 type R = Result<(), Refusal>;
@@ -107,14 +111,23 @@ const CODE: RefusalCode = RefusalCode::PrivilegedRefused;
 impl ContainerSpec {
     /// A refusal of `key` (the layer's spelling) set to `value`, worded for the layer.
     fn sets(&self, key: &str, value: &str, file: String) -> Refusal {
-        Refusal::new(
+        let r = Refusal::new(
             CODE,
             match self.source {
                 Source::File => file,
                 Source::Engine if value.is_empty() => key.to_string(),
                 Source::Engine => format!("{key} {value}"),
             },
-        )
+        );
+        self.found(r, key)
+    }
+
+    /// A file pass's refusal says where it found it (`plan`); the guard's detail does.
+    fn found(&self, r: Refusal, key: &str) -> Refusal {
+        match self.source {
+            Source::File => r.at(&self.service, key),
+            Source::Engine => r,
+        }
     }
 
     fn key(&self, file: &str, engine: &str) -> String {
@@ -143,14 +156,30 @@ pub fn judge(spec: &ContainerSpec, facts: &BoxFacts) -> R {
 /// `None` for a file pass that does not know the box (its own trees only, not confined to any
 /// root).
 pub fn binds(spec: &ContainerSpec, facts: Option<&BoxFacts>) -> R {
+    first(binds_all(spec, facts))
+}
+
+/// [`binds`], every refusal.
+pub fn binds_all(spec: &ContainerSpec, facts: Option<&BoxFacts>) -> Vec<Refusal> {
+    let mut out = Vec::new();
     for b in &spec.binds {
         let who = match spec.source {
             Source::File => format!("service {}", spec.service),
             Source::Engine => b.key.clone(),
         };
-        host_path(spec.source, &who, &b.source, b.read_only, facts)?;
+        if let Err(r) = host_path(spec.source, &who, &b.source, b.read_only, facts) {
+            out.push(spec.found(r, &b.key));
+        }
     }
-    Ok(())
+    out
+}
+
+/// The first of a rule's refusals.
+fn first(v: Vec<Refusal>) -> R {
+    match v.into_iter().next() {
+        Some(r) => Err(r),
+        None => Ok(()),
+    }
 }
 
 /// One host path a container reaches (a bind; in a file also a volume's device, a secret's or
@@ -209,47 +238,53 @@ pub fn host_path(
 /// sysctls, a negative OOM score, ulimits over a share of the box. A box that permits
 /// privilege lets them all through.
 pub fn privilege(spec: &ContainerSpec, facts: &BoxFacts) -> R {
+    first(privilege_all(spec, facts))
+}
+
+/// [`privilege`], every refusal (in the order [`privilege`] reports the first).
+pub fn privilege_all(spec: &ContainerSpec, facts: &BoxFacts) -> Vec<Refusal> {
+    let mut out = Vec::new();
     if facts.privileged {
-        return Ok(());
+        return out;
     }
     let svc = &spec.service;
     if let Some(p) = &spec.privileged {
-        return Err(spec.sets(&p.key, &p.value, format!("service {svc} sets privileged")));
+        out.push(spec.sets(&p.key, &p.value, format!("service {svc} sets privileged")));
     }
     for (ns, s) in &spec.namespaces {
         if !namespace_allowed(*ns, &s.value) {
             let file = format!("service {svc} sets {}: {}", s.key, s.value);
-            return Err(spec.sets(&s.key, &s.value, file));
+            out.push(spec.sets(&s.key, &s.value, file));
         }
     }
     for c in &spec.cap_add {
         if !rules::cap_allowed(c) {
             let key = spec.key("cap_add", "HostConfig.CapAdd");
             let file = format!("service {svc} adds capability {c}");
-            return Err(spec.sets(&key, &rules::cap_name(c), file));
+            out.push(spec.sets(&key, &rules::cap_name(c), file));
         }
     }
     if let Some(d) = spec.devices.first() {
         let file = format!("service {svc} sets {}", d.key);
-        return Err(spec.sets(&d.key, &d.value, file));
+        out.push(spec.sets(&d.key, &d.value, file));
     }
     for o in &spec.security_opt {
         if !rules::security_opt_allowed(o) {
             let key = spec.key("security_opt", "HostConfig.SecurityOpt");
             let file = format!("service {svc} sets security_opt {o}");
-            return Err(spec.sets(&key, o, file));
+            out.push(spec.sets(&key, o, file));
         }
     }
-    if let Some(n) = spec.sysctls.iter().find(|n| !rules::sysctl_allowed(n)) {
-        let key = spec.key("sysctl", "HostConfig.Sysctls");
+    for n in spec.sysctls.iter().filter(|n| !rules::sysctl_allowed(n)) {
+        let key = spec.key("sysctls", "HostConfig.Sysctls");
         let file = format!("service {svc} sets sysctl {n}");
-        return Err(spec.sets(&key, n, file));
+        out.push(spec.sets(&key, n, file));
     }
     if let Some(n) = spec.oom_score_adj {
         if !rules::oom_score_adj_allowed(n) {
             let key = spec.key("oom_score_adj", "HostConfig.OomScoreAdj");
             let file = format!("service {svc} sets oom_score_adj {n}");
-            return Err(spec.sets(&key, &n.to_string(), file));
+            out.push(spec.sets(&key, &n.to_string(), file));
         }
     }
     for u in &spec.ulimits {
@@ -261,10 +296,10 @@ pub fn privilege(spec: &ContainerSpec, facts: &BoxFacts) -> R {
             };
             let key = spec.key("ulimits", "HostConfig.Ulimits");
             let file = format!("service {svc} sets ulimits {} {v}", u.name);
-            return Err(spec.sets(&key, &format!("{} {v}", u.name), file));
+            out.push(spec.sets(&key, &format!("{} {v}", u.name), file));
         }
     }
-    Ok(())
+    out
 }
 
 /// A namespace mode that keeps the container in its own namespaces. `host` never. Joining
@@ -291,18 +326,29 @@ pub fn namespace_allowed(ns: Namespace, mode: &str) -> bool {
 
 /// Published host ports: none the box reserves (`PORT_REFUSED`).
 pub fn ports(spec: &ContainerSpec, facts: &BoxFacts) -> R {
-    if facts.privileged {
-        return Ok(());
-    }
-    for (ip, host) in &spec.ports {
-        if let Some(range) = rules::port_range(host) {
-            rules::port_refusal(&spec.service, ip, range, &facts.reserved_ports)?;
-        }
-    }
-    Ok(())
+    first(ports_all(spec, facts))
 }
 
-/// The container's own name is compose's for its service (`NAME_REFUSED`).
+/// [`ports`], every refusal.
+pub fn ports_all(spec: &ContainerSpec, facts: &BoxFacts) -> Vec<Refusal> {
+    if facts.privileged {
+        return Vec::new();
+    }
+    let key = spec.key("ports", "HostConfig.PortBindings");
+    spec.ports
+        .iter()
+        .filter_map(|(ip, host)| {
+            let range = rules::port_range(host)?;
+            rules::port_refusal(&spec.service, ip, range, &facts.reserved_ports)
+                .err()
+                .map(|r| spec.found(r, &key))
+        })
+        .collect()
+}
+
+/// The container's own name is compose's for its service, or a free-standing one in no
+/// project's namespace the box knows ([`rules::container_name_taken`]; `NAME_REFUSED`). The
+/// guard also asks the engine who holds the name and which projects are on the box.
 pub fn name(spec: &ContainerSpec, facts: &BoxFacts) -> R {
     let Some(n) = spec.name.as_deref().filter(|n| !n.is_empty()) else {
         return Ok(());
@@ -313,7 +359,20 @@ pub fn name(spec: &ContainerSpec, facts: &BoxFacts) -> R {
     {
         return Ok(());
     }
-    Err(rules::name_refused("container", n, &facts.project))
+    let Some(why) = rules::container_name_taken(n, &facts.project, &facts.foreign_projects) else {
+        return Ok(());
+    };
+    let mut r = rules::name_refused("container", n, &facts.project);
+    if !why.is_empty() {
+        r.detail = format!("{}: {why})", r.detail.trim_end_matches(')'));
+    }
+    Err(spec.found(r, "container_name").lifted_by(format!(
+        "drop container_name, use {}-{} (compose's own), or a name outside {}-… and every other \
+         project's prefix",
+        facts.project,
+        spec.service,
+        rules::BOX_NAMESPACE
+    )))
 }
 
 /// The box's `container_limits`: a memory and a pids limit under them (`LIMIT_REFUSED`).
@@ -321,7 +380,17 @@ pub fn limits(spec: &ContainerSpec, facts: &BoxFacts) -> R {
     if facts.privileged {
         return Ok(());
     }
-    facts.limits.refusal(&spec.service, spec.memory, spec.pids)
+    // a limit this pass could not read is judged by the next one: stand in the ceiling itself
+    let waits = |k: &str| spec.waits.iter().any(|w| w == k);
+    let memory = match facts.limits.memory {
+        Some(max) if waits("memory") => max,
+        _ => spec.memory,
+    };
+    let pids = match facts.limits.pids {
+        Some(max) if waits("pids") => i64::try_from(max).unwrap_or(i64::MAX),
+        _ => spec.pids,
+    };
+    facts.limits.refusal(&spec.service, memory, pids)
 }
 
 /// The box's `require_image_digests` (`IMAGE_REFUSED`): judged whatever the box permits.

@@ -43,6 +43,9 @@ pub struct BoxFacts {
     /// The box's address space: the pools and what no subnet may overlap (`None`: subnets and
     /// addresses not judged; the agent always sets it).
     pub net: Option<AddressSpace>,
+    /// The compose projects of the box's other instances (their configs): no container name of
+    /// this project's may be inside their namespaces, even while they have nothing on the box.
+    pub foreign_projects: Vec<String>,
     /// The box's `require_image_digests`: every service image, and every pull, must name its
     /// bytes (`name[:tag]@sha256:<hex>`), so a tag moved in the registry changes nothing.
     pub require_image_digests: bool,

@@ -434,3 +434,6 @@ mod denials_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod fake_engine_tests;

@@ -16,8 +16,9 @@ mod paths;
 pub mod rules;
 
 pub use paths::{
-    bind_rule, binds_invariant, lexical, release_outside_writable, resolve, trace, HostBind,
-    Judged, Traced, Unreachable, PRIVATE_TREES, READ_ONLY_DEEP, READ_ONLY_FILES,
+    bind_rule, binds_invariant, lexical, read_only_by_construction, release_outside_writable,
+    resolve, trace, HostBind, Judged, Traced, Unreachable, PRIVATE_TREES, READ_ONLY_DEEP,
+    READ_ONLY_FILES,
 };
 pub use rules::{Limits, SAFE_CAPS};
 
@@ -165,6 +166,58 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
     container::binds(&spec, Some(b))?;
     container::limits(&spec, b)?;
     Ok(refs)
+}
+
+/// Makes read-only, in a container create body, every bind of a file the agent verifies (or of
+/// a directory inside the release that holds one; [`read_only_by_construction`]), in
+/// `HostConfig.Binds` (`rw` dropped, `ro` added) and `HostConfig.Mounts` (`ReadOnly: true`).
+/// The engine guard applies it to every create before judging it, so such a bind passes the
+/// invariant and no container can change what the agent verified and compose reads (issue 41).
+/// The verified compose bytes are not touched: only the request compose sends. Returns the
+/// sources it changed. Whatever the box permits: the release stays unwritable.
+pub fn read_only_release_binds(body: &mut Value, b: &Boundary) -> Vec<String> {
+    let Some(root) = b.release_dir.as_deref() else {
+        return Vec::new();
+    };
+    let ours = |src: &str| {
+        src.starts_with('/')
+            && read_only_by_construction(
+                &resolve(std::path::Path::new(src)),
+                root,
+                &b.release_files,
+            )
+    };
+    let mut changed = Vec::new();
+    let Some(hc) = body.get_mut("HostConfig").and_then(|h| h.as_object_mut()) else {
+        return changed;
+    };
+    if let Some(binds) = hc.get_mut("Binds").and_then(|v| v.as_array_mut()) {
+        for e in binds.iter_mut() {
+            let Some(s) = e.as_str() else { continue };
+            let eb = crate::boundary::volume::engine_bind(s);
+            if !eb.read_only() && ours(eb.source) {
+                changed.push(eb.source.to_string());
+                *e = Value::String(eb.as_read_only());
+            }
+        }
+    }
+    if let Some(mounts) = hc.get_mut("Mounts").and_then(|v| v.as_array_mut()) {
+        for m in mounts.iter_mut() {
+            let Some(o) = m.as_object_mut() else { continue };
+            let bind = o.get("Type").and_then(|t| t.as_str()) == Some("bind");
+            let ro = o.get("ReadOnly").and_then(|r| r.as_bool()).unwrap_or(false);
+            let src = o
+                .get("Source")
+                .and_then(|s| s.as_str())
+                .unwrap_or("")
+                .to_string();
+            if bind && !ro && ours(&src) {
+                o.insert("ReadOnly".into(), Value::Bool(true));
+                changed.push(src);
+            }
+        }
+    }
+    changed
 }
 
 /// A volume's or network's name is `<project>_…`, so no bundle can take another project's

@@ -15,10 +15,7 @@ pub const MAX_BYTES: usize = 4096;
 pub use crate::boundary::{Refusal as Rejected, RefusalCode};
 
 fn refused(field: &str, why: impl std::fmt::Display) -> Rejected {
-    Rejected {
-        code: RefusalCode::StatementRefused,
-        detail: format!("{field} ({why})"),
-    }
+    Rejected::new(RefusalCode::StatementRefused, format!("{field} ({why})"))
 }
 
 /// The signed bytes: `statement` as it came (base64), decoded and bounded. These bytes, not a
@@ -192,14 +189,14 @@ impl Limits {
     fn not_from_future(&self, issued_at: i64, now: i64) -> Result<(), Rejected> {
         let skew = i64::try_from(self.clock_skew_s).unwrap_or(i64::MAX);
         if issued_at > now.saturating_add(skew) {
-            return Err(Rejected {
-                code: RefusalCode::StatementFromFuture,
-                detail: format!(
+            return Err(Rejected::new(
+                RefusalCode::StatementFromFuture,
+                format!(
                     "issued_at {} is {} s ahead of this box's clock (allowance {skew} s)",
                     rfc3339(issued_at),
                     issued_at.saturating_sub(now)
                 ),
-            });
+            ));
         }
         Ok(())
     }
@@ -272,33 +269,33 @@ impl BundleClaim {
         let (issued_at, expires_at) = life(&w.issued_at, &w.expires_at)?;
         if let Some(hw) = f.high_water {
             if serial < hw.serial {
-                return Err(Rejected {
-                    code: RefusalCode::RollbackRefused,
-                    detail: format!("serial {serial} below {}", hw.serial),
-                });
+                return Err(Rejected::new(
+                    RefusalCode::RollbackRefused,
+                    format!("serial {serial} below {}", hw.serial),
+                ));
             }
             if serial == hw.serial && !hw.sha.eq_ignore_ascii_case(f.sha) {
-                return Err(Rejected {
-                    code: RefusalCode::RollbackRefused,
-                    detail: format!(
+                return Err(Rejected::new(
+                    RefusalCode::RollbackRefused,
+                    format!(
                         "serial {serial} equals the high-water mark, accepted for {}",
                         &hw.sha[..hw.sha.len().min(12)]
                     ),
-                });
+                ));
             }
         }
         let bound = l.serial_bound(f.high_water);
         if serial > bound {
-            return Err(Rejected {
-                code: RefusalCode::StatementSerialJump,
-                detail: match f.high_water {
+            return Err(Rejected::new(
+                RefusalCode::StatementSerialJump,
+                match f.high_water {
                     Some(hw) => format!(
                         "serial {serial} is more than {} above the high-water mark {}",
                         l.serial_max_jump, hw.serial
                     ),
                     None => format!("serial {serial} above {bound} (no high-water mark yet)"),
                 },
-            });
+            ));
         }
         l.not_from_future(issued_at, f.now)?;
         if f.now >= expires_at {
@@ -331,14 +328,14 @@ pub fn check_bundle_within(
 }
 
 pub fn expired(sha: &str, expires_at: i64) -> Rejected {
-    Rejected {
-        code: RefusalCode::BundleExpiredRefused,
-        detail: format!(
+    Rejected::new(
+        RefusalCode::BundleExpiredRefused,
+        format!(
             "{} expired {}",
             &sha[..sha.len().min(12)],
             rfc3339(expires_at)
         ),
-    }
+    )
 }
 
 /// What the box knows of an agent package it fetched.
@@ -396,10 +393,10 @@ pub fn check_agent_within(
     let (issued_at, expires_at) = life(&w.issued_at, &w.expires_at)?;
     l.not_from_future(issued_at, f.now)?;
     if f.now >= expires_at {
-        return Err(Rejected {
-            code: RefusalCode::BundleExpiredRefused,
-            detail: format!("agent {version} expired {}", rfc3339(expires_at)),
-        });
+        return Err(Rejected::new(
+            RefusalCode::BundleExpiredRefused,
+            format!("agent {version} expired {}", rfc3339(expires_at)),
+        ));
     }
     Ok(AgentStatement {
         version: version.to_string(),

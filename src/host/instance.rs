@@ -222,6 +222,9 @@ pub struct PeerFacts {
     pub files: Vec<PathBuf>,
     /// Their endpoints: no network of this instance's bundles may hold their addresses.
     pub remotes: Vec<crate::host::depends::Dep<crate::host::depends::Remote>>,
+    /// Their compose projects (those whose config loads): no container name of this instance's
+    /// bundles is inside their namespaces.
+    pub projects: Vec<String>,
 }
 
 pub fn peer_facts(peers: &[Peer]) -> PeerFacts {
@@ -232,10 +235,19 @@ pub fn peer_facts(peers: &[Peer]) -> PeerFacts {
     let mut files = d.path_values();
     files.sort();
     files.dedup();
+    let mut projects: Vec<String> = peers
+        .iter()
+        .filter_map(|p| p.config.as_ref().ok())
+        .map(|c| c.compose_project.clone())
+        .filter(|p| !p.is_empty())
+        .collect();
+    projects.sort();
+    projects.dedup();
     PeerFacts {
         ports,
         files,
         remotes: d.remotes,
+        projects,
     }
 }
 

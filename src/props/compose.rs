@@ -212,7 +212,24 @@ proptest! {
             Err(r) => { prop_assume!(!r.detail.contains("duplicate")); return Err(TestCaseError::fail(format!("{r}\n{y}"))); }
         };
         let r = compose_check::check(&doc, false);
-        prop_assert!(matches!(&r, Err(r) if r.code == "PRIVILEGED_REFUSED" || r.code == "BIND_SOURCE_REFUSED"), "not refused:\n{}\n{:?}", y, r);
+        let refused = |r: &Result<Vec<String>, crate::boundary::Refusal>| {
+            matches!(r, Err(r) if r.code == "PRIVILEGED_REFUSED" || r.code == "BIND_SOURCE_REFUSED")
+        };
+        if bad.contains("${") {
+            // a value the first pass cannot interpolate (issue 41) is the second pass's: it
+            // judges what compose makes of it — here, the dangerous value
+            prop_assert!(r.is_ok() || refused(&r), "{}\n{:?}", y, r);
+            let known = y.replace("${P}", "true").replace("${SRC}", "/var/run/docker.sock");
+            let box_ = crate::boundary::BoxFacts {
+                release_dir: Some("/srv/rel".into()),
+                ..Default::default()
+            };
+            let second = compose_check::parse(known.as_bytes())
+                .and_then(|d| compose_check::check_normalised(&d, false, &box_));
+            prop_assert!(refused(&second), "not refused by the second pass:\n{}\n{:?}", known, second);
+        } else {
+            prop_assert!(refused(&r), "not refused:\n{}\n{:?}", y, r);
+        }
         let allowed = compose_check::check(&doc, true);
         prop_assert!(allowed.is_ok(), "allow_privileged still refused:\n{}\n{:?}", y, allowed);
     }

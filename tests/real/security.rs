@@ -1002,7 +1002,8 @@ fn disk_insufficient_measured_on_the_docker_root() {
 // ---- 3. no way around the privilege check: the second pass ------------------------------------
 
 /// Settings that the first pass (bundle YAML) cannot see, because the dangerous part only
-/// appears once compose interpolates `.env`: the second pass on `compose config` must refuse.
+/// appears once compose interpolates `.env` with a secret: the second pass on `compose config`
+/// must refuse.
 fn interpolation_cannot_smuggle_privilege(f: Flavour) {
     require_docker();
     let (s, _) = bootstrapped("smuggle", f);
@@ -1027,17 +1028,33 @@ fn interpolation_cannot_smuggle_privilege(f: Flavour) {
         ),
         ("userns via .env", "    userns_mode: ${U}\n", "U=host\n"),
     ];
-    // (a capability spelled with a variable is refused by the first pass since 0.3: the
-    // capabilities are one allow-list, and `SYS_${C}` is on no list)
+    // (a capability spelled with a variable waits for what it becomes since issue 41: `SYS_${C}`
+    // may be SYS_CHROOT; with `C=ADMIN` in env.template the first pass refuses it)
     let cap = quiet_service(IMAGE, "    cap_add: [\"SYS_${C}\"]\n");
     let doc = monky_deployd::boundary::compose_check::parse(cap.as_bytes()).unwrap();
+    assert!(monky_deployd::boundary::compose_check::check(&doc, false).is_ok());
     assert_eq!(
-        monky_deployd::boundary::compose_check::check(&doc, false)
-            .unwrap_err()
-            .code,
+        monky_deployd::boundary::compose_check::check_bundle(
+            &doc,
+            false,
+            &monky_deployd::boundary::BoxFacts::default(),
+            &monky_deployd::boundary::bundle::dotenv_variables("C=ADMIN\n"),
+        )
+        .unwrap_err()
+        .code,
         "PRIVILEGED_REFUSED"
     );
     for (i, (what, extra, tmpl)) in cases.iter().enumerate() {
+        // the dangerous value is a secret: a plain value of env.template is the first pass's to
+        // judge since issue 41, so only a secret's reaches the second pass alone
+        let (name, value) = tmpl.trim_end().split_once('=').unwrap();
+        let smuggled = entry(
+            &s,
+            &format!("SMUGGLED_{i}"),
+            &format!("smuggled_{i}"),
+            value,
+        );
+        let tmpl = format!("{name}=${{SMUGGLED_{i}}}\n");
         let compose = quiet_service(
             IMAGE,
             &format!("{extra}    environment:\n      API_KEY: ${{API_KEY}}\n"),
@@ -1052,7 +1069,7 @@ fn interpolation_cannot_smuggle_privilege(f: Flavour) {
             1 + i as u64,
             compose,
             &format!("API_KEY=${{API_KEY}}\n{tmpl}"),
-            vec![e.clone()],
+            vec![e.clone(), smuggled],
             json!({}),
         );
         let sha = s.tenancy.set_bundle(&s.env, b.files());

@@ -50,6 +50,19 @@ pub(super) fn refs(m: &bundle::Manifest) -> Vec<SecretKey> {
     v
 }
 
+/// The plan's scratch copy as refusals may spell it: as written and canonical (a state dir
+/// behind a symlink), the longer first.
+pub(super) fn scratch_roots(scratch: &Path) -> Vec<String> {
+    let mut v = vec![scratch.display().to_string()];
+    if let Ok(c) = std::fs::canonicalize(scratch) {
+        v.push(c.display().to_string());
+    }
+    v.push(policy::lexical(scratch).display().to_string());
+    v.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    v.dedup();
+    v
+}
+
 /// A scratch directory or file of the plan, removed when the plan ends.
 pub(super) struct Scratch(PathBuf);
 
@@ -63,7 +76,8 @@ impl Drop for Scratch {
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The bundle side of the plan: every refusal found goes to `refusals`; `Err` is a refusal
-    /// that stops the rest (the bundle cannot be read or rendered).
+    /// that stops the rest (the bundle cannot be read or rendered). No refusal quotes the
+    /// plan's scratch copy: its paths are said relative to the release (`./data`).
     pub(super) async fn plan_apply(
         &mut self,
         sha: &str,
@@ -71,6 +85,29 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         running: &BTreeMap<String, (String, Option<String>)>,
         p: &mut Plan,
         refusals: &mut Vec<Refusal>,
+    ) -> Result<(), Refusal> {
+        let scratch = self
+            .cfg
+            .staging_dir()
+            .join(format!("plan-{}", std::process::id()));
+        let mut found = Vec::new();
+        let res = self
+            .plan_apply_in(sha, wire, running, p, &mut found, &scratch)
+            .await;
+        let roots = scratch_roots(&scratch);
+        let relative = |r: Refusal| roots.iter().fold(r, |r, root| r.relative_to(root));
+        refusals.extend(found.into_iter().map(relative));
+        res.map_err(relative)
+    }
+
+    async fn plan_apply_in(
+        &mut self,
+        sha: &str,
+        wire: crate::wire::tenancy::BundleWire,
+        running: &BTreeMap<String, (String, Option<String>)>,
+        p: &mut Plan,
+        refusals: &mut Vec<Refusal>,
+        scratch_dir: &Path,
     ) -> Result<(), Refusal> {
         // the apply's own verification (signature, statement, sha, then parse); the mark an
         // accepted statement would raise is not written by a plan
@@ -107,11 +144,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let env = b.render_env_with_every_var_as(PLACEHOLDER)?;
         state::ensure_dir(&self.cfg.staging_dir(), 0o700)
             .map_err(|e| Refusal::new(RefusalCode::PlanScratch, e.to_string()))?;
-        let scratch = Scratch(
-            self.cfg
-                .staging_dir()
-                .join(format!("plan-{}", std::process::id())),
-        );
+        let scratch = Scratch(scratch_dir.to_path_buf());
         bundle::stage(&scratch.0, &b, &env)
             .map_err(|e| Refusal::new(RefusalCode::PlanScratch, e.to_string()))?;
         let env_file = self

@@ -121,6 +121,30 @@ pub struct RetryInfo {
 pub struct PlanRefusal {
     pub code: String,
     pub detail: String,
+    /// The compose service (or top-level object: `secret s`, `network n`) the refused key
+    /// belongs to, when a rule over the file knows it (issue 41).
+    pub service: Option<String>,
+    /// The key as the layer wrote it (`volumes`, `container_name`, `HostConfig.Binds`).
+    pub key: Option<String>,
+    /// The rule that refused, as docs/POLICY.md names it.
+    pub rule: String,
+    /// The edit to the bundle, or the box's permission, that would lift it.
+    pub lift: String,
+}
+
+impl PlanRefusal {
+    /// A refusal as `plan` lists it: its detail redacted, where it was found, its rule and
+    /// what lifts it.
+    pub fn of(r: Refusal) -> PlanRefusal {
+        PlanRefusal {
+            code: r.code.to_string(),
+            detail: redact::redact(&r.detail),
+            rule: r.code.rule().to_string(),
+            lift: r.how_to_lift().to_string(),
+            service: r.service().map(String::from),
+            key: r.key().map(String::from),
+        }
+    }
 }
 
 pub(super) fn print_text(p: &Plan) {
@@ -286,6 +310,14 @@ pub(super) fn print_text(p: &Plan) {
         println!("refusals");
         for r in &p.refusals {
             println!("  {}: {}", r.code, r.detail);
+            let at = match (&r.service, &r.key) {
+                (Some(s), Some(k)) => format!("{s}.{k}, "),
+                (Some(s), None) => format!("{s}, "),
+                (None, Some(k)) => format!("{k}, "),
+                (None, None) => String::new(),
+            };
+            println!("      {at}rule: {}", r.rule);
+            println!("      lift: {}", r.lift);
         }
     }
 }

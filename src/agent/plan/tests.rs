@@ -209,3 +209,70 @@ fn no_bundle_byte_is_parsed_before_its_sha_and_signature_are_checked() {
     let r = s.agent.verify_bundle(wire, &sha).err().unwrap();
     assert_eq!(r.code, RefusalCode::BundleInvalid, "{r}");
 }
+
+/// Issue 41: every first-pass refusal reaches the plan, each with the service, the key, the
+/// rule and what lifts it; and no refusal quotes the plan's scratch copy.
+#[test]
+fn the_plan_lists_every_refusal_with_where_it_was_found_and_what_lifts_it() {
+    let mut s = signed_box();
+    let files: &[(&str, &str)] = &[
+        ("bundle.json", "{\"serial\": 9}\n"),
+        (
+            "compose.yaml",
+            "services:\n  api:\n    build: .\n  web:\n    image: x\n    container_name: monky-b-web\n    privileged: true\n",
+        ),
+    ];
+    let (sha, wire) = statement_signed(&s.key, files, 9);
+    let mut p = Plan::default();
+    let mut refusals = Vec::new();
+    let res = rt().block_on(async {
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            s.agent
+                .plan_apply(&sha, wire, &BTreeMap::new(), &mut p, &mut refusals),
+        )
+        .await
+        .expect("the plan ends")
+    });
+    refusals.extend(res.err());
+    let listed: Vec<PlanRefusal> = refusals.into_iter().map(PlanRefusal::of).collect();
+    let find = |code: &str| {
+        listed
+            .iter()
+            .find(|r| r.code == code)
+            .unwrap_or_else(|| panic!("{code} not in {listed:#?}"))
+    };
+    let b = find("BUILD_REFUSED");
+    assert_eq!(
+        (b.service.as_deref(), b.key.as_deref()),
+        (Some("api"), Some("build"))
+    );
+    assert!(
+        b.lift.contains("image:") && b.rule.contains("POLICY.md"),
+        "{b:?}"
+    );
+    let n = find("NAME_REFUSED");
+    assert_eq!(
+        (n.service.as_deref(), n.key.as_deref()),
+        (Some("web"), Some("container_name"))
+    );
+    assert!(n.lift.contains("monky-test-web"), "{n:?}");
+    let pr = find("PRIVILEGED_REFUSED");
+    assert_eq!(pr.key.as_deref(), Some("privileged"));
+    assert!(pr.lift.contains("permit_privileged"), "{pr:?}");
+    // the scratch copy, spelled as written or canonical, is `./` in whatever quotes it
+    let scratch = s.agent.cfg.staging_dir().join("plan-7");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let d = scratch.display();
+    let r = Refusal::new(
+        RefusalCode::BindSourceRefused,
+        format!("{d}/data: writable, and holds {d}, which compose and the agent read"),
+    );
+    let r = apply::scratch_roots(&scratch)
+        .iter()
+        .fold(r, |r, root| r.relative_to(root));
+    assert_eq!(
+        r.detail,
+        "./data: writable, and holds the release directory (./), which compose and the agent read"
+    );
+}

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use zeroize::Zeroizing;
 
 use super::{Bundle, Refusal, RefusalCode};
+pub use crate::boundary::compose_check::interp::{Var, Variables};
 
 impl Bundle {
     /// Every placeholder `env.template` uses must be a manifest variable: `ENV_INCOMPLETE` is
@@ -26,6 +27,87 @@ impl Bundle {
             .map(|v| (v, Zeroizing::new(value.to_string())))
             .collect();
         render_env(&self.env_template(), &vars)
+    }
+
+    /// The variables compose will interpolate `compose.yaml` with, as the first pass knows them
+    /// before the lease ([`dotenv_variables`]).
+    pub fn first_pass_variables(&self) -> Variables {
+        dotenv_variables(&self.env_template())
+    }
+}
+
+/// `env.template`'s variables as compose will read them from the rendered `.env`, known before
+/// any secret is read (the first pass's interpolation, issue 41): a line without a placeholder
+/// is written to `.env` unchanged, so its value is [`Var::Plain`] when compose's `.env` parser
+/// reads it back exactly — bare (up to a ` #` comment), `'single-quoted'`, or `"double-quoted"`
+/// without `\` or `$`. Everything else is [`Var::Opaque`]: a line with a placeholder (it holds
+/// a secret), a value compose would expand or unescape (`$`, `\`, quotes inside), a bare
+/// `NAME` (compose takes it from its environment), and every line after a quote that does not
+/// close on its own line (compose reads on across lines). The last definition of a name wins,
+/// as in compose; compose's own environment is over all of them ([`Variables::new`]).
+pub fn dotenv_variables(template: &str) -> Variables {
+    let mut vars = BTreeMap::new();
+    let mut lost = false;
+    for line in template.lines() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let Some(at) = assignment_value(line) else {
+            if valid_var(t) {
+                vars.insert(t.to_string(), Var::Opaque);
+            }
+            continue;
+        };
+        let head = line[..at].trim_end_matches('=').trim();
+        let name = head
+            .strip_prefix("export ")
+            .map(str::trim_start)
+            .unwrap_or(head)
+            .to_string();
+        let value = &line[at..];
+        let known = if lost || value.contains("${") {
+            None
+        } else {
+            let (v, closed) = literal_value(value);
+            lost |= !closed;
+            v
+        };
+        vars.insert(name, known.map(Var::Plain).unwrap_or(Var::Opaque));
+    }
+    Variables::new(vars)
+}
+
+/// A literal `.env` value as compose reads it, if it reads it exactly; and whether its quotes
+/// closed on this line.
+fn literal_value(value: &str) -> (Option<String>, bool) {
+    let v = value.trim();
+    let quoted = |q: char| -> (Option<String>, bool) {
+        let Some(j) = v[1..].find(q).map(|j| j + 1) else {
+            return (None, false);
+        };
+        let inner = &v[1..j];
+        let after = v[j + 1..].trim_start();
+        let rest_ok = after.is_empty() || after.starts_with('#');
+        // compose v1's parser unescapes `\\` and `\'` even in single quotes
+        let exact = !inner.contains('\\') && (q == '\'' || !inner.contains('$'));
+        ((rest_ok && exact).then(|| inner.to_string()), true)
+    };
+    match v.chars().next() {
+        Some('\'') => quoted('\''),
+        Some('"') => {
+            // a closing quote is one no backslash escapes; any backslash makes it inexact
+            if v[1..].contains('\\') {
+                let closed = v.len() > 1 && v.ends_with('"') && !v.ends_with("\\\"");
+                return (None, closed);
+            }
+            quoted('"')
+        }
+        _ => {
+            let t = template_value(value);
+            let exact = !t.contains(['$', '\\', '\'', '"']);
+            (exact.then(|| t.to_string()), true)
+        }
     }
 }
 

@@ -74,10 +74,18 @@ pub(super) fn check_file_in_release(
     };
     if inside {
         Ok(())
+    } else if t.contains('$') && !t.starts_with('/') {
+        // compose opens it while it reads the project, before the second pass could judge it
+        Err(Refusal::new(
+            CODE,
+            format!("{who} reads {what} {t:?}, which compose opens before the second pass and the first cannot resolve"),
+        )
+        .lifted_by(format!("name the {what} plainly (a file of the bundle), or give its variable a plain value in env.template")))
     } else {
         Err(Refusal::new(
             CODE,
             format!("{who} reads {what} {t:?} from outside the release"),
-        ))
+        )
+        .lifted_by(format!("read the {what} from a file of the bundle")))
     }
 }

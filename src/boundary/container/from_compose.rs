@@ -6,6 +6,7 @@ use serde_yaml_ng::{Mapping, Value};
 use super::{Bind, ContainerSpec, Namespace, Setting, Source, Ulimit};
 use crate::boundary::compose_check::yaml::{as_str, get, seq_strings, truthy, untag};
 use crate::boundary::policy::rules;
+use crate::boundary::volume;
 
 /// The compose keys of each namespace.
 const NAMESPACES: &[(&str, Namespace)] = &[
@@ -18,20 +19,47 @@ const NAMESPACES: &[(&str, Namespace)] = &[
 ];
 
 impl ContainerSpec {
-    /// The service `service` of a compose file. `first_pass`: the bundle's own YAML, before
-    /// `.env` is rendered, so an interpolated image is left to the second pass.
+    /// The service `service` of a compose file. `first_pass`: the bundle's own YAML after the
+    /// first pass's interpolation (`compose_check::interp`): a value still holding `$` is one it
+    /// could not resolve (a secret, an unset variable), and the rule that reads it waits for the
+    /// second pass, which sees compose's value ([`ContainerSpec::waits`]).
     pub fn from_compose(service: &str, s: &Mapping, first_pass: bool) -> ContainerSpec {
         let setting = |key: &str, value: String| Setting {
             key: key.into(),
             value,
         };
+        let known = |v: &String| !(first_pass && v.contains('$'));
+        let strings = |k: &str| -> Vec<String> {
+            get(s, k)
+                .map(seq_strings)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(known)
+                .collect()
+        };
+        let mut waits = Vec::new();
+        let mut wait = |k: &str, v: Option<String>| match v {
+            Some(v) if !known(&v) => {
+                waits.push(k.to_string());
+                None
+            }
+            other => other,
+        };
         let image = get(s, "image").and_then(as_str).unwrap_or_default();
+        let image = wait("image", Some(image));
+        let p = get(s, "privileged").and_then(as_str);
+        let privileged_waits = p.is_some() && wait("privileged", p).is_none();
+        let name = wait("container_name", get(s, "container_name").and_then(as_str));
+        let mem = memory_text(s);
+        let memory = wait("memory", mem.clone()).map(|_| ());
+        let pid = pids_text(s);
+        let pid_known = wait("pids", pid.clone()).map(|_| ());
         ContainerSpec {
             source: Source::File,
             service: service.to_string(),
-            image: (!first_pass || !image.contains('$')).then_some(image),
+            image,
             privileged: get(s, "privileged")
-                .filter(|v| truthy(v))
+                .filter(|v| truthy(v) && !privileged_waits)
                 .map(|_| setting("privileged", "true".into())),
             // an interpolated mode is judged where it is resolved: by the second pass, on
             // compose's own value, and by the guard
@@ -42,21 +70,40 @@ impl ContainerSpec {
                     Some((*ns, setting(k, mode)))
                 })
                 .collect(),
-            cap_add: get(s, "cap_add").map(seq_strings).unwrap_or_default(),
+            cap_add: strings("cap_add"),
             devices: ["devices", "device_cgroup_rules"]
                 .iter()
                 .filter(|k| get(s, k).is_some_and(|v| !empty(v)))
                 .map(|k| setting(k, String::new()))
                 .collect(),
-            security_opt: get(s, "security_opt").map(seq_strings).unwrap_or_default(),
-            sysctls: get(s, "sysctls").map(sysctls).unwrap_or_default(),
+            security_opt: strings("security_opt"),
+            sysctls: get(s, "sysctls")
+                .map(sysctls)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(known)
+                .collect(),
             oom_score_adj: get(s, "oom_score_adj").and_then(int),
             ulimits: get(s, "ulimits").map(ulimits).unwrap_or_default(),
-            binds: get(s, "volumes").map(binds).unwrap_or_default(),
-            ports: get(s, "ports").map(ports).unwrap_or_default(),
-            name: get(s, "container_name").and_then(as_str),
-            memory: memory(s),
-            pids: pids(s),
+            binds: get(s, "volumes")
+                .map(|v| binds(v, first_pass))
+                .unwrap_or_default(),
+            ports: get(s, "ports")
+                .map(ports)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(ip, host)| known(ip) && known(host))
+                .collect(),
+            name,
+            memory: memory
+                .and(mem)
+                .and_then(|m| rules::parse_bytes(&m))
+                .unwrap_or(0),
+            pids: pid_known
+                .and(pid)
+                .and_then(|p| p.trim().parse().ok())
+                .unwrap_or(0),
+            waits,
         }
     }
 }
@@ -112,37 +159,18 @@ fn ulimits(v: &Value) -> Vec<Ulimit> {
         .collect()
 }
 
-/// The service's `volumes` with an absolute host source: short (`/src:/dst[:ro]`) or long
-/// (`type: bind` or an absolute `source`) syntax. A relative source is the file passes' own
-/// rule (it stays inside the release).
-fn binds(v: &Value) -> Vec<Bind> {
-    let Value::Sequence(vols) = v else {
-        return Vec::new();
-    };
-    let bind = |source: String, read_only: bool| {
-        source.trim().starts_with('/').then(|| Bind {
-            key: "volumes".into(),
-            source,
-            read_only,
-        })
-    };
-    vols.iter()
-        .filter_map(|vol| match untag(vol) {
-            Value::String(short) => {
-                let src = short.split(':').next().unwrap_or_default();
-                let ro = short
-                    .split(':')
-                    .nth(2)
-                    .is_some_and(|m| m.split(',').any(|o| o.trim() == "ro"));
-                bind(src.to_string(), ro)
-            }
-            Value::Mapping(m) => {
-                let src = get(m, "source").and_then(as_str).unwrap_or_default();
-                // read-only only when plainly so (`${RO}` is not)
-                let ro = matches!(get(m, "read_only"), Some(Value::Bool(true)))
-                    || get(m, "read_only").and_then(as_str).as_deref() == Some("true");
-                bind(src, ro)
-            }
+/// The service's `volumes` with an absolute host source, short or long syntax, read by the one
+/// parser ([`crate::boundary::volume`]). A relative source is the file passes' own rule (it
+/// stays inside the release); an entry the first pass could not interpolate is the second's.
+fn binds(v: &Value, first_pass: bool) -> Vec<Bind> {
+    volume::service_volumes(v, first_pass)
+        .into_iter()
+        .filter_map(|e| match e {
+            volume::Entry::Known(m) if m.absolute_bind() => Some(Bind {
+                key: "volumes".into(),
+                source: m.source,
+                read_only: m.read_only,
+            }),
             _ => None,
         })
         .collect()
@@ -196,19 +224,16 @@ fn deploy_limit(s: &Mapping, k: &str) -> Option<String> {
     get(l, k).and_then(as_str)
 }
 
-/// `mem_limit` or `deploy.resources.limits.memory`, in bytes (0 = none).
-fn memory(s: &Mapping) -> u64 {
+/// `mem_limit` or `deploy.resources.limits.memory`, as written.
+fn memory_text(s: &Mapping) -> Option<String> {
     get(s, "mem_limit")
         .and_then(as_str)
         .or_else(|| deploy_limit(s, "memory"))
-        .and_then(|m| rules::parse_bytes(&m))
-        .unwrap_or(0)
 }
 
-/// `pids_limit` or `deploy.resources.limits.pids` (0 = none).
-fn pids(s: &Mapping) -> i64 {
+/// `pids_limit` or `deploy.resources.limits.pids`, as written.
+fn pids_text(s: &Mapping) -> Option<String> {
     get(s, "pids_limit")
-        .and_then(int)
-        .or_else(|| deploy_limit(s, "pids").and_then(|p| p.trim().parse().ok()))
-        .unwrap_or(0)
+        .and_then(as_str)
+        .or_else(|| deploy_limit(s, "pids"))
 }

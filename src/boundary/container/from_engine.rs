@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{Bind, ContainerSpec, Namespace, Setting, Source, Ulimit};
 use crate::boundary::policy::{is_zero, short_value};
+use crate::boundary::volume;
 
 /// The `HostConfig` keys of each namespace.
 const NAMESPACES: &[(&str, Namespace)] = &[
@@ -94,6 +95,7 @@ impl ContainerSpec {
             name: (!name.is_empty()).then(|| name.to_string()),
             memory: hc.get("Memory").and_then(|v| v.as_u64()).unwrap_or(0),
             pids: hc.get("PidsLimit").and_then(|v| v.as_i64()).unwrap_or(0),
+            waits: Vec::new(),
         }
     }
 }
@@ -108,14 +110,12 @@ fn binds(hc: &Value) -> Vec<Bind> {
         .into_iter()
         .flatten()
     {
-        let mut parts = str_of(b).splitn(3, ':');
-        let src = parts.next().unwrap_or("");
-        let opts = parts.nth(1).unwrap_or("");
-        if src.starts_with('/') {
+        let b = volume::engine_bind(str_of(b));
+        if b.source.starts_with('/') {
             out.push(Bind {
                 key: "HostConfig.Binds".into(),
-                source: src.to_string(),
-                read_only: opts.split(',').any(|o| o == "ro"),
+                source: b.source.to_string(),
+                read_only: b.read_only(),
             });
         }
     }

@@ -12,7 +12,7 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
-use tracing::debug;
+use tracing::{debug, info};
 
 use super::{full, refused, upstream_get, Body, Shared};
 
@@ -21,7 +21,7 @@ use super::poisoned;
 use crate::boundary::policy;
 use crate::boundary::Refusal;
 use crate::wire::http::Cause;
-use own::{forget, forget_all, not_claimed, owned, service_of};
+use own::{container_name_free, forget, forget_all, not_claimed, owned, service_of};
 pub(super) use own::{learn, Made};
 
 /// Create bodies are small JSON documents; anything bigger is refused unread.
@@ -163,7 +163,7 @@ pub(super) async fn decide(
                     let name = query_param(&query, "name");
                     let service = service_of(sh, id).await;
                     match policy::container_name(&name, &service, &sh.boundary) {
-                        Ok(()) => not_claimed(sh, "container", &name).await,
+                        Ok(()) => container_name_free(sh, &name, &service).await,
                         Err(d) => Err(d),
                     }
                 }
@@ -171,12 +171,12 @@ pub(super) async fn decide(
             }
         }
         Route::CreateContainer | Route::CreateVolume | Route::CreateNetwork => {
-            let (parts, body) = req.into_parts();
-            let bytes = match read_body(sh, body, &path).await {
+            let (mut parts, body) = req.into_parts();
+            let mut bytes = match read_body(sh, body, &path).await {
                 Ok(b) => b,
                 Err(r) => return (None, Some(r), None),
             };
-            let v: Value = match serde_json::from_slice(&bytes) {
+            let mut v: Value = match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
                 Err(e) => {
                     return (
@@ -189,6 +189,21 @@ pub(super) async fn decide(
                     )
                 }
             };
+            if r == Route::CreateContainer {
+                // a bind of a file the agent verifies is mounted read-only, by construction
+                let ro = policy::read_only_release_binds(&mut v, &sh.boundary);
+                if !ro.is_empty() {
+                    info!(
+                        "engine guard: mounted read-only (files the agent verifies): {}",
+                        ro.join(", ")
+                    );
+                    bytes = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+                    parts.headers.remove(hyper::header::TRANSFER_ENCODING);
+                    parts
+                        .headers
+                        .insert(hyper::header::CONTENT_LENGTH, bytes.len().into());
+                }
+            }
             let verdict = match r {
                 Route::CreateContainer => {
                     check_container(sh, &v, &query_param(&query, "name")).await
@@ -314,7 +329,7 @@ async fn address_in_network(sh: &Shared, network: &str, addr: &str) -> Result<()
 async fn check_container(sh: &Shared, v: &Value, name: &str) -> Result<(), Refusal> {
     let refs = policy::container_create(v, &sh.boundary)?;
     policy::container_name(name, &refs.service, &sh.boundary)?;
-    not_claimed(sh, "container", name).await?;
+    container_name_free(sh, name, &refs.service).await?;
     let image = v.get("Image").and_then(|i| i.as_str()).unwrap_or("");
     policy::rules::image_digest_refusal(&sh.boundary, &refs.service, image)?;
     super::images::may_run(sh, &refs.service, image).await?;

@@ -217,23 +217,21 @@ fn oom_score_adj(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
     }
 }
 
-/// A `Binds` entry's options; its source is the container rules' (`binds`).
+/// A `Binds` entry's options; its source is the container rules' (`binds`). Read by the one
+/// parser of an engine bind ([`crate::boundary::volume::engine_bind`]).
 fn bind_string(s: &str, refs: &mut Refs) -> R {
-    let mut parts = s.splitn(3, ':');
-    let src = parts.next().unwrap_or("");
-    let _dst = parts.next().unwrap_or("");
-    let opts = parts.next().unwrap_or("");
-    let mut read_only = false;
-    for o in opts.split(',').filter(|o| !o.is_empty()) {
-        match o {
-            "ro" => read_only = true,
-            "rw" | "nocopy" | "rprivate" | "private" => {}
+    let b = crate::boundary::volume::engine_bind(s);
+    let src = b.source;
+    for o in &b.options {
+        match *o {
+            "ro" | "rw" | "nocopy" | "rprivate" | "private" => {}
             other => return deny(format!("{src}: bind option {other}")),
         }
     }
     if src.starts_with('/') {
         // judged by the container rules' bind rule; recorded for the invariant
-        refs.binds.push(HostBind::new(Path::new(src), !read_only));
+        refs.binds
+            .push(HostBind::new(Path::new(src), !b.read_only()));
         Ok(())
     } else {
         refs.volumes.insert(src.to_string());

@@ -358,6 +358,19 @@ pub fn binds_invariant(new: &[HostBind], box_binds: &[HostBind], release: &[Path
     release_outside_writable(new, release)
 }
 
+/// A bind the box mounts read-only whatever the bundle wrote (issue 41, POLICY.md "Bundle files
+/// bound writable"): its source (as the engine resolves it, or lexically in the file passes) is
+/// strictly inside the release root and is, or holds, a file of the release the agent verifies
+/// (`release`: the root and every file). The release root itself is not: a writable bind of it
+/// is refused, as a container that expects its working directory writable would break on a
+/// read-only one, and it holds `.env`.
+pub fn read_only_by_construction(source: &Path, release_root: &Path, release: &[PathBuf]) -> bool {
+    strictly_under(source, release_root)
+        && release
+            .iter()
+            .any(|f| f.as_path() != release_root && f.starts_with(source))
+}
+
 /// No file of the release (nor its root) is a writable bind or inside one: compose and the agent
 /// read them on the host, so a container must never be able to change them.
 pub fn release_outside_writable(binds: &[HostBind], release: &[PathBuf]) -> R {

@@ -220,6 +220,49 @@ pub fn container_name_ok(name: &str, project: &str, service: &str) -> bool {
     })
 }
 
+/// The namespace the box keeps for its projects: every project tenancy renders is
+/// `monky-<env>`, and an instance added to the box later takes one, so no free-standing
+/// container name may start with it.
+pub const BOX_NAMESPACE: &str = "monky";
+
+/// A container name as the engine takes it: `[a-zA-Z0-9][a-zA-Z0-9_.-]+`.
+pub fn engine_container_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 2
+        && b[0].is_ascii_alphanumeric()
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"_.-".contains(c))
+}
+
+/// Why a `container_name` that is not compose's own for its service ([`container_name_ok`]) is
+/// not this project's to take, or `None`: a **free-standing** name (issue 41, POLICY.md §6) —
+/// one the engine takes, in no project's namespace the box knows: not this project's
+/// (`<project>-…` is compose's name for another of its services, or a longer project's), not the
+/// box's own (`monky-…`, [`BOX_NAMESPACE`]), not another instance's project on the box
+/// (`foreign`). The engine guard also refuses one held by a container that is not this
+/// service's, or inside the namespace of any project with objects on the box.
+pub fn container_name_taken(name: &str, project: &str, foreign: &[String]) -> Option<String> {
+    let n = name.trim().trim_start_matches('/');
+    let n = match n.split_once('_') {
+        Some((id, rest)) if id.len() == 12 && id.bytes().all(|b| b.is_ascii_hexdigit()) => rest,
+        _ => n,
+    };
+    if !engine_container_name(n) {
+        return Some("not a container name the engine takes".into());
+    }
+    if name_in_namespace(n, project) || n == project {
+        return Some(String::new());
+    }
+    if name_in_namespace(n, BOX_NAMESPACE) || n == BOX_NAMESPACE {
+        return Some(String::new());
+    }
+    foreign
+        .iter()
+        .find(|q| name_in_namespace(n, q) || n == q.as_str())
+        .map(|q| format!("project {q} of another instance on this box owns that prefix"))
+}
+
 /// `NAME_REFUSED: <volume|network|container> <name> (outside project <project>)` (PROTOCOL
 /// 0.4).
 pub fn name_refused(kind: &str, name: &str, project: &str) -> Refusal {

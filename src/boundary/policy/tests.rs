@@ -406,3 +406,97 @@ fn network_subnets_and_static_addresses_are_the_boxs() {
     )
     .is_ok());
 }
+
+/// Issue 41: a bind of a verified file (or of a directory of the release holding one) is made
+/// read-only in the create body, in `Binds` and `Mounts`; the release root, a directory holding
+/// none, a bind already read-only and anything outside the release stay as written. Before the
+/// rewrite the body breaks the invariant; after it, it passes.
+#[test]
+fn binds_of_verified_files_are_made_read_only_by_construction() {
+    let d = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    let rel = root.join("state/releases/abc");
+    std::fs::create_dir_all(rel.join("prometheus/rules")).unwrap();
+    let mut b = boundary(&root);
+    b.release_dir = Some(rel.clone());
+    b.release_files = vec![
+        rel.clone(),
+        rel.join(".env"),
+        rel.join("compose.yaml"),
+        rel.join("prometheus/prometheus.yml"),
+        rel.join("config.yml"),
+    ];
+    let r = rel.display();
+    let body = || {
+        create(json!({
+            "Binds": [
+                format!("{r}/prometheus:/etc/prometheus"),
+                format!("{r}/config.yml:/app/config.yml:rw,rprivate"),
+                format!("{r}/prometheus/rules:/rules"),
+                format!("{r}/data:/data"),
+                "data:/v".to_string(),
+            ],
+            "Mounts": [
+                {"Type": "bind", "Source": format!("{r}/prometheus/prometheus.yml"), "Target": "/p.yml"},
+                {"Type": "bind", "Source": format!("{r}/config.yml"), "Target": "/c.yml", "ReadOnly": true},
+                {"Type": "volume", "Source": "data", "Target": "/w"},
+            ],
+        }))
+    };
+    let judge = |v: &Value| {
+        let refs = container_create(v, &b)?;
+        binds_invariant(&refs.binds, &[], &b.release_files)
+    };
+    let raw = body();
+    assert_eq!(
+        judge(&raw).unwrap_err().code,
+        RefusalCode::BindSourceRefused
+    );
+    let mut v = body();
+    let changed = read_only_release_binds(&mut v, &b);
+    assert_eq!(
+        changed,
+        [
+            format!("{r}/prometheus"),
+            format!("{r}/config.yml"),
+            format!("{r}/prometheus/prometheus.yml"),
+        ]
+    );
+    let hc = &v["HostConfig"];
+    assert_eq!(
+        hc["Binds"],
+        json!([
+            format!("{r}/prometheus:/etc/prometheus:ro"),
+            format!("{r}/config.yml:/app/config.yml:rprivate,ro"),
+            format!("{r}/prometheus/rules:/rules"),
+            format!("{r}/data:/data"),
+            "data:/v",
+        ])
+    );
+    assert_eq!(hc["Mounts"][0]["ReadOnly"], json!(true));
+    assert_eq!(hc["Mounts"][2], raw["HostConfig"]["Mounts"][2]);
+    // ./prometheus/rules writable inside the read-only ./prometheus: still the invariant's
+    assert!(judge(&v).is_err());
+    v["HostConfig"]["Binds"].as_array_mut().unwrap().remove(2);
+    judge(&v).unwrap();
+    // the release root is never made read-only: a writable bind of it stays refused
+    let mut root_bind = create(json!({"Binds": [format!("{r}:/app")]}));
+    assert!(read_only_release_binds(&mut root_bind, &b).is_empty());
+    assert!(judge(&root_bind).is_err());
+    assert!(read_only_by_construction(
+        &rel.join("config.yml"),
+        &rel,
+        &b.release_files
+    ));
+    assert!(!read_only_by_construction(
+        &rel.join("data"),
+        &rel,
+        &b.release_files
+    ));
+    assert!(!read_only_by_construction(&rel, &rel, &b.release_files));
+    assert!(!read_only_by_construction(
+        &root.join("srv"),
+        &rel,
+        &b.release_files
+    ));
+}

@@ -82,3 +82,30 @@ proptest::proptest! {
         }
     }
 }
+
+/// The first pass's variables (issue 41): a literal line is known exactly when compose's `.env`
+/// parser reads it back as written; a placeholder line, an expansion, an escape, and whatever a
+/// quote left open are not; compose's own environment is over them all.
+#[test]
+fn the_first_pass_knows_exactly_the_plain_values_of_the_template() {
+    let t = "# c\nA=./library\nB='/etc $x'\nexport C = \"quoted\"  # note\nD=${SECRET}\nE=pre-${S}-post\nF=$HOME/x\nG=\"a\\\\b\"\nH=plain # c\nI=x y\nJ\nHOME=/srv\nK=\nA2='it''s'\nL=\"open\nM=after\n";
+    let v = dotenv_variables(t);
+    let plain = |s: &str| Some(Var::Plain(s.to_string()));
+    assert_eq!(v.get("A").cloned(), plain("./library"));
+    assert_eq!(
+        v.get("B").cloned(),
+        plain("/etc $x"),
+        "single quotes expand nothing"
+    );
+    assert_eq!(v.get("C").cloned(), plain("quoted"));
+    assert_eq!(v.get("H").cloned(), plain("plain"));
+    assert_eq!(v.get("I").cloned(), plain("x y"));
+    assert_eq!(v.get("K").cloned(), plain(""));
+    for opaque in ["D", "E", "F", "G", "J", "HOME", "PATH", "A2", "L", "M"] {
+        assert_eq!(v.get(opaque), Some(&Var::Opaque), "{opaque}");
+    }
+    assert_eq!(v.get("UNSET"), None);
+    // the last definition wins, as in compose
+    let v = dotenv_variables("X=/etc\nX=./d\n");
+    assert_eq!(v.get("X").cloned(), plain("./d"));
+}

@@ -6,24 +6,24 @@
 use serde_yaml_ng::Value;
 
 use super::super::yaml::{as_str, get, seq_strings, untag};
-use super::{Ctx, R};
+use super::Ctx;
 use crate::boundary::policy::netpool;
 
 /// Top-level volumes and networks with a `name:` (external ones included: another project's
 /// objects are never joined).
-pub(super) fn object_names(ctx: &Ctx, key: &str, v: &Value) -> R {
+pub(super) fn object_names(ctx: &Ctx, key: &str, v: &Value) {
     let Value::Mapping(m) = v else {
-        return Ok(());
+        return;
     };
     let kind = key.trim_end_matches('s');
-    for v in m.values() {
+    for (k, v) in m {
         if let Value::Mapping(o) = untag(v) {
             if let Some(name) = get(o, "name").and_then(as_str) {
-                ctx.name(kind, &name)?;
+                let who = format!("{kind} {}", as_str(k).unwrap_or_default());
+                ctx.refuse_at(&who, "name", ctx.name(kind, &name));
             }
         }
     }
-    Ok(())
 }
 
 /// A value the second pass sees interpolated (`${SUBNET}`): judged there, not here.
@@ -35,12 +35,12 @@ fn interpolated(s: &str) -> bool {
 /// pools and clear of what the box routes and dials; `ip_range`, `gateway`, `aux_addresses`
 /// inside their entry's subnet (`NETWORK_REFUSED`, the guard's rule). Records each network's
 /// subnets for the services' static addresses.
-pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
-    let Some(space) = ctx.normalised.and_then(|n| n.net.as_ref()) else {
-        return Ok(());
+pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) {
+    let Some(space) = ctx.facts.and_then(|n| n.net.as_ref()) else {
+        return;
     };
     let Value::Mapping(nets) = v else {
-        return Ok(());
+        return;
     };
     for (k, nv) in nets {
         let Some(key) = as_str(k) else { continue };
@@ -85,22 +85,26 @@ pub(super) fn network_subnets(ctx: &mut Ctx, _: &str, v: &Value) -> R {
                 entries.push(netpool::IpamEntry { subnet, addrs });
             }
             subnets.retain(|s| !s.is_empty());
-            netpool::ipam_refusal(&name, driver, &entries, space)?;
+            let who = format!("network {key}");
+            ctx.refuse_at(
+                &who,
+                "ipam",
+                netpool::ipam_refusal(&name, driver, &entries, space),
+            );
         }
         let known = !subnets.iter().any(|s| interpolated(s));
         ctx.subnets.push((key, known.then_some(subnets)));
     }
-    Ok(())
 }
 
 /// A service's static addresses on a network (`ipv4_address`, `ipv6_address`,
 /// `link_local_ips`): inside that network's own subnet, as the guard judges `IPAMConfig`.
-pub(super) fn static_addresses(ctx: &Ctx, svc: &str, v: &Value) -> R {
-    if ctx.normalised.and_then(|n| n.net.as_ref()).is_none() {
-        return Ok(());
+pub(super) fn static_addresses(ctx: &Ctx, svc: &str, v: &Value) {
+    if ctx.facts.and_then(|n| n.net.as_ref()).is_none() {
+        return;
     }
     let Value::Mapping(nets) = untag(v) else {
-        return Ok(());
+        return;
     };
     for (k, nv) in nets {
         let (Some(key), Value::Mapping(m)) = (as_str(k), untag(nv)) else {
@@ -119,9 +123,9 @@ pub(super) fn static_addresses(ctx: &Ctx, svc: &str, v: &Value) -> R {
             addrs.extend(seq_strings(l));
         }
         for a in addrs.iter().filter(|a| !a.is_empty() && !interpolated(a)) {
-            netpool::address_refusal(&key, a, &subnets)
-                .map_err(|r| r.within(format!("service {svc}")))?;
+            let r = netpool::address_refusal(&key, a, &subnets)
+                .map_err(|r| r.within(format!("service {svc}")));
+            ctx.refuse_at(svc, "networks", r);
         }
     }
-    Ok(())
 }

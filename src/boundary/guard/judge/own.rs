@@ -102,6 +102,73 @@ pub(super) async fn not_claimed(sh: &Shared, kind: &str, name: &str) -> Result<(
     }
 }
 
+/// A container's name at create or rename, against the engine's state (issue 41): compose's own
+/// name for the service may not be inside a longer project's namespace ([`not_claimed`]); a
+/// free-standing one ([`policy::rules::container_name_taken`] judged it free of the namespaces
+/// the box knows by config) may not be inside the namespace of any other project with objects
+/// on the box. And whichever it is, no container that is not this service's may hold it now:
+/// the name is the box's to hand out, first come, and never another project's.
+pub(super) async fn container_name_free(
+    sh: &Shared,
+    name: &str,
+    service: &str,
+) -> Result<(), Refusal> {
+    if sh.boundary.privileged || name.is_empty() {
+        return Ok(());
+    }
+    let own = sh.boundary.project.as_str();
+    let n = name.trim_start_matches('/');
+    let bare = match n.split_once('_') {
+        Some((id, rest)) if id.len() == 12 && id.bytes().all(|b| b.is_ascii_hexdigit()) => rest,
+        _ => n,
+    };
+    let refused = |why: String| {
+        Err(Refusal::new(
+            policy::rules::NAME_CODE,
+            format!("container {n} (outside project {own}: {why})"),
+        )
+        .at(service, "container_name"))
+    };
+    if policy::rules::container_name_ok(n, own, service) {
+        not_claimed(sh, "container", name).await?;
+    } else {
+        let projects = projects_on_box(sh).await?;
+        if let Some(q) = projects
+            .iter()
+            .find(|q| q.as_str() != own && policy::rules::name_in_namespace(bare, q))
+        {
+            return refused(format!("project {q} owns that prefix"));
+        }
+    }
+    if !policy::rules::engine_container_name(bare) {
+        return Ok(()); // the engine refuses it itself
+    }
+    let (status, body) = upstream_get(sh, &format!("/containers/{n}/json"))
+        .await
+        .map_err(|e| Refusal::engine(format!("container {n}: cannot inspect: {}", Cause(&*e))))?;
+    if status == StatusCode::NOT_FOUND {
+        return Ok(());
+    }
+    if !status.is_success() {
+        return Err(Refusal::engine(format!(
+            "container {n}: cannot inspect: engine answered {status}"
+        )));
+    }
+    let o: Labelled = serde_json::from_slice(&body).unwrap_or_default();
+    let labels = o
+        .labels
+        .or(o.config.and_then(|c| c.labels))
+        .unwrap_or_default();
+    let project = labels.get(LABEL).map(String::as_str);
+    let svc = labels.get("com.docker.compose.service").map(String::as_str);
+    match (project, svc) {
+        (Some(p), Some(s)) if p == own && s == service => Ok(()),
+        (Some(p), Some(s)) if p == own => refused(format!("held by its service {s}")),
+        (Some(p), _) => refused(format!("held by a container of project {p}")),
+        (None, _) => refused("held by a container of no compose project".into()),
+    }
+}
+
 /// The compose service a container belongs to (its label), "" when it cannot be read.
 pub(super) async fn service_of(sh: &Shared, id: &str) -> String {
     let Ok((_, body)) = upstream_get(sh, &format!("/containers/{id}/json")).await else {
