@@ -126,6 +126,7 @@ fn sha(c: char) -> String {
 
 mod checkin;
 mod compose;
+mod corpus;
 mod holds;
 mod instances;
 mod issue41;

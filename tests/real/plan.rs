@@ -107,6 +107,26 @@ fn bundle(s: &Stack, serial: u64, compose: String, version: u64, extra: Vec<Valu
     }
 }
 
+/// The real-compose corpus's loader (issue 41, tests/data/compose-corpus), the fast tier's
+/// (src/agent/tests/corpus.rs) own.
+#[allow(dead_code)]
+mod compose_corpus {
+    include!("../../src/agent/tests/corpus_files.rs");
+}
+
+/// A corpus entry as a bundle for this stack (its manifest moved to this env), with a
+/// `bundle.json` for `serial`: for `s.tenancy.set_bundle` and then `plan --json`. Its secrets
+/// are the caller's to put (`s.bao.put_secret`, one per manifest entry).
+#[allow(dead_code)]
+fn corpus_bundle(s: &Stack, slug: &str, serial: u64) -> Vec<(String, Vec<u8>)> {
+    let dir = compose_corpus::corpus_root().join(slug);
+    let mut files = compose_corpus::corpus_bundle_files(&dir, &s.env);
+    let meta = json!({"serial": serial, "need_bytes": 1048576});
+    files.push(("bundle.json".into(), serde_json::to_vec(&meta).unwrap()));
+    files.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    files
+}
+
 fn service<'a>(v: &'a Value, name: &str) -> &'a Value {
     v["services"]
         .as_array()

@@ -1,0 +1,1 @@
+# placeholder written for the corpus (not from the upstream repository): the compose file names this path
