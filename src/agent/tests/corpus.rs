@@ -2,16 +2,14 @@
 //! repository, path and commit in `sources.json` and CORPUS.md), each bundled the way an
 //! operator would, run through everything the apply checks before a lease
 //! ([`Agent::pre_lease_checks`], `plan`'s first list) on a box with the default config, and
-//! compared with `expected.json`. The first pass stops at its first refusal; to list every
-//! refusal, the harness takes out what refused and runs the file pass again
-//! ([`every_file_refusal`]). `MONKY_CORPUS_BLESS=1` writes `expected.json` from what the
+//! compared with `expected.json`. Both file passes list every refusal, as `plan` does.
+//! `MONKY_CORPUS_BLESS=1` writes `expected.json` from what the
 //! checks say now instead of comparing; `corpus_table` prints the per-file table
 //! (`-- --nocapture`). tests/data/compose-corpus/CORPUS.md says how the corpus was made.
 
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use serde_yaml_ng::Value;
 
 use super::*;
 
@@ -26,7 +24,7 @@ const BOX_STATE: &[RefusalCode] = &[
 
 /// What the checks say of one corpus entry.
 struct Verdict {
-    /// Every refusal, in order: the apply's own list, then what [`every_file_refusal`] adds.
+    /// Every refusal, in the order the checks give them.
     refusals: Vec<Refusal>,
     /// Box-state refusals left out ([`BOX_STATE`]).
     box_state: Vec<Refusal>,
@@ -90,125 +88,12 @@ fn judge(b: &TestBox, rt: &tokio::runtime::Runtime, slug: &str) -> Verdict {
             refusals.push(r);
         }
     }
-    // the first pass stops at its first refusal: the rest, by taking out what refused
-    if let Ok(doc) = compose_check::parse(bundle.compose()) {
-        let ctx = rt.block_on(agent.first_pass_ctx(&bundle));
-        for r in every_file_refusal(&doc, agent.privileged(&bundle), &ctx) {
-            if !refusals.contains(&r) {
-                refusals.push(r);
-            }
-        }
-    }
     Verdict {
         refusals,
         box_state,
     }
 }
 
-/// Every refusal of the first file pass over `doc`, not only its first: after each refusal, the
-/// smallest part whose removal makes that refusal go ([`removals`]: an entry of a service's
-/// list, a service's key, a top-level key) is taken out, and the pass runs again. Parts are
-/// only ever removed, so nothing is judged that the file does not say; a refusal no single
-/// part explains ends the search.
-fn every_file_refusal(
-    doc: &Value,
-    privileged: bool,
-    ctx: &crate::boundary::BoxFacts,
-) -> Vec<Refusal> {
-    let check = |d: &Value| compose_check::check_bundle(d, privileged, ctx).err();
-    let mut doc = doc.clone();
-    let mut out = Vec::new();
-    for _ in 0..64 {
-        let Some(r) = check(&doc) else { break };
-        if !out.contains(&r) {
-            out.push(r.clone());
-        }
-        let culprit = removals(&doc)
-            .iter()
-            .map(|at| without(&doc, at))
-            .find(|d| check(d).as_ref() != Some(&r));
-        match culprit {
-            Some(d) => doc = d,
-            None => break,
-        }
-    }
-    out
-}
-
-/// One thing [`without`] takes out of a compose document.
-struct Removal {
-    /// The service whose key it is (`None`: a top-level key).
-    service: Option<Value>,
-    key: Value,
-    /// One entry of the key's list (a volume, a capability, a port), or the whole key.
-    item: Option<usize>,
-}
-
-/// What can be taken out of a compose document, smallest first: each entry of each list a
-/// service sets, each key of each service, then each top-level key but `services`.
-fn removals(doc: &Value) -> Vec<Removal> {
-    let mut v = Vec::new();
-    if let Some(Value::Mapping(services)) = doc.get("services") {
-        for (name, svc) in services {
-            let Value::Mapping(keys) = svc else { continue };
-            for (k, val) in keys {
-                if let Value::Sequence(items) = val {
-                    v.extend((0..items.len()).map(|i| Removal {
-                        service: Some(name.clone()),
-                        key: k.clone(),
-                        item: Some(i),
-                    }));
-                }
-                v.push(Removal {
-                    service: Some(name.clone()),
-                    key: k.clone(),
-                    item: None,
-                });
-            }
-        }
-    }
-    if let Value::Mapping(top) = doc {
-        v.extend(
-            top.keys()
-                .filter(|k| k.as_str() != Some("services"))
-                .map(|k| Removal {
-                    service: None,
-                    key: k.clone(),
-                    item: None,
-                }),
-        );
-    }
-    v
-}
-
-fn without(doc: &Value, r: &Removal) -> Value {
-    let mut d = doc.clone();
-    let m = match &r.service {
-        Some(s) => d
-            .get_mut("services")
-            .and_then(|x| x.as_mapping_mut())
-            .and_then(|x| x.get_mut(s))
-            .and_then(|x| x.as_mapping_mut()),
-        None => d.as_mapping_mut(),
-    };
-    if let Some(m) = m {
-        match r.item {
-            None => {
-                m.remove(&r.key);
-            }
-            Some(i) => {
-                if let Some(Value::Sequence(items)) = m.get_mut(&r.key) {
-                    items.remove(i);
-                }
-            }
-        }
-    }
-    d
-}
-
-/// The default config, with the project name the config's validation derives for the env,
-/// and `registry_host` an address (TEST-NET-1) in place of the default host name: the box's
-/// address space resolves it, and a name would make every check wait on this machine's DNS.
 fn corpus_box() -> TestBox {
     TestBox::with(|c| {
         c.compose_project = format!("monky-{ENV}");
