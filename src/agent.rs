@@ -60,7 +60,7 @@ mod update;
 pub use crate::wire::tenancy::short;
 use ports::{EngineApi, TenancyApi, Vault};
 use release::{register_docker_config, register_env_values, Settled};
-use report::{pull_diagnosis, unhealthy_detail};
+use report::{config_diagnosis, pull_diagnosis, unhealthy_detail};
 use runtime::unwell;
 
 pub use crate::agent::error::{Exit, Failure, Kind};

@@ -260,7 +260,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Err(e) => {
                 let r = Refusal::new(
                     RefusalCode::ComposeConfigInvalid,
-                    pull_diagnosis(e.output()),
+                    config_diagnosis(e.output(), staging),
                 );
                 return Err(refused(r, e.output()));
             }

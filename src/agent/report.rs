@@ -148,6 +148,28 @@ pub(super) fn pull_diagnosis(output: &str) -> String {
     redact::redact_cut(&joined, 600, Keep::Tail)
 }
 
+/// A `compose config` failure for a refusal: every line compose wrote (its own list of what is
+/// wrong rarely says "error" on each line), redacted, the release's own path written `.` (no
+/// refusal quotes a scratch or release directory), then cut.
+pub(super) fn config_diagnosis(output: &str, release: &Path) -> String {
+    let output = redact::redact(output);
+    let dir = release.to_string_lossy();
+    let joined = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            if dir.is_empty() {
+                l.to_string()
+            } else {
+                l.replace(dir.as_ref(), ".")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" | ");
+    redact::redact_cut(&joined, 600, Keep::Head)
+}
+
 /// The `UNHEALTHY` detail naming each bad service (or that services are missing).
 pub(super) fn unhealthy_detail(timeout_s: u64, bad: &[String]) -> String {
     format!(
@@ -163,6 +185,18 @@ pub(super) fn unhealthy_detail(timeout_s: u64, bad: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_config_diagnosis_keeps_every_line_and_no_release_path() {
+        let out = "3 error(s) decoding:\n\n* 'services[dev].devices[0]' expected a map\n\
+                   Duplicate mount points: [/st/plan-1/etc/p:/p:rw, d:/p:rw]\n";
+        let d = config_diagnosis(out, Path::new("/st/plan-1"));
+        assert_eq!(
+            d,
+            "3 error(s) decoding: | * 'services[dev].devices[0]' expected a map | \
+             Duplicate mount points: [./etc/p:/p:rw, d:/p:rw]"
+        );
+    }
 
     #[test]
     fn a_pull_diagnosis_keeps_the_registry_words_redacted_then_cut() {

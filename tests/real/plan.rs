@@ -117,7 +117,6 @@ mod compose_corpus {
 /// A corpus entry as a bundle for this stack (its manifest moved to this env), with a
 /// `bundle.json` for `serial`: for `s.tenancy.set_bundle` and then `plan --json`. Its secrets
 /// are the caller's to put (`s.bao.put_secret`, one per manifest entry).
-#[allow(dead_code)]
 fn corpus_bundle(s: &Stack, slug: &str, serial: u64) -> Vec<(String, Vec<u8>)> {
     let dir = compose_corpus::corpus_root().join(slug);
     let mut files = compose_corpus::corpus_bundle_files(&dir, &s.env);
@@ -493,3 +492,136 @@ fn backoff_is_planned(f: Flavour) {
     );
 }
 all_composes!(backoff_is_planned);
+
+/// Corpus files an older compose line cannot read at all (its `config` fails, so `plan` adds
+/// COMPOSE_CONFIG_INVALID to what the file passes say), each with compose's own reason. Exact:
+/// a file that starts or stops failing on a line fails the test.
+fn cli_cannot_read(f: Flavour, slug: &str) -> bool {
+    match f {
+        // 1.29: no top-level `name:`, a `ports` form it does not know, booleans in
+        // `environment`, and a `build:` context that must exist (the corpus bundles none)
+        Flavour::V1 => [
+            "ac-nginx-flask-mysql",
+            "ac-react-express-mysql",
+            "ac-traefik-golang",
+            "dl-mongo",
+            "immich",
+            "nextcloud-aio",
+        ]
+        .contains(&slug),
+        // the 2.x line the tests pin wants strings in `group_add` (frigate writes 109, 44, 46)
+        Flavour::V2 => slug == "frigate",
+        _ => false,
+    }
+}
+
+/// Issue 41: every file of the real-compose corpus (tests/data/compose-corpus), bundled as an
+/// operator would and its secrets in OpenBao, through `monky-deployd plan --json` on a real
+/// engine and this compose line: both file passes (the second on compose's own `config`). The
+/// verdict and the codes must be `expected.json`'s (the fast tier's first-pass verdicts): a file
+/// that ships there must plan an apply here, and the compose CLI's reading may add no refusal of
+/// its own. Nothing is applied.
+fn corpus_plans_as_expected(f: Flavour) {
+    require_docker();
+    let s = Stack::new("plancorpus", f);
+    s.give_bootstrap();
+    // a first apply bootstraps the box (plan never logs in)
+    let v = s
+        .bao
+        .put_secret(&s.env, "api_key", &[("value", "corpus-key")]);
+    let first = bundle(&s, 0, compose_with("a", &[]), v, vec![]).files();
+    s.tenancy.set_bundle(&s.env, first);
+    assert_eq!(s.tick().code, 0);
+    let leases = s.tenancy.leases().len();
+    let root = compose_corpus::corpus_root();
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(root.join("expected.json")).unwrap()).unwrap();
+    let slugs = compose_corpus::corpus_slugs(&root);
+    assert!(slugs.len() >= 50, "the corpus is there: {}", slugs.len());
+    let (mut differ, mut ship) = (Vec::new(), 0);
+    for (i, slug) in slugs.iter().enumerate() {
+        let files = corpus_bundle(&s, slug, 1 + i as u64);
+        if let Some((_, m)) = files.iter().find(|(p, _)| p == "secrets.manifest.json") {
+            let m: Value = serde_json::from_slice(m).unwrap();
+            let prefix = format!("monky/data/{}/see/", s.env);
+            for e in m["entries"].as_array().unwrap() {
+                let name = e["path"].as_str().unwrap().strip_prefix(&prefix).unwrap();
+                let key = e["key"].as_str().unwrap_or("value");
+                s.bao.put_secret(&s.env, name, &[(key, "corpus-Secret-1")]);
+            }
+        }
+        s.tenancy.set_bundle(&s.env, files);
+        let (r, p) = plan_json(&s);
+        let mut codes: Vec<String> = Vec::new();
+        for c in p["refusals"].as_array().into_iter().flatten() {
+            // the disk check and the host's routes judge this machine, not the file (the
+            // fast tier's box has neither)
+            let host = c["code"] == "DISK_INSUFFICIENT"
+                || (c["code"] == "NETWORK_REFUSED"
+                    && c["detail"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("a route of the host")));
+            let c = c["code"].as_str().unwrap_or("?").to_string();
+            if !host && !codes.contains(&c) {
+                codes.push(c);
+            }
+        }
+        let want = &expected[slug.as_str()];
+        let want_codes: Vec<String> = want["codes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{slug} in expected.json"))
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect();
+        let mut want_codes = want_codes;
+        if cli_cannot_read(f, slug) {
+            want_codes.push("COMPOSE_CONFIG_INVALID".into());
+        }
+        let mut sorted = (codes.clone(), want_codes.clone());
+        sorted.0.sort();
+        sorted.1.sort();
+        let verdict = if codes.is_empty() { "ship" } else { "refuse" };
+        if verdict == "ship" {
+            ship += 1;
+            assert_eq!(p["would"], "apply", "{slug}: {p:#}");
+            assert_eq!(r.code, 0, "{slug}: {r:?}");
+        } else {
+            assert_eq!(r.code, 1, "{slug}: {r:?}");
+            for x in p["refusals"].as_array().unwrap() {
+                let d = x["detail"].as_str().unwrap_or("");
+                assert!(
+                    !d.contains("/staging/") && !d.contains("/releases/"),
+                    "{slug}: no scratch or release path in a refusal: {d}"
+                );
+                assert!(
+                    x["lift"].as_str().is_some_and(|l| !l.is_empty()),
+                    "{slug}: every refusal says how to lift it: {x}"
+                );
+            }
+        }
+        for x in p["refusals"].as_array().into_iter().flatten() {
+            if x["code"] == "COMPOSE_CONFIG_INVALID" {
+                eprintln!("{f:?} {slug}: compose config: {}", x["detail"]);
+            }
+        }
+        let want_verdict = if want_codes.is_empty() {
+            "ship"
+        } else {
+            "refuse"
+        };
+        if verdict != want_verdict || sorted.0 != sorted.1 {
+            differ.push(format!(
+                "{slug}: expected {} {want_codes:?}, plan says {verdict} {codes:?}: {}",
+                want["verdict"], p["refusals"]
+            ));
+        }
+    }
+    no_plan_leftovers(&s);
+    assert_eq!(s.tenancy.leases().len(), leases, "a plan takes no lease");
+    eprintln!(
+        "{f:?}: {ship} of {} corpus files plan an apply",
+        slugs.len()
+    );
+    assert!(differ.is_empty(), "{f:?}:\n{}", differ.join("\n"));
+}
+all_composes!(corpus_plans_as_expected);

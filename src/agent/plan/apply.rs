@@ -181,7 +181,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
             Err(e) => refusals.push(Refusal::new(
                 RefusalCode::ComposeConfigInvalid,
-                pull_diagnosis(e.output()),
+                config_diagnosis(e.output(), &scratch.0),
             )),
         }
         // registry credential presence (its value is never read here)

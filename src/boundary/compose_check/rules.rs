@@ -12,7 +12,7 @@ use serde_yaml_ng::Value;
 use super::paths::{check_bind, check_bind_source, check_file_in_release};
 use super::yaml::{as_str, get, seq_strings, truthy, untag};
 use super::{BoxFacts, BIND_CODE, CODE};
-use crate::boundary::bundle::Refusal;
+use crate::boundary::bundle::{Refusal, RefusalCode};
 use crate::boundary::policy::rules as shared;
 use crate::boundary::volume::{self, Entry, Kind};
 
@@ -415,8 +415,28 @@ pub(super) fn volumes(ctx: &Ctx, svc: &str, key: &str, v: &Value) {
             .find(|(vol, _)| vol == name)
             .map(|(_, d)| d.clone())
     };
+    let mut targets: Vec<String> = Vec::new();
     for e in volume::service_volumes(v, ctx.first_pass) {
         let Entry::Known(m) = e else { continue };
+        let target = m.target.trim_end_matches('/').to_string();
+        if !target.is_empty() && !target.contains('$') {
+            if targets.contains(&target) {
+                // compose v2 and v5 pass it and the engine fails at `up`; v1 fails `config`
+                ctx.refuse_at(
+                    svc,
+                    key,
+                    Err(Refusal::new(
+                        RefusalCode::ComposeConfigInvalid,
+                        format!(
+                            "service {svc} mounts two volumes at {target} (the engine refuses \
+                             a duplicate mount point)"
+                        ),
+                    )
+                    .lifted_by("mount one source at each container path")),
+                );
+            }
+            targets.push(target);
+        }
         match m.kind {
             Kind::Bind => {
                 if !m.absolute_bind() {

@@ -421,3 +421,31 @@ fn a_secret_valued_setting_waits_for_the_second_pass_which_judges_it() {
         ["PRIVILEGED_REFUSED", "PRIVILEGED_REFUSED", "LIMIT_REFUSED"]
     );
 }
+
+/// awesome-compose's prometheus-grafana as published mounts a bind and a volume both at
+/// `/prometheus`: compose v1 fails `config`, v2 and v5 pass it and the engine fails at `up`.
+/// Refused before the lease, in every syntax, naming the path.
+#[test]
+fn two_mounts_at_one_container_path_are_refused_before_the_lease() {
+    let y = format!(
+        "{}volumes:\n  prom_data: {{}}\n",
+        svc("    volumes:\n      - ./etc/prometheus:/prometheus\n      - prom_data:/prometheus/\n")
+    );
+    let j = first(&y, "");
+    assert_eq!(codes(&j), ["COMPOSE_CONFIG_INVALID"], "{:?}", j.refusals);
+    assert!(
+        j.refusals[0].detail.contains("/prometheus"),
+        "{:?}",
+        j.refusals
+    );
+    assert_eq!(j.refusals[0].service(), Some("web"));
+    let normalised = format!("services:\n  web:\n    image: x\n    volumes:\n      - type: bind\n        source: {REL}/etc\n        target: /p\n      - type: volume\n        source: d\n        target: /p\n");
+    assert_eq!(codes(&second(&normalised)), ["COMPOSE_CONFIG_INVALID"]);
+    // distinct paths, and one a subdirectory of another, are ordinary
+    let ok = svc("    volumes:\n      - ./a:/p\n      - ./b:/p/sub\n");
+    assert!(
+        first(&ok, "").refusals.is_empty(),
+        "{:?}",
+        first(&ok, "").refusals
+    );
+}
