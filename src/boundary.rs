@@ -9,6 +9,7 @@ pub mod compose_keys;
 pub mod container;
 mod facts;
 pub mod guard;
+pub mod keys;
 pub mod policy;
 mod refusal;
 pub mod signing;

@@ -278,18 +278,25 @@ fn check_in(
         // bundles trusts their keys too
         for r in crate::boundary::compose_keys::check_all(root) {
             let detail = r.detail.clone();
-            let (svc, key) = detail.split_once('.').unwrap_or(("", ""));
+            let (svc, key) = match (r.service(), r.key()) {
+                (Some(s), Some(k)) => (s.to_string(), k.to_string()),
+                _ => detail
+                    .split_once('.')
+                    .map(|(s, k)| (s.to_string(), k.to_string()))
+                    .unwrap_or_default(),
+            };
             let said = ctx
                 .found
                 .borrow()
                 .iter()
-                .any(|x| x.service() == Some(svc) && x.key() == Some(key));
+                .any(|x| x.service() == Some(svc.as_str()) && x.key() == Some(key.as_str()));
             if !said {
-                let r = if services.contains_key(Value::String(svc.into())) {
-                    r.at(svc, key)
-                } else {
-                    r
-                };
+                let r =
+                    if r.service().is_none() && services.contains_key(Value::String(svc.clone())) {
+                        r.at(&svc, &key)
+                    } else {
+                        r
+                    };
                 ctx.refuse(r);
             }
         }

@@ -8,6 +8,7 @@
 use serde_yaml_ng::{Mapping, Value};
 
 use crate::boundary::bundle::{Refusal, RefusalCode};
+use crate::boundary::keys::{self, How};
 
 pub const CODE: RefusalCode = RefusalCode::ComposeKeyRefused;
 
@@ -28,108 +29,13 @@ pub const TOP: &[(&str, &str)] = &[
     ),
 ];
 
-/// Service keys.
-pub const SERVICE: &[(&str, &str)] = &[
-    ("image", "what to run"),
-    ("command", "the process inside the container"),
-    ("entrypoint", "the process inside the container"),
-    ("environment", "the container's own environment"),
-    ("env_file", "checked: files inside the release only"),
-    ("healthcheck", "runs inside the container"),
-    ("ports", "checked: no host port the box reserves"),
-    ("expose", "metadata"),
-    ("restart", "its own lifecycle"),
-    ("depends_on", "start order within the project"),
-    ("deploy", "resources and restart policy; devices refused"),
-    (
-        "labels",
-        "metadata (the engine guard keeps the project label)",
-    ),
-    (
-        "logging",
-        "checked by the engine guard: local log drivers only",
-    ),
-    ("networks", "checked: the project's own networks only"),
-    (
-        "volumes",
-        "checked: binds and volumes judged by the bind rule",
-    ),
-    ("tmpfs", "memory inside the container"),
-    ("working_dir", "inside the container"),
-    ("user", "a user inside the container"),
-    ("group_add", "groups inside the container"),
-    ("hostname", "its own UTS namespace"),
-    ("domainname", "its own UTS namespace"),
-    ("init", "an init process inside the container"),
-    ("stop_grace_period", "its own shutdown"),
-    ("stop_signal", "its own shutdown"),
-    ("stdin_open", "stream plumbing"),
-    ("tty", "stream plumbing"),
-    ("read_only", "less, not more"),
-    ("shm_size", "its own /dev/shm"),
-    (
-        "ulimits",
-        "checked: rtprio, nice and memlock above the defaults are privilege",
-    ),
-    (
-        "mem_limit",
-        "resource limit, checked against the box's container_limits",
-    ),
-    ("mem_reservation", "resource limit"),
-    ("memswap_limit", "resource limit"),
-    ("mem_swappiness", "resource limit"),
-    ("cpus", "resource limit"),
-    ("cpu_count", "resource limit"),
-    ("cpu_percent", "resource limit"),
-    ("cpu_shares", "resource limit"),
-    ("cpu_quota", "resource limit"),
-    ("cpu_period", "resource limit"),
-    ("cpuset", "resource limit"),
-    (
-        "pids_limit",
-        "resource limit, checked against the box's container_limits",
-    ),
-    ("blkio_config", "resource limit"),
-    (
-        "oom_score_adj",
-        "checked: a negative score makes the OOM killer pick the box's other processes",
-    ),
-    ("cap_drop", "less, not more"),
-    ("cap_add", "checked: namespaced capabilities only"),
-    ("security_opt", "checked: options that only take away"),
-    ("sysctls", "checked: namespaced sysctls only"),
-    ("dns", "resolver inside the container"),
-    ("dns_search", "resolver inside the container"),
-    ("dns_opt", "resolver inside the container"),
-    ("extra_hosts", "/etc/hosts inside the container"),
-    ("container_name", "checked: inside the project's namespace"),
-    ("mac_address", "its own interface"),
-    ("platform", "which image variant to pull"),
-    (
-        "pull_policy",
-        "when to pull; the engine guard runs only images this project pulled",
-    ),
-    ("scale", "how many"),
-    ("links", "names within the project"),
-    ("secrets", "checked: sources inside the release"),
-    ("configs", "checked: sources inside the release"),
-    ("profiles", "which services start"),
-    ("network_mode", "checked: host and other containers refused"),
-    ("pid", "checked: host and other containers refused"),
-    ("ipc", "checked: host and other containers refused"),
-    ("privileged", "checked: refused unless the box permits"),
-    ("devices", "checked: refused unless the box permits"),
-    ("userns_mode", "checked: refused unless the box permits"),
-    ("cgroup_parent", "checked: refused unless the box permits"),
-    (
-        "volumes_from",
-        "checked: refused (another container's mounts)",
-    ),
-    ("build", "checked: refused (runs on the host)"),
-];
+/// Service keys: the rows of the one key table with a compose spelling ([`keys::ROWS`]).
+pub fn service_row(key: &str) -> Option<&'static keys::Row> {
+    keys::compose_row(key)
+}
 
 /// Keys under `deploy`.
-const DEPLOY: &[(&str, &str)] = &[
+pub const DEPLOY: &[(&str, &str)] = &[
     ("resources", "limits and reservations; devices refused"),
     ("restart_policy", "its own lifecycle"),
     ("replicas", "how many"),
@@ -142,7 +48,7 @@ const DEPLOY: &[(&str, &str)] = &[
 ];
 
 /// Keys of a top-level `volumes:` entry.
-const VOLUME: &[(&str, &str)] = &[
+pub const VOLUME: &[(&str, &str)] = &[
     ("name", "a name"),
     (
         "external",
@@ -157,7 +63,7 @@ const VOLUME: &[(&str, &str)] = &[
 ];
 
 /// Keys of a top-level `networks:` entry.
-const NETWORK: &[(&str, &str)] = &[
+pub const NETWORK: &[(&str, &str)] = &[
     ("name", "a name"),
     (
         "external",
@@ -180,7 +86,7 @@ const NETWORK: &[(&str, &str)] = &[
 ];
 
 /// Keys of a top-level `secrets:` / `configs:` entry.
-const SECRET: &[(&str, &str)] = &[
+pub const SECRET: &[(&str, &str)] = &[
     ("name", "a name"),
     ("file", "checked: inside the release"),
     ("content", "inline text from the bundle"),
@@ -223,6 +129,52 @@ fn keys_in(m: &Mapping, table: &[(&str, &str)], prefix: &str, out: &mut Vec<Refu
     }
 }
 
+/// A service's keys against the key table: a key without a row, or a refused one, is
+/// `COMPOSE_KEY_REFUSED: <service>.<key>`; a privilege key set to anything but an empty value
+/// is `PRIVILEGED_REFUSED` (this pass runs only where the box does not permit privilege).
+fn service_keys(svc: &Mapping, name: &str, out: &mut Vec<Refusal>) {
+    for (k, v) in svc {
+        let key = key_name(k);
+        if key.starts_with("x-") {
+            continue;
+        }
+        let r = match service_row(&key) {
+            None => refuse(format!("{name}.{key}")),
+            Some(row) => match row.how {
+                How::Harmless | How::Rule(_) => continue,
+                How::Privilege if empty(v) => continue,
+                How::Privilege => Refusal::new(
+                    RefusalCode::PrivilegedRefused,
+                    format!("service {name} sets {key} ({})", row.why),
+                )
+                .lifted_by(row.lift),
+                How::Refused => {
+                    let r = refuse(format!("{name}.{key}"));
+                    if row.lift.is_empty() {
+                        r
+                    } else {
+                        r.lifted_by(format!("{} ({})", row.lift, row.why))
+                    }
+                }
+            },
+        };
+        out.push(r.at(name, &key));
+    }
+}
+
+/// `null`, `false`, `0`, `""`, `[]`, `{}`: the key sets nothing.
+fn empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Sequence(s) => s.is_empty(),
+        Value::Mapping(m) => m.is_empty(),
+        Value::Tagged(t) => empty(&t.value),
+    }
+}
+
 /// Judges every key of a parsed compose document (aliases and merge keys already resolved):
 /// the first refusal.
 pub fn check(root: &Mapping) -> Result<(), Refusal> {
@@ -240,7 +192,7 @@ pub fn check_all(root: &Mapping) -> Vec<Refusal> {
         for (name, svc) in services {
             let name = key_name(name);
             let Some(svc) = mapping(svc) else { continue };
-            keys_in(svc, SERVICE, &format!("{name}."), &mut out);
+            service_keys(svc, &name, &mut out);
             if let Some(d) = svc.get("deploy").and_then(mapping) {
                 keys_in(d, DEPLOY, &format!("{name}.deploy."), &mut out);
                 if let Some(res) = d.get("resources").and_then(mapping) {

@@ -23,43 +23,12 @@ pub use paths::{
 pub use rules::{Limits, SAFE_CAPS};
 
 use crate::boundary::container::{self, ContainerSpec};
+use crate::boundary::keys;
 use host_config::host_config;
 
 /// What a create body may touch on this box: the box's one set of facts, which the file passes
 /// judge against too.
 pub use crate::boundary::BoxFacts as Boundary;
-
-/// Keys whose every value is harmless on the host (resources, ports, names, process settings
-/// inside the container's own namespaces).
-const CONTAINER_HARMLESS: &[(&str, &str)] = &[
-    ("Hostname", "the container's own UTS name"),
-    ("Domainname", "the container's own UTS name"),
-    ("User", "a user inside the container's user namespace"),
-    ("AttachStdin", "stream plumbing"),
-    ("AttachStdout", "stream plumbing"),
-    ("AttachStderr", "stream plumbing"),
-    (
-        "ExposedPorts",
-        "metadata; publishing is HostConfig.PortBindings",
-    ),
-    ("Tty", "stream plumbing"),
-    ("OpenStdin", "stream plumbing"),
-    ("StdinOnce", "stream plumbing"),
-    ("Env", "the container's own environment"),
-    ("Cmd", "the process inside the container"),
-    ("Healthcheck", "runs inside the container"),
-    ("ArgsEscaped", "Windows quoting flag"),
-    ("Image", "what to run; pulls are judged separately"),
-    ("Volumes", "anonymous volumes, owned by the container"),
-    ("WorkingDir", "inside the container"),
-    ("Entrypoint", "the process inside the container"),
-    ("NetworkDisabled", "less, not more"),
-    ("MacAddress", "the container's own interface"),
-    ("OnBuild", "image metadata"),
-    ("StopSignal", "signal to its own process"),
-    ("StopTimeout", "its own shutdown"),
-    ("Shell", "image metadata"),
-];
 
 /// Why a body was refused: `ENGINE_REFUSED` with the JSON path of the key (names only, never
 /// values, except host paths and network/volume names, which are not secrets), or the code of
@@ -82,10 +51,6 @@ pub fn is_zero(v: &Value) -> bool {
         Value::Array(a) => a.is_empty(),
         Value::Object(o) => o.is_empty(),
     }
-}
-
-fn known(table: &[(&str, &str)], k: &str) -> bool {
-    table.iter().any(|(n, _)| *n == k)
 }
 
 fn str_of(v: &Value) -> &str {
@@ -154,7 +119,7 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
                     }
                 }
             }
-            _ if known(CONTAINER_HARMLESS, k) => {}
+            _ if keys::engine_passes_by_name("Config", k) => {}
             _ if is_zero(v) => {}
             _ => return Err(Refusal::engine(k.clone())),
         }

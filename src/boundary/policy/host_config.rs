@@ -8,48 +8,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::paths::HostBind;
-use super::{deny, is_zero, known, network_name, short_value, str_of, Boundary, Refs, R};
+use super::{deny, is_zero, network_name, short_value, str_of, Boundary, Refs, R};
+use crate::boundary::keys;
 use crate::boundary::{Refusal, RefusalCode};
-
-/// Keys whose every value is harmless on the host; they pass before any rule is looked up.
-pub(super) const HOST_HARMLESS: &[(&str, &str)] = &[
-    ("RestartPolicy", "the container's own lifecycle"),
-    ("AutoRemove", "the container's own lifecycle"),
-    ("ConsoleSize", "terminal size"),
-    ("Dns", "resolver inside the container"),
-    ("DnsOptions", "resolver inside the container"),
-    ("DnsSearch", "resolver inside the container"),
-    ("ExtraHosts", "/etc/hosts inside the container"),
-    ("GroupAdd", "groups inside the container's user namespace"),
-    ("Links", "names of the project's own containers"),
-    ("PublishAllPorts", "publishing ports"),
-    ("ReadonlyRootfs", "less, not more"),
-    ("ShmSize", "its own /dev/shm"),
-    ("Tmpfs", "memory-backed, inside the container"),
-    ("CapDrop", "less, not more"),
-    ("Init", "an init process inside the container"),
-    ("CpuShares", "resource limit"),
-    ("NanoCpus", "resource limit"),
-    ("CpuPeriod", "resource limit"),
-    ("CpuQuota", "resource limit"),
-    ("CpusetCpus", "resource limit"),
-    ("CpusetMems", "resource limit"),
-    ("MemoryReservation", "resource limit"),
-    ("MemorySwap", "resource limit"),
-    ("MemorySwappiness", "resource limit"),
-    ("BlkioWeight", "resource limit"),
-    ("BlkioWeightDevice", "resource limit"),
-    ("BlkioDeviceReadBps", "resource limit"),
-    ("BlkioDeviceWriteBps", "resource limit"),
-    ("BlkioDeviceReadIOps", "resource limit"),
-    ("BlkioDeviceWriteIOps", "resource limit"),
-    ("KernelMemory", "deprecated resource limit"),
-    ("KernelMemoryTCP", "deprecated resource limit"),
-    ("CpuCount", "Windows resource limit"),
-    ("CpuPercent", "Windows resource limit"),
-    ("IOMaximumIOps", "Windows resource limit"),
-    ("IOMaximumBandwidth", "Windows resource limit"),
-];
 
 /// A rule over one non-zero `HostConfig` key: `(path, value, boundary, refs)`, where `path` is
 /// `HostConfig.<key>` for the refusal.
@@ -102,7 +63,7 @@ pub(super) fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
     };
     for (k, v) in hc {
         let path = format!("HostConfig.{k}");
-        if known(HOST_HARMLESS, k) || is_zero(v) {
+        if keys::engine_passes_by_name("HostConfig", k) || is_zero(v) {
             continue;
         }
         match HOST_RULES.iter().find(|(n, _)| n == k) {

@@ -241,14 +241,35 @@ fn volumes_and_networks() {
 }
 
 #[test]
-fn host_config_rules_are_distinct_and_not_shadowed_by_the_harmless_list() {
-    use host_config::{HOST_HARMLESS, HOST_RULES};
+fn host_config_rules_are_exactly_the_key_tables_judged_host_keys() {
+    use crate::boundary::keys::{How, ROWS};
+    use host_config::HOST_RULES;
     let mut seen = BTreeSet::new();
     for (k, _) in HOST_RULES {
-        assert!(seen.insert(k), "{k} twice");
+        assert!(seen.insert(*k), "{k} twice");
         // harmless keys pass before any rule is looked up
-        assert!(!known(HOST_HARMLESS, k), "{k} is also harmless");
+        assert!(
+            !crate::boundary::keys::engine_passes_by_name("HostConfig", k),
+            "{k} is also harmless"
+        );
     }
+    // every HostConfig key the table says a rule or the privilege judges has its rule here; a
+    // rule here for any other key may only narrow a row that refuses it
+    let host = |f: fn(&How) -> bool| -> BTreeSet<&str> {
+        ROWS.iter()
+            .filter(|r| f(&r.how))
+            .flat_map(|r| r.engine.iter())
+            .filter_map(|e| e.strip_prefix("HostConfig."))
+            .collect()
+    };
+    let judged = host(|h| matches!(h, How::Rule(_) | How::Privilege));
+    let refused = host(|h| *h == How::Refused);
+    assert!(judged.is_subset(&seen), "{:?}", judged.difference(&seen));
+    let narrowing: BTreeSet<&str> = seen.difference(&judged).copied().collect();
+    assert!(
+        narrowing.is_subset(&refused),
+        "rules for keys without a row: {narrowing:?}"
+    );
 }
 
 /// The box's shared resources in create bodies: the same rules as the file passes.
