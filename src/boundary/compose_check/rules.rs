@@ -161,12 +161,36 @@ pub(super) const SERVICE_RULES: &[(&str, ServiceRule)] = &[
     ("env_file", env_file),
     ("build", build),
     ("provider", provider),
+    ("logging", logging),
     ("post_start", hook),
     ("pre_stop", hook),
 ];
 
 fn refuse(msg: String) -> R {
     Err(Refusal::new(CODE, msg))
+}
+
+/// A log driver the engine guard refuses (`HostConfig.LogConfig`), refused here first.
+fn logging(ctx: &Ctx, svc: &str, key: &str, v: &Value) {
+    let Value::Mapping(m) = untag(v) else { return };
+    let Some(drv) = get(m, "driver").and_then(as_str) else {
+        return;
+    };
+    if (ctx.first_pass && drv.contains('$')) || shared::LOG_DRIVERS.contains(&drv.as_str()) {
+        return;
+    }
+    ctx.refuse_at(
+        svc,
+        key,
+        Err(Refusal::new(
+            RefusalCode::ComposeKeyRefused,
+            format!("service {svc} logs through the {drv} driver (the box keeps logs on itself)"),
+        )
+        .lifted_by(format!(
+            "use one of {} (the default json-file is fine)",
+            shared::LOG_DRIVERS.join(", ")
+        ))),
+    );
 }
 
 /// `extends` with `file:` pulls in a file the analysis never sees (compose reads it before

@@ -118,7 +118,14 @@ fn every_create_key_of_the_engine_api_has_a_row_and_every_row_is_in_the_api() {
 fn the_other_compose_tables_name_only_spec_keys_and_leave_out_only_what_is_refused() {
     let s = spec();
     let d = &s["definitions"];
-    let tables: [(&str, BTreeSet<String>, &[(&str, &str)], &[&str]); 6] = [
+    // (table, the spec's keys, the table, the spec's keys it refuses)
+    type Table<'a> = (
+        &'a str,
+        BTreeSet<String>,
+        &'a [(&'a str, &'a str)],
+        &'a [&'a str],
+    );
+    let tables: [Table; 6] = [
         // `include` has its own refusal in compose_check; `models` runs a host service
         ("top", props(&s), compose_keys::TOP, &["include", "models"]),
         ("deploy", props(&d["deployment"]), compose_keys::DEPLOY, &[]),

@@ -92,11 +92,16 @@ fn container_rule(_: &str, _: &Value, _: &Boundary, _: &mut Refs) -> R {
     Ok(())
 }
 
+/// A privilege the box may permit: the file passes refuse its compose key with the same code
+/// (`boundary::keys`, a privilege row).
 fn privilege(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
     if b.privileged {
         Ok(())
     } else {
-        refused(path, v)
+        Err(Refusal::new(
+            RefusalCode::PrivilegedRefused,
+            format!("{path} {}", short_value(v)),
+        ))
     }
 }
 
@@ -149,7 +154,7 @@ fn joins(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
 
 fn log_config(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
     let drv = v.get("Type").map(str_of).unwrap_or("");
-    if !["", "json-file", "local", "journald", "none"].contains(&drv) {
+    if !drv.is_empty() && !crate::boundary::policy::rules::LOG_DRIVERS.contains(&drv) {
         return deny(format!("{path}.Type {drv}"));
     }
     Ok(())

@@ -74,6 +74,10 @@ pub fn oom_score_adj_allowed(v: i64) -> bool {
 
 /// The highest `memlock` a container may set without privilege: the kernel's default (8 MiB
 /// since Linux 5.16), which is what dockerd passes on.
+/// Log drivers that write on the box itself (a driver that ships logs elsewhere reaches a host
+/// daemon or the network from the engine, outside the container's own egress).
+pub const LOG_DRIVERS: &[&str] = &["json-file", "local", "journald", "none"];
+
 pub const MEMLOCK_MAX: i64 = 8 << 20;
 
 /// Ulimits that raise a share of the box: real-time priority, nice priority, locked memory.
