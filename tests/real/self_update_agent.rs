@@ -289,3 +289,116 @@ fn agent_packages_need_a_live_statement_when_required() {
         );
     }
 }
+
+/// Verify before parse (issue 40, TRUST.md): a `dpkg-deb` logger first on the agent's PATH
+/// records every run and the sha256 of the file it was handed, then runs the real one. Real
+/// packages offered with a wrong signature, under another package's sha256, and as a downgrade
+/// are refused without the reader ever running; the verified one is read exactly once, and over
+/// exactly the bytes that were verified (the logger's sha256 is the offer's). The positive case
+/// proves the logger is on the path the agent uses, so its silence before is evidence.
+#[test]
+fn dpkg_deb_never_runs_on_bytes_not_yet_verified() {
+    require_docker();
+    let mut s = Stack::new("selfupparse", Flavour::V5);
+    s.set_extra(&format!(
+        "agent_signing_keys:\n  agent-2026: \"{}\"\n",
+        release_public_key(&KEY)
+    ));
+    s.give_bootstrap();
+    let b = web_bundle(&s, 1, "v1", "parse-secret");
+    s.tenancy.set_bundle(&s.env, b.files());
+    let bin = s.dir.path().join("logger-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = s.dir.path().join("dpkg-deb.log");
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v dpkg-deb"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let script = format!(
+        "#!/bin/sh\nfor a in \"$@\"; do [ -f \"$a\" ] && echo \"ran $(sha256sum \"$a\" | cut -d' ' -f1)\" >> {log}; done\n\
+         echo \"args $*\" >> {log}\nexec {} \"$@\"\n",
+        real.trim(),
+        log = log.display()
+    );
+    std::fs::write(bin.join("dpkg-deb"), script).unwrap();
+    std::fs::set_permissions(
+        bin.join("dpkg-deb"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let tick = |s: &Stack| s.cmd_as(&["run", "--once"], &[("PATH", path.as_str())], None);
+    assert_eq!(tick(&s).code, 0);
+    let ran = || std::fs::read_to_string(&log).unwrap_or_default();
+    let arch = su::arch();
+
+    // a real package, signed by a key the box does not list
+    let offer = s.tenancy.publish_agent(
+        "9.0.0",
+        arch,
+        deb_salted(&s, "9.0.0", 1),
+        &[("agent-2026", OTHER)],
+    );
+    s.tenancy.offer_agent(&s.env, Some(offer));
+    assert_eq!(tick(&s).code, 0);
+    assert!(staged(&s).is_none());
+    let d = s.last_report()["detail"].as_str().unwrap().to_string();
+    assert!(d.contains("signature"), "{d}");
+    assert_eq!(
+        ran(),
+        "",
+        "dpkg-deb ran over a package no key of the box signed"
+    );
+
+    // real package bytes served under another package's sha256 and signature
+    let mut offer = s.tenancy.publish_agent(
+        "9.0.1",
+        arch,
+        deb_salted(&s, "9.0.1", 2),
+        &[("agent-2026", KEY)],
+    );
+    let other = s.tenancy.publish_agent(
+        "9.0.1-o",
+        arch,
+        deb_salted(&s, "9.0.1", 3),
+        &[("agent-2026", KEY)],
+    );
+    offer["sha256"] = other["sha256"].clone();
+    offer["signatures"] = other["signatures"].clone();
+    s.tenancy.offer_agent(&s.env, Some(offer));
+    assert_eq!(tick(&s).code, 0);
+    assert!(staged(&s).is_none());
+    let d = s.last_report()["detail"].as_str().unwrap().to_string();
+    assert!(d.contains("sha256 mismatch"), "{d}");
+    assert_eq!(
+        ran(),
+        "",
+        "dpkg-deb ran over bytes whose hash did not match"
+    );
+
+    // the verified package: read once, over exactly the verified bytes
+    let offer = s.tenancy.publish_agent(
+        "9.1.0",
+        arch,
+        deb_salted(&s, "9.1.0", 4),
+        &[("agent-2026", KEY)],
+    );
+    s.tenancy.offer_agent(&s.env, Some(offer.clone()));
+    assert_eq!(tick(&s).code, 0);
+    assert_eq!(staged(&s).expect("staged").version, "9.1.0");
+    let lines = ran();
+    let runs: Vec<&str> = lines.lines().filter(|l| l.starts_with("ran ")).collect();
+    assert_eq!(
+        runs,
+        [format!("ran {}", offer["sha256"].as_str().unwrap())],
+        "{lines}"
+    );
+}
