@@ -251,7 +251,9 @@ fn check_in(
         if !judging {
             continue;
         }
-        for r in container::privilege_all(&spec, box_facts) {
+        // the container rules, the guard's own entry point and order; then what only the
+        // file has
+        for r in container::judge_all(&spec, box_facts, facts) {
             ctx.refuse(r);
         }
         for (key, rule) in SERVICE_RULES {
@@ -259,17 +261,9 @@ fn check_in(
                 rule(&ctx, &svc, key, v);
             }
         }
-        for r in container::ports_all(&spec, box_facts) {
-            ctx.refuse(r);
-        }
-        ctx.refuse_at(&svc, "container_name", container::name(&spec, box_facts));
-        for r in container::binds_all(&spec, facts) {
-            ctx.refuse(r);
-        }
         if let Some(v) = get(s, "volumes") {
             rules::volumes(&ctx, &svc, "volumes", v);
         }
-        ctx.refuse_at(&svc, "mem_limit", container::limits(&spec, box_facts));
     }
     if judging {
         binds_invariant(&ctx);

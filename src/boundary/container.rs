@@ -138,17 +138,28 @@ impl ContainerSpec {
     }
 }
 
-/// Every container rule, in the order a refusal is reported: privilege, then the box's shared
-/// resources (ports, the name), the host paths, then its ceilings and pinned images. The file
-/// passes call the parts around their own rules ([`privilege`] first, [`ports`], [`name`],
-/// [`binds`] with the service's volumes, [`limits`] last), the guard after its own key walk; both
-/// reach the same verdict.
+/// The container rules, every refusal, in the one order both layers report them: privilege,
+/// then the box's shared resources (ports, the name), the host paths, then the ceilings. The
+/// file passes (`compose_check`) and the engine guard (`policy::container_create`) both call
+/// this on their own [`ContainerSpec`] of the same container; `bind_facts` is `None` for a file
+/// pass that does not know the box. Pinned images are each layer's own (the file pass judges
+/// the reference, the guard what this project pulled): [`image`].
+pub fn judge_all(
+    spec: &ContainerSpec,
+    facts: &BoxFacts,
+    bind_facts: Option<&BoxFacts>,
+) -> Vec<Refusal> {
+    let mut out = privilege_all(spec, facts);
+    out.extend(ports_all(spec, facts));
+    out.extend(name(spec, facts).err());
+    out.extend(binds_all(spec, bind_facts));
+    out.extend(limits(spec, facts).err());
+    out
+}
+
+/// [`judge_all`]'s first refusal, then [`image`].
 pub fn judge(spec: &ContainerSpec, facts: &BoxFacts) -> R {
-    privilege(spec, facts)?;
-    ports(spec, facts)?;
-    name(spec, facts)?;
-    binds(spec, Some(facts))?;
-    limits(spec, facts)?;
+    first(judge_all(spec, facts, Some(facts)))?;
     image(spec, facts)
 }
 
@@ -390,7 +401,10 @@ pub fn limits(spec: &ContainerSpec, facts: &BoxFacts) -> R {
         Some(max) if waits("pids") => i64::try_from(max).unwrap_or(i64::MAX),
         _ => spec.pids,
     };
-    facts.limits.refusal(&spec.service, memory, pids)
+    facts
+        .limits
+        .refusal(&spec.service, memory, pids)
+        .map_err(|r| spec.found(r, "mem_limit"))
 }
 
 /// The box's `require_image_digests` (`IMAGE_REFUSED`): judged whatever the box permits.

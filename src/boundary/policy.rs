@@ -126,10 +126,9 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
     }
     // the rules a compose service is judged by too, over the same description of the container
     let spec = ContainerSpec::from_engine(body, "");
-    container::privilege(&spec, b)?;
-    container::ports(&spec, b)?;
-    container::binds(&spec, Some(b))?;
-    container::limits(&spec, b)?;
+    if let Some(r) = container::judge_all(&spec, b, Some(b)).into_iter().next() {
+        return Err(r);
+    }
     Ok(refs)
 }
 
