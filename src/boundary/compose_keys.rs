@@ -142,7 +142,7 @@ fn service_keys(svc: &Mapping, name: &str, out: &mut Vec<Refusal>) {
             None => refuse(format!("{name}.{key}")),
             Some(row) => match row.how {
                 How::Harmless | How::Rule(_) => continue,
-                How::Privilege if empty(v) => continue,
+                How::Privilege if empty(v) || engine_default(&key, v) => continue,
                 How::Privilege => Refusal::new(
                     RefusalCode::PrivilegedRefused,
                     format!("service {name} sets {key} ({})", row.why),
@@ -160,6 +160,12 @@ fn service_keys(svc: &Mapping, name: &str, out: &mut Vec<Refusal>) {
         };
         out.push(r.at(name, &key));
     }
+}
+
+/// The engine's own default for `key` ([`keys::ENGINE_DEFAULTS`]): it changes nothing.
+fn engine_default(key: &str, v: &Value) -> bool {
+    let Value::String(v) = v else { return false };
+    keys::ENGINE_DEFAULTS.contains(&(key, v.as_str()))
 }
 
 /// `null`, `false`, `0`, `""`, `[]`, `{}`: the key sets nothing.

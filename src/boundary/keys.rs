@@ -430,7 +430,7 @@ pub const ROWS: &[Row] = &[
     privilege(
         "runtime",
         &["HostConfig.Runtime"],
-        "another OCI runtime than the engine's (the guard passes `runc`)",
+        "another OCI runtime than the engine's (`runc`, its default, passes both layers)",
     ),
     refused(
         "isolation",
@@ -582,6 +582,10 @@ pub const ROWS: &[Row] = &[
         "",
     ),
 ];
+
+/// Values of a privilege row that change nothing (the engine's own default), passed by both
+/// layers: `(compose key, value)`.
+pub const ENGINE_DEFAULTS: &[(&str, &str)] = &[("runtime", "runc")];
 
 /// The row of a compose service key.
 pub fn compose_row(key: &str) -> Option<&'static Row> {

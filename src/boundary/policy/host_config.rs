@@ -169,7 +169,7 @@ fn isolation(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
 }
 
 fn runtime(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
-    if str_of(v) == "runc" {
+    if keys::ENGINE_DEFAULTS.contains(&("runtime", str_of(v))) {
         return Ok(());
     }
     privilege(path, v, b, refs)
