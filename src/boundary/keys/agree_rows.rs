@@ -290,3 +290,22 @@ fn every_row_gives_one_verdict_and_code_from_either_spelling() {
         wrong.join("\n")
     );
 }
+
+/// A privilege row's engine default changes nothing and passes both layers.
+#[test]
+fn an_engine_default_passes_both_layers() {
+    for (key, value) in ENGINE_DEFAULTS {
+        let row = compose_row(key).unwrap();
+        assert_eq!(row.how, How::Privilege, "{key}");
+        let engine = row.engine[0];
+        assert_eq!(compose_code(key, value), "", "{key}: {value}");
+        assert_eq!(
+            engine_code(engine, &format!("{value:?}")),
+            "",
+            "{engine}: {value}"
+        );
+        // and any other value is the privilege, in both
+        assert_eq!(compose_code(key, "crun"), "PRIVILEGED_REFUSED");
+        assert_eq!(engine_code(engine, "\"crun\""), "PRIVILEGED_REFUSED");
+    }
+}
