@@ -8,6 +8,7 @@
 use serde_yaml_ng::{Mapping, Value};
 
 use crate::boundary::bundle::{Refusal, RefusalCode};
+use crate::boundary::compose_check::yaml::sets_nothing;
 use crate::boundary::keys::{self, How};
 
 pub const CODE: RefusalCode = RefusalCode::ComposeKeyRefused;
@@ -142,7 +143,7 @@ fn service_keys(svc: &Mapping, name: &str, out: &mut Vec<Refusal>) {
             None => refuse(format!("{name}.{key}")),
             Some(row) => match row.how {
                 How::Harmless | How::Rule(_) => continue,
-                How::Privilege if empty(v) || engine_default(&key, v) => continue,
+                How::Privilege if sets_nothing(v) || engine_default(&key, v) => continue,
                 How::Privilege => Refusal::new(
                     RefusalCode::PrivilegedRefused,
                     format!("service {name} sets {key} ({})", row.why),
@@ -166,19 +167,6 @@ fn service_keys(svc: &Mapping, name: &str, out: &mut Vec<Refusal>) {
 fn engine_default(key: &str, v: &Value) -> bool {
     let Value::String(v) = v else { return false };
     keys::ENGINE_DEFAULTS.contains(&(key, v.as_str()))
-}
-
-/// `null`, `false`, `0`, `""`, `[]`, `{}`: the key sets nothing.
-fn empty(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Sequence(s) => s.is_empty(),
-        Value::Mapping(m) => m.is_empty(),
-        Value::Tagged(t) => empty(&t.value),
-    }
 }
 
 /// Judges every key of a parsed compose document (aliases and merge keys already resolved):

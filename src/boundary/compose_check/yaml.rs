@@ -117,6 +117,15 @@ pub(crate) fn truthy(v: &Value) -> bool {
     }
 }
 
+/// A value that sets nothing: not [`truthy`], or an empty list or mapping.
+pub(crate) fn sets_nothing(v: &Value) -> bool {
+    match untag(v) {
+        Value::Sequence(x) => x.is_empty(),
+        Value::Mapping(m) => m.is_empty(),
+        other => !truthy(other),
+    }
+}
+
 pub(crate) fn seq_strings(v: &Value) -> Vec<String> {
     match untag(v) {
         Value::Sequence(s) => s.iter().filter_map(as_str).collect(),

@@ -4,7 +4,7 @@
 use serde_yaml_ng::{Mapping, Value};
 
 use super::{Bind, ContainerSpec, Namespace, Setting, Source, Ulimit};
-use crate::boundary::compose_check::yaml::{as_str, get, seq_strings, truthy, untag};
+use crate::boundary::compose_check::yaml::{as_str, get, seq_strings, sets_nothing, truthy, untag};
 use crate::boundary::policy::rules;
 use crate::boundary::volume;
 
@@ -73,7 +73,7 @@ impl ContainerSpec {
             cap_add: strings("cap_add"),
             devices: ["devices", "device_cgroup_rules"]
                 .iter()
-                .filter(|k| get(s, k).is_some_and(|v| !empty(v)))
+                .filter(|k| get(s, k).is_some_and(|v| !sets_nothing(v)))
                 .map(|k| setting(k, String::new()))
                 .collect(),
             security_opt: strings("security_opt"),
@@ -105,14 +105,6 @@ impl ContainerSpec {
                 .unwrap_or(0),
             waits,
         }
-    }
-}
-
-fn empty(v: &Value) -> bool {
-    match untag(v) {
-        Value::Sequence(x) => x.is_empty(),
-        Value::Null => true,
-        _ => false,
     }
 }
 
