@@ -30,11 +30,6 @@ pub const TOP: &[(&str, &str)] = &[
     ),
 ];
 
-/// Service keys: the rows of the one key table with a compose spelling ([`keys::ROWS`]).
-pub fn service_row(key: &str) -> Option<&'static keys::Row> {
-    keys::compose_row(key)
-}
-
 /// Keys under `deploy`.
 pub const DEPLOY: &[(&str, &str)] = &[
     ("resources", "limits and reservations; devices refused"),
@@ -139,7 +134,7 @@ fn service_keys(svc: &Mapping, name: &str, out: &mut Vec<Refusal>) {
         if key.starts_with("x-") {
             continue;
         }
-        let r = match service_row(&key) {
+        let r = match keys::compose_row(&key) {
             None => refuse(format!("{name}.{key}")),
             Some(row) => match row.how {
                 How::Harmless | How::Rule(_) => continue,

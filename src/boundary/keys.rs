@@ -11,8 +11,6 @@
 //! fails). The rules themselves are functions elsewhere (`container`, `compose_check::rules`,
 //! `policy::host_config`); a row names the one that reads its value.
 
-use crate::boundary::RefusalCode;
-
 /// How a key's value is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum How {
@@ -41,16 +39,6 @@ pub struct Row {
     pub why: &'static str,
     /// What lifts a refusal of this key (`""`: the rule's own words say it).
     pub lift: &'static str,
-}
-
-impl Row {
-    /// The code a refusal of this key carries when no finer rule speaks.
-    pub const fn code(&self) -> RefusalCode {
-        match self.how {
-            How::Privilege => RefusalCode::PrivilegedRefused,
-            _ => RefusalCode::ComposeKeyRefused,
-        }
-    }
 }
 
 const fn harmless(

@@ -268,7 +268,7 @@ fn each_rule_judges_a_distinct_key_the_allow_list_does_not_wave_through() {
     }
     // a service key a rule judges has a row that says a rule judges it, or that refuses it
     for (k, _) in rules::SERVICE_RULES {
-        let row = compose_keys::service_row(k).unwrap_or_else(|| panic!("{k} has no row"));
+        let row = crate::boundary::keys::compose_row(k).unwrap_or_else(|| panic!("{k} has no row"));
         assert!(
             matches!(
                 row.how,
