@@ -295,3 +295,31 @@ pub fn make_image(name: &str, kib: u32, push: bool, made: &mut Images) -> String
     }
     reference
 }
+
+/// The ids of the stack's project's containers (`kind` "container") or networks.
+pub fn project_objects(s: &Stack, kind: &str) -> Vec<String> {
+    let p = format!("label=com.docker.compose.project={}", s.project());
+    let args: Vec<&str> = match kind {
+        "container" => vec!["ps", "-aq", "--filter", &p],
+        _ => vec!["network", "ls", "-q", "--filter", &p],
+    };
+    let o = Command::new("docker").args(&args).output().unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Removes the project's containers (with their anonymous volumes) and networks.
+pub fn purge_project(s: &Stack) {
+    let c = project_objects(s, "container");
+    if !c.is_empty() {
+        let _ = Command::new("docker")
+            .args(["rm", "-f", "-v"])
+            .args(&c)
+            .output();
+    }
+    for n in project_objects(s, "network") {
+        let _ = Command::new("docker").args(["network", "rm", &n]).output();
+    }
+}

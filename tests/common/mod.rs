@@ -5,6 +5,7 @@
 
 mod engine;
 pub mod fault_parts;
+pub mod netns;
 pub mod proxy;
 pub mod ziti;
 pub mod ziti_svc;

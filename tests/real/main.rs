@@ -13,6 +13,7 @@ mod common;
 mod boundary;
 mod care;
 mod data;
+mod depends;
 mod egress;
 mod faults;
 mod guard;

@@ -61,32 +61,6 @@ fn octet(f: Flavour) -> u8 {
     }
 }
 
-fn project_objects(s: &Stack, kind: &str) -> Vec<String> {
-    let p = format!("label=com.docker.compose.project={}", s.project());
-    let args: Vec<&str> = match kind {
-        "container" => vec!["ps", "-aq", "--filter", &p],
-        _ => vec!["network", "ls", "-q", "--filter", &p],
-    };
-    let o = Command::new("docker").args(&args).output().unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
-fn purge(s: &Stack) {
-    let c = project_objects(s, "container");
-    if !c.is_empty() {
-        let _ = Command::new("docker")
-            .args(["rm", "-f", "-v"])
-            .args(&c)
-            .output();
-    }
-    for n in project_objects(s, "network") {
-        let _ = Command::new("docker").args(["network", "rm", &n]).output();
-    }
-}
-
 /// Refused under `policy` with `NETWORK_REFUSED` naming `needle`; no container, and no network
 /// unless `net_ok` (its subnet passes, the container's address does not).
 fn refused(
@@ -112,7 +86,7 @@ fn refused(
         net_ok || project_objects(s, "network").is_empty(),
         "{policy}: a network was created: {o:?}"
     );
-    purge(s);
+    purge_project(s);
     o.detail
 }
 
@@ -167,7 +141,7 @@ fn the_boxs_address_space_is_the_boxs(f: Flavour) {
         String::from_utf8_lossy(&ip.stdout).trim(),
         format!("10.{o}.1.9")
     );
-    purge(&s);
+    purge_project(&s);
 
     // the attack, policy off: the project's bridge takes the host's route
     let over = bundle(&format!("10.{o}.5.0/25"), None);
@@ -181,7 +155,7 @@ fn the_boxs_address_space_is_the_boxs(f: Flavour) {
         bridge,
         "the host's route moved to the project's bridge"
     );
-    purge(&s);
+    purge_project(&s);
     assert_eq!(route_dev(&victim), "lo");
     eprintln!("{f:?} | overlap {host_route} | off: route to {victim} via {bridge}");
 

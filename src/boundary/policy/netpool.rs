@@ -147,9 +147,13 @@ impl AddressSpace {
         if !self.pools.iter().any(|p| p.contains(c)) {
             return Some("outside the box's network_pools".into());
         }
+        // the most specific prefix in the way names what the subnet would take (the proxy's
+        // /32, not the /24 route it is reached by); the first listed of equals
         self.taken
             .iter()
-            .find(|(t, _)| t.overlaps(c))
+            .rev()
+            .filter(|(t, _)| t.overlaps(c))
+            .max_by_key(|(t, _)| t.len)
             .map(|(t, why)| format!("overlaps {t}, {why}"))
     }
 }

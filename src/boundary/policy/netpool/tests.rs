@@ -45,6 +45,21 @@ fn a_subnet_comes_from_the_pool_and_overlaps_nothing_the_box_has() {
         "p_n 10.100.5.128/25 (overlaps 10.100.5.0/24, host route via eth1)"
     );
     assert!(r("10.100.0.0/16").contains("overlaps"));
+    // an endpoint reached by a route: the refusal names the endpoint, the more specific
+    let mut p = space();
+    p.take(c("10.100.5.130"), "egress_proxy.url");
+    p.take(c("10.100.5.0/24"), "a second route to it");
+    assert_eq!(
+        p.subnet_refusal("p_n", "10.100.5.128/25")
+            .unwrap_err()
+            .detail,
+        "p_n 10.100.5.128/25 (overlaps 10.100.5.130/32, egress_proxy.url)"
+    );
+    assert!(p
+        .subnet_refusal("p_n", "10.100.5.0/26")
+        .unwrap_err()
+        .detail
+        .ends_with("(overlaps 10.100.5.0/24, host route via eth1)"));
     assert!(r("10.100.9.0/24").contains("DNS server"));
     assert!(r("10.101.0.0/24").contains("outside the box's network_pools"));
     assert!(r("10.0.0.0/8").contains("outside"), "wider than the pool");
