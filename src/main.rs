@@ -216,7 +216,7 @@ fn exit(e: Exit) -> ExitCode {
 
 fn load_config(path: &Path) -> Result<Config, ExitCode> {
     Config::load(path).map_err(|e| {
-        eprintln!("monky-deployd: {e}");
+        journal::early_error(&format!("monky-deployd: {e}"));
         exit(Exit::Fail)
     })
 }
@@ -241,9 +241,23 @@ fn main() {
     // The process holds OpenBao tokens and secret values: no core dumps, no ptrace by the same
     // uid (the docker group's other members included). Logging is not up yet: stderr.
     if let Err(e) = monky_deployd::base::process::forbid_core_dumps() {
-        eprintln!("monky-deployd: cannot turn core dumps off: {e}");
+        journal::early(
+            tracing::Level::WARN,
+            &format!("monky-deployd: cannot turn core dumps off: {e}"),
+        );
     }
-    let mut cli = Cli::parse();
+    let mut cli = match Cli::try_parse() {
+        Ok(c) => c,
+        // help and --version go to stdout as clap writes them; a usage error is an error line
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            leave(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            journal::early_error(e.render().to_string().trim_end());
+            leave(ExitCode::from(e.exit_code() as u8))
+        }
+    };
     let code = match instance_of(&mut cli) {
         Ok(()) => dispatch(cli),
         Err(code) => code,
@@ -272,7 +286,7 @@ fn instance_of(cli: &mut Cli) -> Result<(), ExitCode> {
         .or_else(|| std::env::var(instance::ENV_VAR).ok())
         .filter(|n| !n.is_empty());
     let mut me = instance::Instance::new(name.as_deref(), &cli.etc_dir).map_err(|e| {
-        eprintln!("monky-deployd: {e}");
+        journal::early_error(&format!("monky-deployd: {e}"));
         exit(Exit::Fail)
     })?;
     if name.is_none() && cli.config.is_none() && matches!(cli.cmd, Cmd::UpdateInstall { .. }) {

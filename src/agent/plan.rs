@@ -57,7 +57,7 @@ pub async fn plan(cfg: Config, json: bool) -> Exit {
                 });
                 println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             }
-            eprintln!("monky-deployd plan: {msg}");
+            crate::host::journal::early_error(&format!("monky-deployd plan: {msg}"));
             f.exit()
         }
     }

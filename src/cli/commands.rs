@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::agent::status::{status_value, windows_now};
 use crate::agent::{self, Agent, Exit, Failure};
 use crate::host::config::Config;
+use crate::host::journal::early_error;
 use crate::{base::redact, host::remotes, host::runtime, host::state, wire::transport};
 
 /// `monky-deployd bootstrap [--force]`: log in with the kit's grant and store the token, under
@@ -392,10 +393,10 @@ pub fn instances(etc_dir: &std::path::Path, json: bool) -> Exit {
         print!("{}", instances_table(&rows));
     }
     if rows.is_empty() {
-        eprintln!(
+        early_error(&format!(
             "monky-deployd: no instance is configured in {}",
             etc_dir.display()
-        );
+        ));
         return Exit::Fail;
     }
     Exit::Ok
@@ -458,7 +459,7 @@ pub fn enroll(config: &std::path::Path, jwt: &std::path::Path, out: &std::path::
         match Config::load(config) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("monky-deployd: {e}");
+                early_error(&format!("monky-deployd: {e}"));
                 return Exit::Fail;
             }
         }

@@ -73,7 +73,7 @@ fn say(json: bool, ok: bool, msg: &str, extra: serde_json::Value) {
     } else if ok {
         println!("{msg}");
     } else {
-        eprintln!("monky-deployd: {msg}");
+        crate::host::journal::early_error(&format!("monky-deployd: {msg}"));
     }
 }
 

@@ -192,7 +192,7 @@ pub fn sign_statement(
     public: bool,
 ) -> Exit {
     let fail = |e: PipelineError| {
-        eprintln!("monky-deployd sign-statement: {e}");
+        crate::host::journal::early_error(&format!("monky-deployd sign-statement: {e}"));
         Exit::Fail
     };
     let k = match load_key(key) {

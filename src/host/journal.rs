@@ -80,6 +80,25 @@ impl<'a> MakeWriter<'a> for Stderr {
     }
 }
 
+/// One line the process writes outside the logger (before it starts, or a command's own error
+/// line): redacted, and under the journal prefixed with `level`'s priority like every logged
+/// line, so `journalctl -p err` finds a config error printed before logging is up.
+pub fn early(level: Level, msg: &str) {
+    let e = Event {
+        prefix: stderr_is_journal().then(|| prefix(level)),
+    };
+    let mut text = msg.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let _ = std::io::stderr().write_all(&e.render(text.as_bytes()));
+}
+
+/// An error line outside the logger ([`early`] at `ERROR`).
+pub fn early_error(msg: &str) {
+    early(Level::ERROR, msg)
+}
+
 pub struct Event {
     prefix: Option<&'static str>,
 }

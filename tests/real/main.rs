@@ -20,6 +20,7 @@ mod guard;
 mod host_shared;
 mod instances;
 mod invariant;
+mod journal;
 mod metrics;
 mod netpool;
 mod plan;
