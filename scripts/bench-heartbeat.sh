@@ -37,6 +37,11 @@ cargo build -q --release --bin monky-deployd
 cargo build -q -p monky-test-tenancy --bin monky-test-stack
 T="${CARGO_TARGET_DIR:-target}"
 BIN="$T/release/monky-deployd"
+# The instance row reads its peers' configs from a directory of the bench's own, which only a
+# test build can be pointed at (`--etc-dir` is a test seam, absent from what ships): the same
+# release profile with the test-hooks feature, whose hooks are one getenv at a named step.
+cargo build -q --release --features test-hooks --bin monky-deployd --target-dir "$T/hooks"
+HOOKS_BIN="$T/hooks/release/monky-deployd"
 DIR=$(mktemp -d /tmp/monky-bench-hb.XXXXXX)
 ENVB="hbench-$$"
 WEBPORT=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -104,7 +109,8 @@ for o in a c; do
     -e "s#^bootstrap_path: .*#bootstrap_path: $DIR/etc/$o/bootstrap.jwt#" \
     -e "s#^metrics_textfile: .*#metrics_textfile: \"\"#" "$DIR/config.yaml" >"$DIR/etc/$o/config.yaml"
 done
-AGENTS+=("instance|$DIR/monky-deployd --etc-dir $DIR/etc --instance b run --once")
+cp "$HOOKS_BIN" "$DIR/monky-deployd-hooks"
+AGENTS+=("instance|$DIR/monky-deployd-hooks --etc-dir $DIR/etc --instance b run --once")
 AGENTS+=("python|$PYTHON -m monky_deployd --config $(variant python) run --once")
 AGENTS+=("python-seed|MONKY_PY_LIST=compose-ps $PYTHON -m monky_deployd --config $(variant python-seed) run --once")
 [ -n "$PYTHON_ALSO" ] && AGENTS+=("python-also|$PYTHON_ALSO -m monky_deployd --config $(variant python-also) run --once")

@@ -31,11 +31,33 @@ struct Cli {
     /// Without it: the default instance.
     #[arg(long, global = true)]
     instance: Option<String>,
-    /// Where the instances' configs are (tests move it).
+    /// Where the instances' configs are: a test seam, absent from what ships (every instance
+    /// must find every other one where the units put them).
+    #[cfg(feature = "test-hooks")]
     #[arg(long, global = true, default_value = instance::ETC_DIR, hide = true)]
     etc_dir: PathBuf,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+impl Cli {
+    fn etc_dir(&self) -> PathBuf {
+        #[cfg(feature = "test-hooks")]
+        return self.etc_dir.clone();
+        #[cfg(not(feature = "test-hooks"))]
+        PathBuf::from(instance::ETC_DIR)
+    }
+}
+
+#[cfg(feature = "test-hooks")]
+#[derive(clap::Args)]
+struct InstallTools {
+    #[arg(long, default_value = "dpkg", hide = true)]
+    dpkg: String,
+    #[arg(long, default_value = "dpkg-query", hide = true)]
+    dpkg_query: String,
+    #[arg(long, default_value = "systemctl", hide = true)]
+    systemctl: String,
 }
 
 #[derive(Subcommand)]
@@ -117,15 +139,13 @@ enum Cmd {
         /// The agent's units, try-restarted after an install or a revert (repeatable).
         #[arg(long = "unit", default_values_t = install::AGENT_UNITS.map(String::from))]
         units: Vec<String>,
-        #[arg(long, default_value = "dpkg", hide = true)]
-        dpkg: String,
-        #[arg(long, default_value = "dpkg-query", hide = true)]
-        dpkg_query: String,
-        #[arg(long, default_value = "systemctl", hide = true)]
-        systemctl: String,
         /// Seconds between looks at the new agent's ticks during probation.
-        #[arg(long, default_value_t = 5, hide = true)]
+        #[arg(long, default_value_t = 5)]
         poll_s: u64,
+        /// The tools it drives, stand-ins in tests: absent from what ships.
+        #[cfg(feature = "test-hooks")]
+        #[command(flatten)]
+        tools: InstallTools,
     },
     /// The service unit's ExecReload: check the configuration as the service will (not
     /// signalled if bad, exit 1), then SIGHUP the service and wait for its answer. Exit 0 only
@@ -285,12 +305,12 @@ fn instance_of(cli: &mut Cli) -> Result<(), ExitCode> {
         .clone()
         .or_else(|| std::env::var(instance::ENV_VAR).ok())
         .filter(|n| !n.is_empty());
-    let mut me = instance::Instance::new(name.as_deref(), &cli.etc_dir).map_err(|e| {
+    let mut me = instance::Instance::new(name.as_deref(), &cli.etc_dir()).map_err(|e| {
         journal::early_error(&format!("monky-deployd: {e}"));
         exit(Exit::Fail)
     })?;
     if name.is_none() && cli.config.is_none() && matches!(cli.cmd, Cmd::UpdateInstall { .. }) {
-        if let Some(u) = instance::updater(&instance::all(&cli.etc_dir)) {
+        if let Some(u) = instance::updater(&instance::all(&cli.etc_dir())) {
             me = u.instance.clone();
         }
     }
@@ -303,7 +323,7 @@ fn dispatch(cli: Cli) -> ExitCode {
     let config = cli.config.clone().unwrap_or_default();
     let cli = CliCfg {
         config,
-        etc_dir: cli.etc_dir,
+        etc_dir: cli.etc_dir(),
         cmd: cli.cmd,
     };
     match cli.cmd {
@@ -404,10 +424,9 @@ fn dispatch(cli: Cli) -> ExitCode {
         Cmd::UpdateInstall {
             keep_dir,
             units,
-            dpkg,
-            dpkg_query,
-            systemctl,
             poll_s,
+            #[cfg(feature = "test-hooks")]
+            tools,
         } => {
             let cfg = match load_config(&cli.config) {
                 Ok(c) => c,
@@ -417,12 +436,16 @@ fn dispatch(cli: Cli) -> ExitCode {
             let o = install::Opts {
                 keep_dir,
                 units,
-                dpkg,
-                dpkg_query,
-                systemctl,
                 etc_dir: cli.etc_dir,
                 poll: Duration::from_secs(poll_s.max(1)),
                 ..Default::default()
+            };
+            #[cfg(feature = "test-hooks")]
+            let o = install::Opts {
+                dpkg: tools.dpkg,
+                dpkg_query: tools.dpkg_query,
+                systemctl: tools.systemctl,
+                ..o
             };
             match install::run(&cfg, &o) {
                 Ok(msg) => {

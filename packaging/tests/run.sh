@@ -335,6 +335,24 @@ no_test_hooks() {
   if grep -aoE 'MONKY_DEPLOYD_TEST_[A-Z_]+' "$1" | sort -u | grep .; then echo "^ hook names in $1"; return 1; fi
 }
 check "release binary has no test hooks (version, and no MONKY_DEPLOYD_TEST_ name inside)" no_test_hooks "$BIN"
+# The hidden flags of a test build (src/main.rs, feature test-hooks) are unknown to the release:
+# clap refuses each by name (exit 2) before anything runs.
+no_test_flags() {
+  local args out rc flag
+  for args in "--etc-dir /tmp version" "update-install --dpkg /bin/true" \
+    "update-install --dpkg-query /bin/true" "update-install --systemctl /bin/true"; do
+    rc=0
+    # shellcheck disable=SC2086 # the words are the arguments
+    out=$(env -i "$1" $args 2>&1) || rc=$?
+    flag=${args#update-install }
+    flag=${flag%% *}
+    if [ "$rc" -ne 2 ] || ! echo "$out" | grep -qF "unexpected argument '$flag'"; then
+      echo "$flag: exit $rc: $out"
+      return 1
+    fi
+  done
+}
+check "release binary has no test flags (--etc-dir, update-install --dpkg/--dpkg-query/--systemctl)" no_test_flags "$BIN"
 check "deb: config example and docs" bash -c "grep -q 'usr/share/doc/monky-deployd/config.example.yaml' '$WORK/deb-contents' && grep -q 'usr/share/doc/monky-deployd/OPERATIONS.md' '$WORK/deb-contents'"
 check "deb ships nothing under /etc or /var (config and token are never package files)" \
   bash -c "! grep -Eq ' \./(etc|var)/.' '$WORK/deb-contents'"
