@@ -8,7 +8,8 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use super::*;
-use crate::boundary::policy::netpool::{self, AddressSpace, Cidr};
+use crate::base::cidr::Cidr;
+use crate::boundary::policy::netpool::{self, AddressSpace};
 
 /// How long one host's name may take to resolve before it is left out (and said so).
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);

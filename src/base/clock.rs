@@ -15,40 +15,13 @@ pub fn now() -> u64 {
 /// Above this (seconds, either way) the skew is named in a TLS or JWT failure.
 pub const SKEW_NAMED_ABOVE_S: i64 = 30;
 
-/// An HTTP `Date` (IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, the only form a server may
-/// send) as Unix seconds. `None` for anything else: an unreadable header is no measurement.
+/// An HTTP `Date` as Unix seconds: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) and the two
+/// obsolete forms RFC 9110 §5.6.7 has a recipient accept. `None` for anything else: an
+/// unreadable header is no measurement.
 pub fn parse_http_date(s: &str) -> Option<i64> {
-    let p: Vec<&str> = s.split_ascii_whitespace().collect();
-    let [_wkday, day, mon, year, hms, "GMT"] = p.as_slice() else {
-        return None;
-    };
-    let day: i64 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let mon = MONTHS.iter().position(|m| m == mon)? as i64 + 1;
-    let year: i64 = year.parse().ok().filter(|y| (1970..=9999).contains(y))?;
-    let t: Vec<i64> = hms
-        .split(':')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, m, sec] = t.as_slice() else {
-        return None;
-    };
-    if *h > 23 || *m > 59 || *sec > 60 {
-        return None;
-    }
-    Some(days_from_civil(year, mon, day) * 86_400 + h * 3600 + m * 60 + sec)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let t = httpdate::parse_http_date(s.trim()).ok()?;
+    let secs = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    i64::try_from(secs).ok()
 }
 
 /// The box's clock minus tenancy's, from a `Date` header read when the answer arrived (`now`,
@@ -122,10 +95,12 @@ mod tests {
             parse_http_date("Tue, 29 Feb 2028 12:00:00 GMT"),
             Some(1_835_438_400)
         );
+        // the obsolete forms a recipient must accept (RFC 9110 §5.6.7)
+        for old in ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+            assert_eq!(parse_http_date(old), Some(784_111_777), "{old:?}");
+        }
         for bad in [
             "",
-            "Sunday, 06-Nov-94 08:49:37 GMT",
-            "Sun Nov  6 08:49:37 1994",
             "Sun, 06 Nov 1994 08:49:37 UTC",
             "Sun, 06 Foo 1994 08:49:37 GMT",
             "Sun, 32 Nov 1994 08:49:37 GMT",

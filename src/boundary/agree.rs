@@ -47,7 +47,7 @@ fn the_box() -> Box_ {
 fn facts(b: &Box_, release: &Path) -> BoxFacts {
     let mut net = netpool::AddressSpace::new(&[corpus_pool(NET)]);
     net.take(
-        netpool::Cidr::parse("169.254.169.254/32").unwrap(),
+        crate::base::cidr::Cidr::parse("169.254.169.254/32").unwrap(),
         "the metadata address",
     );
     let files = ["compose.yaml", "config/app.conf"];

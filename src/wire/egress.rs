@@ -8,6 +8,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use crate::base::cidr::Cidr;
 use base64::Engine as _;
 use zeroize::Zeroizing;
 
@@ -155,22 +156,17 @@ pub fn split_host_port(hp: &str, default: u16) -> Result<(String, u16), EgressEr
 }
 
 fn percent_decode(s: &str) -> Result<String, EgressError> {
+    // the crate passes a malformed escape through; a credential with one is a typo to name
     let b = s.as_bytes();
-    let mut out = Zeroizing::new(Vec::with_capacity(b.len()));
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| bad("proxy URL: bad %-escape in the credentials"))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
+    let well_formed = b.iter().enumerate().all(|(i, c)| {
+        *c != b'%'
+            || b.get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return Err(bad("proxy URL: bad %-escape in the credentials"));
     }
+    let out = Zeroizing::new(percent_encoding::percent_decode_str(s).collect::<Vec<u8>>());
     String::from_utf8(out.to_vec()).map_err(|_| bad("proxy URL: credentials are not UTF-8"))
 }
 
@@ -183,7 +179,7 @@ enum Exempt {
     /// `.example.com`: subdomains only.
     Suffix(String),
     Ip(IpAddr),
-    Cidr(IpAddr, u8),
+    Cidr(Cidr),
 }
 
 /// The targets reached directly: host names, `.suffix` domains, IPs and CIDRs, `*` for all.
@@ -219,7 +215,7 @@ impl NoProxy {
         self.list.iter().any(|e| match (e, ip) {
             (Exempt::All, _) => true,
             (Exempt::Ip(a), Some(ip)) => *a == ip,
-            (Exempt::Cidr(net, bits), Some(ip)) => in_cidr(ip, *net, *bits),
+            (Exempt::Cidr(c), Some(ip)) => c.contains_ip(ip),
             (Exempt::Name(n), None) => host == *n || host.ends_with(&format!(".{n}")),
             (Exempt::Suffix(s), None) => host.ends_with(s.as_str()),
             _ => false,
@@ -242,13 +238,9 @@ fn parse_exempt(raw: &str) -> Result<Exempt, EgressError> {
             .trim_end_matches(']')
             .parse()
             .map_err(|_| bad(format!("no_proxy {raw:?}: not an IP prefix")))?;
-        let max = if net.is_ipv4() { 32 } else { 128 };
-        let bits: u8 = bits
-            .parse()
-            .ok()
-            .filter(|b| *b <= max)
-            .ok_or_else(|| bad(format!("no_proxy {raw:?}: bad prefix length")))?;
-        return Ok(Exempt::Cidr(net, bits));
+        return Cidr::parse(&format!("{net}/{bits}"))
+            .map(Exempt::Cidr)
+            .ok_or_else(|| bad(format!("no_proxy {raw:?}: bad prefix length")));
     }
     let bare = e.trim_start_matches('[');
     if let Some(inner) = bare.split(']').next().filter(|_| e.starts_with('[')) {
@@ -286,32 +278,6 @@ fn parse_exempt(raw: &str) -> Result<Exempt, EgressError> {
     Err(bad(format!(
         "no_proxy {raw:?}: not a host name, .suffix, IP or CIDR"
     )))
-}
-
-fn in_cidr(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
-    match (ip, net) {
-        (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let mask = if bits == 0 {
-                0
-            } else {
-                u32::MAX << (32 - bits)
-            };
-            u32::from(a) & mask == u32::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let mask = if bits == 0 {
-                0
-            } else {
-                u128::MAX << (128 - bits)
-            };
-            u128::from(a) & mask == u128::from(n) & mask
-        }
-        (IpAddr::V6(a), IpAddr::V4(_)) => match a.to_ipv4_mapped() {
-            Some(v4) => in_cidr(IpAddr::V4(v4), net, bits),
-            None => false,
-        },
-        (IpAddr::V4(_), IpAddr::V6(_)) => false,
-    }
 }
 
 /// The box's egress: a proxy (or none) and what bypasses it. Cheap to clone.

@@ -135,7 +135,8 @@ fn forwards_what_compose_needs_and_refuses_the_rest() {
 /// outside the network's own subnet is refused; inside it passes.
 #[test]
 fn network_subnets_and_addresses_are_judged_at_the_guard() {
-    use monky_deployd::boundary::policy::netpool::{AddressSpace, Cidr};
+    use monky_deployd::base::cidr::Cidr;
+    use monky_deployd::boundary::policy::netpool::AddressSpace;
     require_docker();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

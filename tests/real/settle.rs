@@ -667,11 +667,9 @@ all_composes!(failed_pull_leaves_current_on_what_runs);
 // 4. backoff
 
 fn rfc3339_secs(t: &str) -> u64 {
-    humantime::parse_rfc3339(t)
+    t.parse::<jiff::Timestamp>()
         .unwrap_or_else(|e| panic!("{t}: {e}"))
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+        .as_second() as u64
 }
 
 fn now_secs() -> u64 {

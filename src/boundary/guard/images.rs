@@ -239,28 +239,13 @@ pub(super) fn pull_reference(query: &str) -> Option<String> {
     })
 }
 
-/// A query value, percent-decoded.
+/// A query value as a form encodes it: `+` is a space, then %-escapes decoded (a malformed
+/// escape stays as written, as the engine's Go `url.ParseQuery` would refuse it anyway).
 pub(super) fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-        match b[i] {
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h << 4 | l);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    let spaced = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// A pull's progress stream, forwarded as it comes; when it ends without an error message the

@@ -4,9 +4,9 @@
 //! the box already routes or dials; addresses set inside a network (gateway, IP range, auxiliary
 //! and static container addresses) must lie inside that network's own subnet.
 
-use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
+use crate::base::cidr::Cidr;
 use crate::boundary::{Refusal, RefusalCode};
 
 /// The refusal code of every network rule.
@@ -22,78 +22,6 @@ pub fn engine_default_pools() -> Vec<String> {
     let mut v: Vec<String> = (17..=31).map(|b| format!("172.{b}.0.0/16")).collect();
     v.push("192.168.0.0/16".into());
     v
-}
-
-/// An IPv4 or IPv6 prefix; a bare address is a host prefix (/32, /128).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
-    v6: bool,
-    addr: u128,
-    len: u8,
-}
-
-impl Cidr {
-    pub fn parse(s: &str) -> Option<Cidr> {
-        let s = s.trim();
-        let (a, len) = match s.split_once('/') {
-            Some((a, l)) => (a, Some(l.parse::<u8>().ok()?)),
-            None => (s, None),
-        };
-        let ip: IpAddr = a.parse().ok()?;
-        let c = Cidr::host(ip);
-        let len = len.unwrap_or(c.len);
-        (len <= c.len).then_some(Cidr { len, ..c })
-    }
-
-    pub fn host(ip: IpAddr) -> Cidr {
-        match ip {
-            IpAddr::V4(a) => Cidr {
-                v6: false,
-                addr: u32::from(a) as u128,
-                len: 32,
-            },
-            IpAddr::V6(a) => Cidr {
-                v6: true,
-                addr: u128::from(a),
-                len: 128,
-            },
-        }
-    }
-
-    pub fn is_v6(&self) -> bool {
-        self.v6
-    }
-
-    fn mask(len: u8, v6: bool) -> u128 {
-        let bits = if v6 { 128 } else { 32 };
-        if len == 0 {
-            0
-        } else {
-            (u128::MAX << (bits - len as u32)) & if v6 { u128::MAX } else { u32::MAX as u128 }
-        }
-    }
-
-    /// Every address of `o` is inside `self`.
-    pub fn contains(&self, o: &Cidr) -> bool {
-        let m = Cidr::mask(self.len, self.v6);
-        self.v6 == o.v6 && o.len >= self.len && (o.addr & m) == (self.addr & m)
-    }
-
-    /// The two share at least one address.
-    pub fn overlaps(&self, o: &Cidr) -> bool {
-        self.contains(o) || o.contains(self)
-    }
-}
-
-impl fmt::Display for Cidr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let a: IpAddr = if self.v6 {
-            Ipv6Addr::from(self.addr).into()
-        } else {
-            Ipv4Addr::from(self.addr as u32).into()
-        };
-        write!(f, "{a}/{}", self.len)
-    }
 }
 
 /// What the box keeps for itself, fixed for one check: the pools bundle networks take subnets
@@ -140,8 +68,8 @@ impl AddressSpace {
     }
 
     fn subnet_why(&self, c: &Cidr) -> Option<String> {
-        if !self.pools.iter().any(|p| p.v6 == c.v6) {
-            let fam = if c.v6 { "IPv6" } else { "IPv4" };
+        if !self.pools.iter().any(|p| p.is_v6() == c.is_v6()) {
+            let fam = if c.is_v6() { "IPv6" } else { "IPv4" };
             return Some(format!("no {fam} pool in the box's network_pools"));
         }
         if !self.pools.iter().any(|p| p.contains(c)) {
@@ -153,7 +81,7 @@ impl AddressSpace {
             .iter()
             .rev()
             .filter(|(t, _)| t.overlaps(c))
-            .max_by_key(|(t, _)| t.len)
+            .max_by_key(|(t, _)| t.prefix_len())
             .map(|(t, why)| format!("overlaps {t}, {why}"))
     }
 }
@@ -235,14 +163,7 @@ pub fn parse_routes(v4: &str, v6: &str) -> Vec<(Cidr, String)> {
         if len == 0 {
             continue;
         }
-        out.push((
-            Cidr {
-                v6: false,
-                addr: (dst & mask) as u128,
-                len,
-            },
-            f[0].to_string(),
-        ));
+        out.push((Cidr::from_bits(false, dst as u128, len), f[0].to_string()));
     }
     for l in v6.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
@@ -256,14 +177,7 @@ pub fn parse_routes(v4: &str, v6: &str) -> Vec<(Cidr, String)> {
         if len == 0 || len > 128 {
             continue;
         }
-        out.push((
-            Cidr {
-                v6: true,
-                addr: dst & Cidr::mask(len, true),
-                len,
-            },
-            f[9].to_string(),
-        ));
+        out.push((Cidr::from_bits(true, dst, len), f[9].to_string()));
     }
     out
 }

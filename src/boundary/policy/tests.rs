@@ -379,7 +379,7 @@ fn network_subnets_and_static_addresses_are_the_boxs() {
     let mut b = boundary(d.path());
     let mut net = netpool::AddressSpace::new(&["10.100.0.0/16".into()]);
     net.take(
-        netpool::Cidr::parse("10.100.5.0/24").unwrap(),
+        crate::base::cidr::Cidr::parse("10.100.5.0/24").unwrap(),
         "a route of the host via eth1",
     );
     b.net = Some(net);

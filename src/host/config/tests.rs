@@ -28,7 +28,11 @@ fn tick_budget_fits_the_units_timeout() {
         .lines()
         .find_map(|l| l.strip_prefix("TimeoutStartSec="))
         .expect("TimeoutStartSec in the unit");
-    let secs = humantime::parse_duration(line.trim()).unwrap().as_secs();
+    let secs = line
+        .trim()
+        .parse::<jiff::SignedDuration>()
+        .unwrap()
+        .as_secs() as u64;
     assert!(
         DEFAULT_TICK_BUDGET_S + TICK_MARGIN_S <= secs,
         "budget {DEFAULT_TICK_BUDGET_S}s + margin {TICK_MARGIN_S}s > TimeoutStartSec {secs}s"

@@ -202,7 +202,7 @@ impl Config {
             return Err(Invalid::Value("reserved_ports: 0 is not a port".into()));
         }
         for p in &self.network_pools {
-            if crate::boundary::policy::netpool::Cidr::parse(p).is_none() {
+            if crate::base::cidr::Cidr::parse(p).is_none() {
                 return Err(Invalid::Value(format!(
                     "network_pools: {p:?} is not an address prefix (e.g. 172.20.0.0/16, fd00:10::/48)"
                 )));

@@ -56,7 +56,9 @@ pub(crate) fn random_hex(bytes: usize) -> String {
 }
 
 pub(crate) fn rfc3339(unix: u64) -> String {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(unix)).to_string()
+    jiff::Timestamp::from_second(i64::try_from(unix).unwrap_or(i64::MAX))
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }
 
 impl Signer {

@@ -929,7 +929,12 @@ fn diagnostics(inner: &Inner, v: Value) -> Reply {
     if st.collect.get(&env).map(String::as_str) != Some(id) {
         return invalid(format!("request_id {id} was not asked for"));
     }
-    if humantime::parse_rfc3339(v["collected_at"].as_str().unwrap_or_default()).is_err() {
+    if v["collected_at"]
+        .as_str()
+        .unwrap_or_default()
+        .parse::<jiff::Timestamp>()
+        .is_err()
+    {
         return invalid("collected_at must be RFC 3339");
     }
     st.collect.remove(&env);
@@ -952,30 +957,7 @@ fn now_unix() -> i64 {
 
 /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 has servers send.
 pub fn http_date(unix: i64) -> String {
-    let days = unix.div_euclid(86_400);
-    let secs = unix.rem_euclid(86_400);
-    // civil from days (Howard Hinnant's algorithm)
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    const WD: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MON: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{}, {d:02} {} {y} {:02}:{:02}:{:02} GMT",
-        WD[days.rem_euclid(7) as usize],
-        MON[(m - 1) as usize],
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(unix.max(0) as u64))
 }
 
 fn bundle(inner: &Inner, token_env: &str, env: &str, sha: &str) -> Reply {
@@ -1317,8 +1299,9 @@ pub fn agent_statement(
 }
 
 fn rfc3339(unix: i64) -> String {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(unix.max(0) as u64))
-        .to_string()
+    jiff::Timestamp::from_second(unix.max(0))
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }
 
 pub fn unix_now() -> i64 {

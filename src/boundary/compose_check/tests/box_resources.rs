@@ -190,7 +190,7 @@ fn a_writable_bind_of_the_release_is_named_for_an_operator() {
 fn the_boxs_address_space_subnets_and_static_addresses() {
     let mut net = crate::boundary::policy::netpool::AddressSpace::new(&["10.100.0.0/16".into()]);
     net.take(
-        crate::boundary::policy::netpool::Cidr::parse("10.100.5.0/24").unwrap(),
+        crate::base::cidr::Cidr::parse("10.100.5.0/24").unwrap(),
         "a route of the host via eth1",
     );
     let ctx = BoxFacts {
