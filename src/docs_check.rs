@@ -371,6 +371,111 @@ fn config_key_problems() -> Vec<String> {
     out
 }
 
+/// Every `layer::module::Item` path in backticks or a fenced block names what is there: its module segments are
+/// files of `src/` (`host::state` is `src/host/state.rs`), and each segment after them is
+/// declared in that module or beneath it (an item, a method, a field, a variant, a re-export).
+fn item_problems(doc: &str, text: &str) -> Vec<String> {
+    let path = regex::Regex::new(r"\b[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+").unwrap();
+    let layers: Vec<String> = modules_of(&read("src/lib.rs"))
+        .into_iter()
+        .map(|(m, _)| m)
+        .collect();
+    let root = Path::new(ROOT);
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        // a fenced block (the tick diagram) is code throughout
+        let spans: Vec<&str> = match fenced {
+            true => vec![line],
+            false => line.split('`').skip(1).step_by(2).collect(),
+        };
+        for span in spans {
+            for m in path.find_iter(span) {
+                let w = m.as_str();
+                let segs: Vec<&str> = w.split("::").skip_while(|s| *s == "crate").collect();
+                if !segs.first().is_some_and(|s| layers.iter().any(|l| l == s)) {
+                    continue;
+                }
+                let (mut dir, mut file) = (PathBuf::from("src"), PathBuf::new());
+                let mut i = 0;
+                while let Some(seg) = segs.get(i) {
+                    let (f, m) = (dir.join(format!("{seg}.rs")), dir.join(seg).join("mod.rs"));
+                    if root.join(&f).is_file() {
+                        file = f;
+                    } else if root.join(&m).is_file() {
+                        file = m;
+                    } else {
+                        break;
+                    }
+                    dir = dir.join(seg);
+                    i += 1;
+                }
+                let mut files = vec![root.join(&file)];
+                walk(&root.join(&dir), &mut files);
+                let module: String = files
+                    .iter()
+                    .filter_map(|f| std::fs::read_to_string(f).ok())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                for seg in &segs[i..] {
+                    if !declared(seg, &module) {
+                        out.push(format!(
+                            "{doc}:{}: `{w}`: no `{seg}` in {} or beneath it",
+                            n + 1,
+                            file.display()
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `name` is declared in `source`: an item, a field or variant, or a re-export.
+fn declared(name: &str, source: &str) -> bool {
+    let n = regex::escape(name);
+    let item = format!(
+        r"(?m)\b(?:fn|struct|enum|const|static|type|trait|mod|macro_rules!)\s+{n}\b|^\s*(?:pub(?:\([a-z]+\))?\s+)?{n}\s*[:,({{=]|\buse\s[^;]*\b{n}\b"
+    );
+    regex::Regex::new(&item).unwrap().is_match(source)
+}
+
+/// POLICY.md's bind rule (`## 3. The bind rule`) names every tree and file of the rule's
+/// tables (`policy::PRIVATE_TREES`, `READ_ONLY_FILES`, `READ_ONLY_DEEP`; `/lib*` for the lot).
+fn bind_tree_problems(policy: &str) -> Vec<String> {
+    use crate::boundary::policy::{PRIVATE_TREES, READ_ONLY_DEEP, READ_ONLY_FILES};
+    let (first, lines) = section(policy, "## 3. The bind rule");
+    let words: Vec<String> = lines.iter().flat_map(|l| names_in(l)).collect();
+    let named = |t: &str| {
+        words.iter().any(|w| {
+            w == t
+                || w.strip_suffix('*')
+                    .is_some_and(|prefix| !prefix.is_empty() && t.starts_with(prefix))
+        })
+    };
+    let tables = [
+        ("PRIVATE_TREES", PRIVATE_TREES),
+        ("READ_ONLY_FILES", READ_ONLY_FILES),
+        ("READ_ONLY_DEEP", READ_ONLY_DEEP),
+    ];
+    let mut out = Vec::new();
+    for (table, entries) in tables {
+        for t in entries.iter().filter(|t| !named(t)) {
+            out.push(format!(
+                "docs/POLICY.md:{first}: \"## 3. The bind rule\" does not name `{t}` \
+                 (policy::{table})"
+            ));
+        }
+    }
+    out
+}
+
 fn assert_none(what: &str, problems: Vec<String>) {
     assert!(problems.is_empty(), "{what}:\n  {}", problems.join("\n  "));
 }
@@ -411,6 +516,26 @@ fn the_docs_state_no_test_count() {
 }
 
 #[test]
+fn every_item_path_the_docs_name_is_declared() {
+    let problems = docs()
+        .iter()
+        .flat_map(|(doc, text)| item_problems(doc, text))
+        .collect();
+    assert_none(
+        "item paths in the docs that the code does not declare",
+        problems,
+    );
+}
+
+#[test]
+fn the_bind_rule_section_names_every_tree() {
+    assert_none(
+        "docs/POLICY.md and the bind rule's tables disagree",
+        bind_tree_problems(&read("docs/POLICY.md")),
+    );
+}
+
+#[test]
 fn the_example_config_has_every_key() {
     assert_none("config.example.yaml", config_key_problems());
 }
@@ -435,6 +560,27 @@ fn the_checks_catch_what_is_untrue() {
         &rs
     )
     .is_empty());
+    let i = item_problems(
+        "X.md",
+        "`host::state::save_tick`, `agent::Agent::tick`, `crate::boundary::policy::bind_rule`\n\
+         `host::state::save_ticks`, `wire::nope::X`, `keys::anything`\n```\nmain ─► host::x::Y\n```\n",
+    );
+    assert_eq!(
+        i,
+        [
+            "X.md:2: `host::state::save_ticks`: no `save_ticks` in src/host/state.rs or beneath it",
+            "X.md:2: `wire::nope::X`: no `nope` in src/wire.rs or beneath it",
+            "X.md:4: `host::x::Y`: no `x` in src/host.rs or beneath it"
+        ],
+        "{i:?}"
+    );
+    let policy = read("docs/POLICY.md");
+    let b = bind_tree_problems(&policy.replace("`/etc/ssh`, ", ""));
+    assert!(b.iter().any(|p| p.contains("`/etc/ssh`")), "{b:?}");
+    assert_eq!(
+        bind_tree_problems(&policy.replace("`/lib*`", "`/lib`")).len(),
+        3
+    );
     let c = count_problems("X.md", "a\nwhole ticks (13 tests, ≈ 20 ms)\n");
     assert_eq!(c.len(), 1, "{c:?}");
     assert!(c[0].starts_with("X.md:2: a test count"), "{c:?}");
