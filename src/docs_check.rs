@@ -476,6 +476,52 @@ fn bind_tree_problems(policy: &str) -> Vec<String> {
     out
 }
 
+/// OPERATIONS.md's metrics table (`## Metrics (Prometheus)`) has a row per family the
+/// textfile writes (`host::metrics`, each `head(…, name, kind, …)`), with its type, and no other.
+fn metrics_problems(ops: &str) -> Vec<String> {
+    let src = read("src/host/metrics.rs");
+    let head =
+        regex::Regex::new(r#"head\(\s*&?(?:mut\s+)?\w+,\s*"(monky_deployd_\w+)",\s*"(\w+)""#)
+            .unwrap();
+    let code: Vec<(String, String)> = head
+        .captures_iter(&src)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect();
+    let (first, lines) = section(ops, "## Metrics (Prometheus)");
+    let rows: Vec<(usize, String, String)> = table_rows(first, &lines)
+        .into_iter()
+        .filter_map(|(n, c)| {
+            let name = names_in(c.first()?).into_iter().next()?;
+            let name = name.split('{').next()?.to_string();
+            Some((n, name, c.get(1)?.clone()))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (name, kind) in &code {
+        match rows.iter().find(|r| &r.1 == name) {
+            None => out.push(format!(
+                "docs/OPERATIONS.md:{first}: the metrics table has no row for `{name}` (src/host/metrics.rs)"
+            )),
+            Some((n, _, k)) if k != kind => out.push(format!(
+                "docs/OPERATIONS.md:{n}: `{name}` is a {kind} in src/host/metrics.rs, not a {k}"
+            )),
+            Some(_) => {}
+        }
+    }
+    for (n, name, _) in &rows {
+        if !code.iter().any(|(c, _)| c == name) {
+            out.push(format!(
+                "docs/OPERATIONS.md:{n}: `{name}` is written by no `head(…)` of src/host/metrics.rs"
+            ));
+        }
+    }
+    assert!(
+        code.len() > 10,
+        "src/host/metrics.rs: the families were not found"
+    );
+    out
+}
+
 fn assert_none(what: &str, problems: Vec<String>) {
     assert!(problems.is_empty(), "{what}:\n  {}", problems.join("\n  "));
 }
@@ -536,6 +582,14 @@ fn the_bind_rule_section_names_every_tree() {
 }
 
 #[test]
+fn the_metrics_table_is_what_the_textfile_writes() {
+    assert_none(
+        "docs/OPERATIONS.md's metrics table and src/host/metrics.rs disagree",
+        metrics_problems(&read("docs/OPERATIONS.md")),
+    );
+}
+
+#[test]
 fn the_example_config_has_every_key() {
     assert_none("config.example.yaml", config_key_problems());
 }
@@ -580,6 +634,30 @@ fn the_checks_catch_what_is_untrue() {
     assert_eq!(
         bind_tree_problems(&policy.replace("`/lib*`", "`/lib`")).len(),
         3
+    );
+    let ops = read("docs/OPERATIONS.md");
+    let m = metrics_problems(&ops.replace(
+        "| `monky_deployd_in_sync` | gauge |",
+        "| `monky_deployd_in_sink` | counter |",
+    ));
+    assert!(
+        m.iter()
+            .any(|p| p.contains("no row for `monky_deployd_in_sync`")),
+        "{m:?}"
+    );
+    assert!(
+        m.iter()
+            .any(|p| p.contains("`monky_deployd_in_sink` is written by no")),
+        "{m:?}"
+    );
+    let m = metrics_problems(&ops.replace(
+        "| `monky_deployd_in_sync` | gauge |",
+        "| `monky_deployd_in_sync` | counter |",
+    ));
+    assert!(
+        m.iter()
+            .any(|p| p.contains("is a gauge in src/host/metrics.rs, not a counter")),
+        "{m:?}"
     );
     let c = count_problems("X.md", "a\nwhole ticks (13 tests, ≈ 20 ms)\n");
     assert_eq!(c.len(), 1, "{c:?}");
