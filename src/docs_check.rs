@@ -9,6 +9,11 @@
 //! - ARCHITECTURE.md's layer table (`## Layers`) names exactly the top-level modules of
 //!   `src/lib.rs`, each with its `src/` path, and every module of each layer (the agent's in
 //!   the "Where the tick lives" table); no layer imports one above it (`crate::<layer>`);
+//! - every `layer::module::Item` path (in backticks or a fenced block) names a module of
+//!   `src/` and an item declared in it;
+//! - POLICY.md's bind rule names every tree and file of `policy::PRIVATE_TREES`,
+//!   `READ_ONLY_FILES` and `READ_ONLY_DEEP`; OPERATIONS.md's metrics table is exactly the
+//!   families `host::metrics` writes, with their types;
 //! - no doc states a test count (counts drift; the tests are the count);
 //! - every key of `host::config::Config` is in `config.example.yaml` (README: "every key in
 //!   `config.example.yaml`").
