@@ -1,6 +1,13 @@
 //! The box's boundary: its facts for one apply ([`BoxFacts`], one value both layers judge
-//! against) and the refusal every layer reports ([`Refusal`], a typed [`RefusalCode`]).
-//! Pure values, no I/O.
+//! against), the refusal every layer reports ([`Refusal`], a typed [`RefusalCode`]), and the
+//! rules both layers call. Those two are pure values, and the rules (`keys`, `compose_keys`,
+//! `compose_check`, `container`, `volume`, `signing`, `statement`, `policy`) are functions of
+//! what they are handed — but for the bind source. What here touches the host is named:
+//! [`guard`] (the checking Unix socket compose talks to, which asks and forwards to the
+//! engine), [`beneath`] (the `O_NOFOLLOW` walk that reads a release's files), [`bundle::stage`]
+//! (writes a release under `staging/`) and [`policy::paths`] (traces a bind source's symlinks
+//! on the host; the bind rule [`policy::bind_rule`], which the container rules call in both
+//! layers, reads the host through it).
 
 pub mod beneath;
 pub mod bundle;

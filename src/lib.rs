@@ -7,6 +7,8 @@ pub mod cli;
 pub mod host;
 pub mod wire;
 
+#[cfg(test)]
+mod docs_check;
 /// The property tests of the parsers and checks: unit tests, so the fast tier runs them
 /// (`scripts/fast.sh`).
 #[cfg(test)]
