@@ -25,7 +25,15 @@ pub const ENV_VAR: &str = "MONKY_DEPLOYD_INSTANCE";
 /// be instance names. A test in `agent/tests.rs` checks every entry a tick leaves in a state dir.
 pub const RESERVED: &[&str] = &[
     // state dir (Config's paths; the guard's socket dir; the service's files are dotted)
-    "releases", "current", "staging", "update", "docker", "guard", "lock",
+    "releases",
+    "current",
+    "staging",
+    "update",
+    "docker",
+    "guard",
+    "lock",
+    "snapshots",
+    "overrides",
     // the tick lock's and state files' temporaries are dotted; the root unit's own dir is apart
     "default",
 ];

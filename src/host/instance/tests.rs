@@ -41,6 +41,9 @@ fn config_paths_in_the_state_dir_are_reserved() {
         c.staging_dir(),
         c.update_dir(),
         c.docker_config_dir(),
+        c.snapshots_dir(),
+        c.data_journal_path(),
+        c.overrides_dir(),
         c.state_dir.join(crate::boundary::guard::IMAGE_LEDGER),
         crate::host::state::synced_path(&c.state_path()),
     ] {
