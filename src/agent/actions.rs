@@ -54,7 +54,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if containers.is_empty() {
             // an empty list may mean the engine itself is down: say which
             if let Err(e) = self.engine.containers(&self.cfg.compose_project).await {
-                let f = Failure::coded(Kind::Fail, Code::DockerUnavailable, &e);
+                let f = Failure::coded(Kind::Fail, Code::DOCKER_UNAVAILABLE, &e);
                 warn!("heartbeat: {}", f.message());
                 return Outcome::failed(Some(&sha), f);
             }

@@ -287,7 +287,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             return Err(f);
         }
         if let Err(e) = pulled {
-            return Err(compose_failed(Code::ComposePullFailed, &e));
+            return Err(compose_failed(Code::COMPOSE_PULL_FAILED, &e));
         }
         // the running release's data, after every check and the pull, right before `up`
         self.take_snapshots(checked.0, &checked.0.sha).await?;

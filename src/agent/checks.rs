@@ -44,7 +44,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         let root =
             self.engine.docker_root().await.map_err(|e| {
-                Failure::coded(Kind::Fail, Code::DockerUnavailable, &e).caused_by(e)
+                Failure::coded(Kind::Fail, Code::DOCKER_UNAVAILABLE, &e).caused_by(e)
             })?;
         let sock = self.cfg.docker_socket();
         let boundary = self.box_facts(
@@ -60,9 +60,11 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         // no container on the box may write what compose is about to read
         g.preflight().await.map_err(|p| match p {
             crate::boundary::guard::Preflight::Refused(r) => GuardStart::Refused(r),
-            e @ crate::boundary::guard::Preflight::Engine(_) => {
-                GuardStart::Failed(Failure::coded(Kind::Temporary, Code::DockerUnavailable, &e))
-            }
+            e @ crate::boundary::guard::Preflight::Engine(_) => GuardStart::Failed(Failure::coded(
+                Kind::Temporary,
+                Code::DOCKER_UNAVAILABLE,
+                &e,
+            )),
         })?;
         compose.set_docker_host(g.docker_host());
         Ok(Some(g))

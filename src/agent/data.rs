@@ -193,10 +193,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// Where a volume's data is, when the engine keeps it as a plain directory under its own
     /// data root (a path that is a link, or outside the root, is not copied).
     async fn volume_dir(&self, key: &str, name: &str) -> Result<Option<PathBuf>, Failure> {
-        let info =
-            self.engine.volume(name).await.map_err(|e| {
-                Failure::coded(Kind::Temporary, Code::DockerUnavailable, e.to_string())
-            })?;
+        let info = self.engine.volume(name).await.map_err(|e| {
+            Failure::coded(Kind::Temporary, Code::DOCKER_UNAVAILABLE, e.to_string())
+        })?;
         let Some(info) = info else {
             return Ok(None);
         };
@@ -206,10 +205,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 format!("{key} (volume {name} is not a local directory)"),
             ));
         }
-        let root =
-            self.engine.docker_root().await.map_err(|e| {
-                Failure::coded(Kind::Temporary, Code::DockerUnavailable, e.to_string())
-            })?;
+        let root = self.engine.docker_root().await.map_err(|e| {
+            Failure::coded(Kind::Temporary, Code::DOCKER_UNAVAILABLE, e.to_string())
+        })?;
         let mp = info.mountpoint;
         let plain = mp.starts_with(&root)
             && mp.symlink_metadata().is_ok_and(|m| m.is_dir())

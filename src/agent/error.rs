@@ -4,9 +4,7 @@
 //! so callers can tell failures apart by type instead of by their text.
 
 use crate::base::files::StateError;
-use crate::boundary::bundle::Refusal;
-#[cfg(test)]
-use crate::boundary::bundle::RefusalCode;
+use crate::boundary::{Refusal, RefusalCode};
 use crate::host::runtime::RuntimeError;
 use crate::wire::bao::BaoError;
 use crate::wire::tenancy::TenancyError;
@@ -44,11 +42,8 @@ pub enum Code {
     CrashLoop,
     JobFailed,
     ComposeUpFailed,
-    ComposePullFailed,
     ComposeDownFailed,
     Interrupted,
-    DockerUnavailable,
-    EngineRefused,
     ApplyFailed,
     RollbackFailed,
     StateWriteFailed,
@@ -59,22 +54,26 @@ pub enum Code {
     SnapshotFailed,
     /// A restore before a rollback failed: the old release is not started on that data.
     RestoreFailed,
-    /// A refusal's own code (`PRIVILEGED_REFUSED`, `BIND_REFUSED`, …).
-    Refused(&'static str),
+    /// A code whose one home is the boundary's table ([`RefusalCode`]): every refusal, and the
+    /// three the engine guard reports too (`DOCKER_UNAVAILABLE`, `ENGINE_REFUSED`,
+    /// `COMPOSE_PULL_FAILED`).
+    Boundary(RefusalCode),
 }
 
 impl Code {
-    /// The agent's own codes (every variant but `Refused`), for [`Code::of`].
-    const OWN: [Code; 17] = [
+    pub const DOCKER_UNAVAILABLE: Code = Code::Boundary(RefusalCode::DockerUnavailable);
+    pub const ENGINE_REFUSED: Code = Code::Boundary(RefusalCode::EngineRefused);
+    pub const COMPOSE_PULL_FAILED: Code = Code::Boundary(RefusalCode::ComposePullFailed);
+
+    /// The agent's own codes (every variant but `Boundary`): their names are distinct.
+    #[cfg(test)]
+    const OWN: [Code; 14] = [
         Code::Unhealthy,
         Code::CrashLoop,
         Code::JobFailed,
         Code::ComposeUpFailed,
-        Code::ComposePullFailed,
         Code::ComposeDownFailed,
         Code::Interrupted,
-        Code::DockerUnavailable,
-        Code::EngineRefused,
         Code::ApplyFailed,
         Code::RollbackFailed,
         Code::StateWriteFailed,
@@ -92,11 +91,8 @@ impl Code {
             Code::CrashLoop => "CRASH_LOOP",
             Code::JobFailed => "JOB_FAILED",
             Code::ComposeUpFailed => "COMPOSE_UP_FAILED",
-            Code::ComposePullFailed => "COMPOSE_PULL_FAILED",
             Code::ComposeDownFailed => "COMPOSE_DOWN_FAILED",
             Code::Interrupted => "INTERRUPTED",
-            Code::DockerUnavailable => "DOCKER_UNAVAILABLE",
-            Code::EngineRefused => "ENGINE_REFUSED",
             Code::ApplyFailed => "APPLY_FAILED",
             Code::RollbackFailed => "ROLLBACK_FAILED",
             Code::StateWriteFailed => "STATE_WRITE_FAILED",
@@ -105,16 +101,8 @@ impl Code {
             Code::AgentEnvMismatch => "AGENT_ENV_MISMATCH",
             Code::SnapshotFailed => "SNAPSHOT_FAILED",
             Code::RestoreFailed => "RESTORE_FAILED",
-            Code::Refused(c) => c,
+            Code::Boundary(c) => c.as_str(),
         }
-    }
-
-    /// A refusal's code as the enum names it (a refusal may carry one of the agent's own).
-    pub fn of(code: &'static str) -> Code {
-        Code::OWN
-            .into_iter()
-            .find(|c| c.as_str() == code)
-            .unwrap_or(Code::Refused(code))
     }
 }
 
@@ -247,7 +235,7 @@ impl Failure {
 
 impl From<StateError> for Failure {
     fn from(e: StateError) -> Self {
-        if e.what == "cannot write" {
+        if e.op == crate::base::files::FileOp::Write {
             // a full or read-only state filesystem: reported with a code like any failure
             return Failure::coded(Kind::Fail, Code::StateWriteFailed, &e).caused_by(e);
         }
@@ -308,7 +296,7 @@ impl From<RuntimeError> for Failure {
 impl From<Refusal> for Failure {
     fn from(r: Refusal) -> Self {
         let mut f = Failure::fail(r.to_string());
-        f.code = Some(Code::of(r.code.as_str()));
+        f.code = Some(Code::Boundary(r.code));
         f.caused_by(r)
     }
 }
@@ -348,18 +336,21 @@ mod tests {
             RefusalCode::PrivilegedRefused,
             "service a: privileged",
         ));
-        assert_eq!(f.code(), Some(Code::Refused("PRIVILEGED_REFUSED")));
-        // a refusal that carries one of the agent's own codes is that code
+        assert_eq!(
+            f.code(),
+            Some(Code::Boundary(RefusalCode::PrivilegedRefused))
+        );
+        // a code the guard reports too has one home, the boundary's
         let f = Failure::from(Refusal::new(RefusalCode::ComposePullFailed, "denied"));
-        assert_eq!(f.code(), Some(Code::ComposePullFailed));
+        assert_eq!(f.code(), Some(Code::COMPOSE_PULL_FAILED));
         // a message that merely looks coded has no code
         assert_eq!(Failure::fail("UNHEALTHY: typed by hand").code(), None);
-        for c in Code::OWN {
-            assert_eq!(Code::of(c.as_str()), c);
-        }
         let names: std::collections::BTreeSet<&str> = Code::OWN.iter().map(Code::as_str).collect();
         assert_eq!(names.len(), Code::OWN.len());
-        assert_eq!(Code::Refused("BIND_REFUSED").as_str(), "BIND_REFUSED");
+        assert_eq!(
+            Code::Boundary(RefusalCode::BindSourceRefused).as_str(),
+            "BIND_SOURCE_REFUSED"
+        );
         assert!(f.source().unwrap().downcast_ref::<Refusal>().is_some());
     }
 

@@ -207,7 +207,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             ]
             .into();
             let temp = |e: RuntimeError| {
-                Failure::coded(Kind::Temporary, Code::DockerUnavailable, e.to_string())
+                Failure::coded(Kind::Temporary, Code::DOCKER_UNAVAILABLE, e.to_string())
             };
             self.engine
                 .create_volume(&name, &labels)

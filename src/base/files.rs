@@ -12,16 +12,34 @@ use std::path::Path;
 #[error("{what} {path}: {err}")]
 pub struct StateError {
     pub what: &'static str,
+    pub op: FileOp,
     pub path: String,
     pub err: String,
+}
+
+/// What failed, where behaviour depends on it (never read out of the text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOp {
+    /// The private-file writer: the state filesystem is full, read-only or gone.
+    Write,
+    Other,
 }
 
 impl StateError {
     pub fn new(what: &'static str, path: &Path, err: impl ToString) -> Self {
         StateError {
             what,
+            op: FileOp::Other,
             path: path.display().to_string(),
             err: err.to_string(),
+        }
+    }
+
+    /// A write by the private-file writer that failed.
+    pub fn write(path: &Path, err: impl ToString) -> Self {
+        StateError {
+            op: FileOp::Write,
+            ..StateError::new("cannot write", path, err)
         }
     }
 }
@@ -96,7 +114,7 @@ pub(crate) fn write_with(
     })();
     res.map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        StateError::new("cannot write", path, e)
+        StateError::write(path, e)
     })
 }
 

@@ -8,7 +8,7 @@ fn only_a_started_release_that_failed_is_rolled_back() {
     }
     // refused before `up`: the running release was never touched
     assert!(!rollback_worthy(&coded(
-        Code::ComposePullFailed,
+        Code::COMPOSE_PULL_FAILED,
         Kind::Fail
     )));
     assert!(!rollback_worthy(&Failure::from(Refusal::new(

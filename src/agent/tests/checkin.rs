@@ -53,7 +53,10 @@ fn an_engine_that_is_down_is_named_in_the_report() {
     b.applied(&sha('a'), &["web"]);
     b.agent.engine.down.set(true);
     let f = b.tick().unwrap_err();
-    assert_eq!(f.code(), Some(crate::agent::error::Code::DockerUnavailable));
+    assert_eq!(
+        f.code(),
+        Some(crate::agent::error::Code::DOCKER_UNAVAILABLE)
+    );
     assert!(
         f.message().contains("connection refused"),
         "{}",
