@@ -18,10 +18,11 @@ use tracing::{debug, info, warn};
 use zeroize::Zeroizing;
 
 use crate::base::redact;
-use crate::boundary::bundle::{self, Bundle, Refusal, RefusalCode};
+use crate::boundary::bundle::{self, Bundle};
 use crate::boundary::compose_check;
 use crate::boundary::guard::Guard;
 use crate::boundary::policy;
+use crate::boundary::{Refusal, RefusalCode};
 use crate::host::config::{Config, Transport, VolumesOnAbsent};
 use crate::host::remotes::{self, Clients};
 use crate::host::runtime::{self, Compose, Engine, RuntimeError};

@@ -23,7 +23,7 @@ pub const MAX_ENTRIES: usize = 256;
 /// A file of a release read back by the agent (compose.yaml, bundle.json, .env) is at most this.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
-pub use crate::boundary::{Refusal, RefusalCode};
+use crate::boundary::{Refusal, RefusalCode};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]

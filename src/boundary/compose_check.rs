@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use serde_yaml_ng::Value;
 
-use crate::boundary::bundle::{Refusal, RefusalCode};
 use crate::boundary::container::{self, ContainerSpec};
+use crate::boundary::{Refusal, RefusalCode};
 
 pub mod interp;
 mod paths;
@@ -35,7 +35,7 @@ pub const BIND_CODE: RefusalCode = RefusalCode::BindSourceRefused;
 /// The box's facts both passes judge against (the engine guard's own, [`BoxFacts`]): the
 /// release directory compose resolved relative paths against, the agent's own files no
 /// container may see, the box's bind roots, project, ports, ceilings and address space.
-pub use crate::boundary::BoxFacts;
+use crate::boundary::BoxFacts;
 
 /// Where the first pass places the release, which does not exist yet: relative paths are judged
 /// under it, and it is nowhere on the host.

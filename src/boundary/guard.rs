@@ -25,7 +25,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::UnixListener;
 use tracing::{debug, warn};
 
-use crate::boundary::policy::Boundary;
+use crate::boundary::BoxFacts;
 use crate::boundary::{Refusal, RefusalCode};
 use crate::wire::http::{BoxError, Cause};
 use crate::wire::transport::UnixConnector;
@@ -41,7 +41,7 @@ type Body = BoxBody<Bytes, hyper::Error>;
 struct Shared {
     /// The real engine socket, through the same pooled client as `runtime::Engine`.
     upstream: Client<UnixConnector, Body>,
-    boundary: Boundary,
+    boundary: BoxFacts,
     denied: Mutex<Vec<Refusal>>,
     /// Requests seen, and the time spent deciding them (the hop's own cost, logged on drop).
     requests: AtomicU64,
@@ -85,7 +85,7 @@ pub struct Guard {
 
 impl Guard {
     /// Listens on `dir/engine.sock` (dir created 0700) and forwards to `upstream`.
-    pub fn start(upstream: &Path, dir: &Path, boundary: Boundary) -> std::io::Result<Guard> {
+    pub fn start(upstream: &Path, dir: &Path, boundary: BoxFacts) -> std::io::Result<Guard> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)

@@ -26,14 +26,14 @@ use crate::boundary::container::{self, ContainerSpec};
 use crate::boundary::keys;
 use host_config::host_config;
 
-/// What a create body may touch on this box: the box's one set of facts, which the file passes
-/// judge against too.
-pub use crate::boundary::BoxFacts as Boundary;
+// What a create body may touch on this box: the box's one set of facts, which the file passes
+// judge against too.
+use crate::boundary::BoxFacts;
 
 /// Why a body was refused: `ENGINE_REFUSED` with the JSON path of the key (names only, never
 /// values, except host paths and network/volume names, which are not secrets), or the code of
 /// the box's rule that refused it.
-pub use crate::boundary::{Refusal, RefusalCode};
+use crate::boundary::{Refusal, RefusalCode};
 
 type R = Result<(), Refusal>;
 
@@ -88,7 +88,7 @@ pub struct Refs {
 
 /// Judges a `POST /containers/create` body. `Ok` carries the names the caller must still
 /// check against the engine.
-pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
+pub fn container_create(body: &Value, b: &BoxFacts) -> Result<Refs, Refusal> {
     let Some(top) = body.as_object() else {
         return Err(Refusal::engine("container create body is not an object"));
     };
@@ -139,7 +139,7 @@ pub fn container_create(body: &Value, b: &Boundary) -> Result<Refs, Refusal> {
 /// invariant and no container can change what the agent verified and compose reads (issue 41).
 /// The verified compose bytes are not touched: only the request compose sends. Returns the
 /// sources it changed. Whatever the box permits: the release stays unwritable.
-pub fn read_only_release_binds(body: &mut Value, b: &Boundary) -> Vec<String> {
+pub fn read_only_release_binds(body: &mut Value, b: &BoxFacts) -> Vec<String> {
     let Some(root) = b.release_dir.as_deref() else {
         return Vec::new();
     };
@@ -186,7 +186,7 @@ pub fn read_only_release_binds(body: &mut Value, b: &Boundary) -> Vec<String> {
 
 /// A volume's or network's name is `<project>_…`, so no bundle can take another project's
 /// (`NAME_REFUSED`). `kind` is `volume` or `network`.
-pub fn object_name(kind: &str, name: &str, b: &Boundary) -> R {
+pub fn object_name(kind: &str, name: &str, b: &BoxFacts) -> R {
     if b.privileged || name.is_empty() || rules::object_name_ok(name, &b.project) {
         return Ok(());
     }
@@ -195,7 +195,7 @@ pub fn object_name(kind: &str, name: &str, b: &Boundary) -> R {
 
 /// A container's name (at create or rename) is compose's own for its service: the container
 /// rule ([`container::name`]) the file passes judge `container_name` by.
-pub fn container_name(name: &str, service: &str, b: &Boundary) -> R {
+pub fn container_name(name: &str, service: &str, b: &BoxFacts) -> R {
     let spec = ContainerSpec {
         service: service.to_string(),
         name: Some(name.to_string()),
@@ -206,7 +206,7 @@ pub fn container_name(name: &str, service: &str, b: &Boundary) -> R {
 
 /// The addresses an endpoint asks for (`IPAMConfig`), recorded for the caller to judge against
 /// the network's subnet; a box that judges no address space records none.
-pub fn static_addresses(network: &str, ep: &Value, b: &Boundary, refs: &mut Refs) {
+pub fn static_addresses(network: &str, ep: &Value, b: &BoxFacts, refs: &mut Refs) {
     if b.net.is_none() || b.privileged {
         return;
     }
@@ -232,7 +232,7 @@ pub fn static_addresses(network: &str, ep: &Value, b: &Boundary, refs: &mut Refs
 /// A network's `IPAM`: the default driver; every `Subnet` from the box's pools and clear of what
 /// the box routes and dials; `IPRange`, `Gateway` and `AuxiliaryAddresses` inside that entry's
 /// subnet (`NETWORK_REFUSED`). A network that sets no subnet gets one from the engine's pool.
-fn network_ipam(name: &str, ipam: &Value, b: &Boundary) -> R {
+fn network_ipam(name: &str, ipam: &Value, b: &BoxFacts) -> R {
     let Some(space) = b.net.as_ref().filter(|_| !b.privileged) else {
         return Ok(());
     };
@@ -292,7 +292,7 @@ pub fn short_value(v: &Value) -> String {
 
 /// `POST /volumes/create`: the local driver, no driver options (a mount(2) in disguise), the
 /// project's label.
-pub fn volume_create(body: &Value, b: &Boundary) -> R {
+pub fn volume_create(body: &Value, b: &BoxFacts) -> R {
     let Some(o) = body.as_object() else {
         return deny("volume create body is not an object");
     };
@@ -316,7 +316,7 @@ pub fn volume_create(body: &Value, b: &Boundary) -> R {
 }
 
 /// `POST /networks/create`: a bridge network of the project's own.
-pub fn network_create(body: &Value, b: &Boundary) -> R {
+pub fn network_create(body: &Value, b: &BoxFacts) -> R {
     let Some(o) = body.as_object() else {
         return deny("network create body is not an object");
     };

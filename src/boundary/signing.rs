@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use ed25519_dalek::{Signature, VerifyingKey};
 
-use crate::boundary::bundle::{Refusal, RefusalCode};
+use crate::boundary::{Refusal, RefusalCode};
 use crate::wire::tenancy::SignatureWire;
 
 pub const CODE: RefusalCode = RefusalCode::BundleSignatureInvalid;

@@ -12,15 +12,15 @@ pub const AGENT_KIND: &str = "monky-agent/1";
 /// A statement is a few hundred bytes; anything larger is not one (bound before decoding).
 pub const MAX_BYTES: usize = 4096;
 
-pub use crate::boundary::{Refusal as Rejected, RefusalCode};
+use crate::boundary::{Refusal, RefusalCode};
 
-fn refused(field: &str, why: impl std::fmt::Display) -> Rejected {
-    Rejected::new(RefusalCode::StatementRefused, format!("{field} ({why})"))
+fn refused(field: &str, why: impl std::fmt::Display) -> Refusal {
+    Refusal::new(RefusalCode::StatementRefused, format!("{field} ({why})"))
 }
 
 /// The signed bytes: `statement` as it came (base64), decoded and bounded. These bytes, not a
 /// re-serialisation, are what the signatures must verify over.
-pub fn decode(b64: &str) -> Result<Vec<u8>, Rejected> {
+pub fn decode(b64: &str) -> Result<Vec<u8>, Refusal> {
     if b64.len() > MAX_BYTES * 4 / 3 + 4 {
         return Err(refused("statement", format!("over {MAX_BYTES} bytes")));
     }
@@ -103,14 +103,14 @@ pub struct BundleFacts<'a> {
     pub now: i64,
 }
 
-fn text<'a>(field: &str, v: &'a Option<String>) -> Result<&'a str, Rejected> {
+fn text<'a>(field: &str, v: &'a Option<String>) -> Result<&'a str, Refusal> {
     match v.as_deref() {
         Some(s) if !s.is_empty() => Ok(s),
         _ => Err(refused(field, "missing")),
     }
 }
 
-fn time(field: &str, v: &Option<String>) -> Result<i64, Rejected> {
+fn time(field: &str, v: &Option<String>) -> Result<i64, Refusal> {
     let s = text(field, v)?;
     s.parse::<jiff::Timestamp>()
         .map(|t| t.as_second())
@@ -127,7 +127,7 @@ fn shown(s: &str) -> String {
     format!("{t:?}")
 }
 
-fn life(issued: &Option<String>, expires: &Option<String>) -> Result<(i64, i64), Rejected> {
+fn life(issued: &Option<String>, expires: &Option<String>) -> Result<(i64, i64), Refusal> {
     let issued_at = time("issued_at", issued)?;
     let expires_at = time("expires_at", expires)?;
     if expires_at <= issued_at {
@@ -140,7 +140,7 @@ pub fn rfc3339(unix: i64) -> String {
     jiff::Timestamp::from_second(unix).map_or_else(|_| unix.to_string(), |t| t.to_string())
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Rejected> {
+fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, Refusal> {
     serde_json::from_slice(bytes).map_err(|_| refused("statement", "not a JSON object"))
 }
 
@@ -186,10 +186,10 @@ impl Limits {
         }
     }
 
-    fn not_from_future(&self, issued_at: i64, now: i64) -> Result<(), Rejected> {
+    fn not_from_future(&self, issued_at: i64, now: i64) -> Result<(), Refusal> {
         let skew = i64::try_from(self.clock_skew_s).unwrap_or(i64::MAX);
         if issued_at > now.saturating_add(skew) {
-            return Err(Rejected::new(
+            return Err(Refusal::new(
                 RefusalCode::StatementFromFuture,
                 format!(
                     "issued_at {} is {} s ahead of this box's clock (allowance {skew} s)",
@@ -213,7 +213,7 @@ pub struct BundleClaim {
 }
 
 /// The part of a bundle statement that needs nothing of the bundle but its sha: kind, env, sha.
-pub fn bind_bundle(bytes: &[u8], env: &str, want_sha: &str) -> Result<BundleClaim, Rejected> {
+pub fn bind_bundle(bytes: &[u8], env: &str, want_sha: &str) -> Result<BundleClaim, Refusal> {
     let w: BundleWire = parse(bytes)?;
     let kind = text("kind", &w.kind)?;
     if kind != BUNDLE_KIND {
@@ -234,7 +234,7 @@ pub fn bind_bundle(bytes: &[u8], env: &str, want_sha: &str) -> Result<BundleClai
     Ok(BundleClaim { env_id, sha, w })
 }
 
-fn sha_is(claimed: &str, computed: &str) -> Result<(), Rejected> {
+fn sha_is(claimed: &str, computed: &str) -> Result<(), Refusal> {
     if claimed.eq_ignore_ascii_case(computed) {
         return Ok(());
     }
@@ -251,7 +251,7 @@ fn sha_is(claimed: &str, computed: &str) -> Result<(), Rejected> {
 impl BundleClaim {
     /// The rest, in the order PROTOCOL lists it: serial (bundle.json's, the high-water mark,
     /// the jump bound), then its life on the box's clock (not from the future, not expired).
-    pub fn judge(self, f: &BundleFacts<'_>, l: &Limits) -> Result<BundleStatement, Rejected> {
+    pub fn judge(self, f: &BundleFacts<'_>, l: &Limits) -> Result<BundleStatement, Refusal> {
         let w = &self.w;
         sha_is(&self.sha, f.sha)?;
         let serial = match &w.serial {
@@ -269,13 +269,13 @@ impl BundleClaim {
         let (issued_at, expires_at) = life(&w.issued_at, &w.expires_at)?;
         if let Some(hw) = f.high_water {
             if serial < hw.serial {
-                return Err(Rejected::new(
+                return Err(Refusal::new(
                     RefusalCode::RollbackRefused,
                     format!("serial {serial} below {}", hw.serial),
                 ));
             }
             if serial == hw.serial && !hw.sha.eq_ignore_ascii_case(f.sha) {
-                return Err(Rejected::new(
+                return Err(Refusal::new(
                     RefusalCode::RollbackRefused,
                     format!(
                         "serial {serial} equals the high-water mark, accepted for {}",
@@ -286,7 +286,7 @@ impl BundleClaim {
         }
         let bound = l.serial_bound(f.high_water);
         if serial > bound {
-            return Err(Rejected::new(
+            return Err(Refusal::new(
                 RefusalCode::StatementSerialJump,
                 match f.high_water {
                     Some(hw) => format!(
@@ -312,7 +312,7 @@ impl BundleClaim {
 }
 
 /// Judges a bundle statement's fields with the default [`Limits`].
-pub fn check_bundle(bytes: &[u8], f: &BundleFacts<'_>) -> Result<BundleStatement, Rejected> {
+pub fn check_bundle(bytes: &[u8], f: &BundleFacts<'_>) -> Result<BundleStatement, Refusal> {
     check_bundle_within(bytes, f, &Limits::default())
 }
 
@@ -323,12 +323,12 @@ pub fn check_bundle_within(
     bytes: &[u8],
     f: &BundleFacts<'_>,
     l: &Limits,
-) -> Result<BundleStatement, Rejected> {
+) -> Result<BundleStatement, Refusal> {
     bind_bundle(bytes, f.env_id, f.sha)?.judge(f, l)
 }
 
-pub fn expired(sha: &str, expires_at: i64) -> Rejected {
-    Rejected::new(
+pub fn expired(sha: &str, expires_at: i64) -> Refusal {
+    Refusal::new(
         RefusalCode::BundleExpiredRefused,
         format!(
             "{} expired {}",
@@ -350,7 +350,7 @@ pub struct AgentFacts<'a> {
 
 /// Judges an agent package statement against the package the box fetched, with the default
 /// [`Limits`].
-pub fn check_agent(bytes: &[u8], f: &AgentFacts<'_>) -> Result<AgentStatement, Rejected> {
+pub fn check_agent(bytes: &[u8], f: &AgentFacts<'_>) -> Result<AgentStatement, Refusal> {
     check_agent_within(bytes, f, &Limits::default())
 }
 
@@ -360,7 +360,7 @@ pub fn check_agent_within(
     bytes: &[u8],
     f: &AgentFacts<'_>,
     l: &Limits,
-) -> Result<AgentStatement, Rejected> {
+) -> Result<AgentStatement, Refusal> {
     let w: AgentWire = parse(bytes)?;
     let kind = text("kind", &w.kind)?;
     if kind != AGENT_KIND {
@@ -393,7 +393,7 @@ pub fn check_agent_within(
     let (issued_at, expires_at) = life(&w.issued_at, &w.expires_at)?;
     l.not_from_future(issued_at, f.now)?;
     if f.now >= expires_at {
-        return Err(Rejected::new(
+        return Err(Refusal::new(
             RefusalCode::BundleExpiredRefused,
             format!("agent {version} expired {}", rfc3339(expires_at)),
         ));

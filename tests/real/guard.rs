@@ -9,7 +9,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
 use monky_deployd::boundary::guard::Guard;
-use monky_deployd::boundary::policy::Boundary;
+use monky_deployd::boundary::BoxFacts;
 
 use crate::common::*;
 
@@ -45,7 +45,7 @@ fn forwards_what_compose_needs_and_refuses_the_rest() {
         let g = Guard::start(
             Path::new("/var/run/docker.sock"),
             &d.path().join("guard"),
-            Boundary {
+            BoxFacts {
                 project: project.clone(),
                 release_dir: Some(d.path().to_path_buf()),
                 ..Default::default()
@@ -150,7 +150,7 @@ fn network_subnets_and_addresses_are_judged_at_the_guard() {
         let g = Guard::start(
             Path::new("/var/run/docker.sock"),
             &d.path().join("guard"),
-            Boundary {
+            BoxFacts {
                 project: project.clone(),
                 release_dir: Some(d.path().to_path_buf()),
                 net: Some(net),

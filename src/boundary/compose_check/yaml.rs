@@ -3,7 +3,7 @@
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::boundary::bundle::{Refusal, RefusalCode};
+use crate::boundary::{Refusal, RefusalCode};
 
 /// Parse compose YAML into a value with aliases and merge keys resolved.
 pub fn parse(text: &[u8]) -> Result<Value, Refusal> {

@@ -8,13 +8,13 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::paths::HostBind;
-use super::{deny, is_zero, network_name, short_value, str_of, Boundary, Refs, R};
+use super::{deny, is_zero, network_name, short_value, str_of, BoxFacts, Refs, R};
 use crate::boundary::keys;
 use crate::boundary::{Refusal, RefusalCode};
 
 /// A rule over one non-zero `HostConfig` key: `(path, value, boundary, refs)`, where `path` is
 /// `HostConfig.<key>` for the refusal.
-type Rule = fn(&str, &Value, &Boundary, &mut Refs) -> R;
+type Rule = fn(&str, &Value, &BoxFacts, &mut Refs) -> R;
 
 pub(super) const HOST_RULES: &[(&str, Rule)] = &[
     ("Binds", binds),
@@ -57,7 +57,7 @@ pub(super) const HOST_RULES: &[(&str, Rule)] = &[
     ("CpuRealtimeRuntime", privilege),
 ];
 
-pub(super) fn host_config(hc: &Value, b: &Boundary, refs: &mut Refs) -> R {
+pub(super) fn host_config(hc: &Value, b: &BoxFacts, refs: &mut Refs) -> R {
     let Some(hc) = hc.as_object() else {
         return deny("HostConfig is not an object");
     };
@@ -88,13 +88,13 @@ fn refused(path: &str, v: &Value) -> R {
 }
 
 /// Judged by the container rules ([`crate::boundary::container`]) over the whole create.
-fn container_rule(_: &str, _: &Value, _: &Boundary, _: &mut Refs) -> R {
+fn container_rule(_: &str, _: &Value, _: &BoxFacts, _: &mut Refs) -> R {
     Ok(())
 }
 
 /// A privilege the box may permit: the file passes refuse its compose key with the same code
 /// (`boundary::keys`, a privilege row).
-fn privilege(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
+fn privilege(path: &str, v: &Value, b: &BoxFacts, _: &mut Refs) -> R {
     if b.privileged {
         Ok(())
     } else {
@@ -108,7 +108,7 @@ fn privilege(path: &str, v: &Value, b: &Boundary, _: &mut Refs) -> R {
 /// MaskedPaths: [] (systempaths=unconfined) unmasks /proc; zero-ness is not enough, and the
 /// refusal names no value. The file passes refuse the same shape as `security_opt`
 /// (`PRIVILEGED_REFUSED`): engine-only as a key, the same code.
-fn unmask(path: &str, _: &Value, b: &Boundary, _: &mut Refs) -> R {
+fn unmask(path: &str, _: &Value, b: &BoxFacts, _: &mut Refs) -> R {
     if b.privileged {
         Ok(())
     } else {
@@ -116,26 +116,26 @@ fn unmask(path: &str, _: &Value, b: &Boundary, _: &mut Refs) -> R {
     }
 }
 
-fn binds(path: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
+fn binds(path: &str, v: &Value, _: &BoxFacts, refs: &mut Refs) -> R {
     for s in v.as_array().into_iter().flatten() {
         bind_string(str_of(s), refs).map_err(|d| d.within(path))?;
     }
     Ok(())
 }
 
-fn mounts(path: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
+fn mounts(path: &str, v: &Value, _: &BoxFacts, refs: &mut Refs) -> R {
     for m in v.as_array().into_iter().flatten() {
         mount(m, refs).map_err(|d| d.within(path))?;
     }
     Ok(())
 }
 
-fn network_mode(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
+fn network_mode(_: &str, v: &Value, _: &BoxFacts, refs: &mut Refs) -> R {
     network_name(str_of(v), refs)
 }
 
 /// Another container of the project: its mounts were judged when it was created.
-fn volumes_from(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
+fn volumes_from(_: &str, v: &Value, _: &BoxFacts, refs: &mut Refs) -> R {
     for c in v.as_array().into_iter().flatten() {
         let id = str_of(c).split(':').next().unwrap_or("");
         refs.containers.insert(id.to_string());
@@ -145,14 +145,14 @@ fn volumes_from(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
 
 /// `container:<id>` (`IpcMode`, `PidMode`): for the caller to check it is the project's own;
 /// the mode itself is the container rules'.
-fn joins(_: &str, v: &Value, _: &Boundary, refs: &mut Refs) -> R {
+fn joins(_: &str, v: &Value, _: &BoxFacts, refs: &mut Refs) -> R {
     if let Some(id) = str_of(v).strip_prefix("container:") {
         refs.containers.insert(id.to_string());
     }
     Ok(())
 }
 
-fn log_config(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
+fn log_config(path: &str, v: &Value, _: &BoxFacts, _: &mut Refs) -> R {
     let drv = v.get("Type").map(str_of).unwrap_or("");
     if !drv.is_empty() && !crate::boundary::policy::rules::LOG_DRIVERS.contains(&drv) {
         return deny(format!("{path}.Type {drv}"));
@@ -161,14 +161,14 @@ fn log_config(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
 }
 
 /// Not a privilege: a box's permit does not let another isolation through.
-fn isolation(path: &str, v: &Value, _: &Boundary, _: &mut Refs) -> R {
+fn isolation(path: &str, v: &Value, _: &BoxFacts, _: &mut Refs) -> R {
     if str_of(v) == "default" {
         return Ok(());
     }
     refused(path, v)
 }
 
-fn runtime(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+fn runtime(path: &str, v: &Value, b: &BoxFacts, refs: &mut Refs) -> R {
     if keys::ENGINE_DEFAULTS.contains(&("runtime", str_of(v))) {
         return Ok(());
     }
@@ -176,7 +176,7 @@ fn runtime(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
 }
 
 /// An integer is the container rules'; anything else is no score the engine knows.
-fn oom_score_adj(path: &str, v: &Value, b: &Boundary, refs: &mut Refs) -> R {
+fn oom_score_adj(path: &str, v: &Value, b: &BoxFacts, refs: &mut Refs) -> R {
     match v.as_i64() {
         Some(_) => Ok(()),
         None => privilege(path, v, b, refs),

@@ -3,7 +3,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{Boundary, R};
+use super::{BoxFacts, R};
 use crate::boundary::{Refusal, RefusalCode};
 
 /// Every refusal of this file: the code the file passes give a host path too.
@@ -184,7 +184,7 @@ pub struct Judged {
 pub fn bind_rule(
     src: &Path,
     read_only: bool,
-    facts: Option<&Boundary>,
+    facts: Option<&BoxFacts>,
 ) -> (Judged, Result<(), Unreachable>) {
     let lex = lexical(src);
     let real = trace(src).real;
@@ -202,12 +202,12 @@ fn judge_bind(
     lex: &Path,
     real: &Path,
     read_only: bool,
-    facts: Option<&Boundary>,
+    facts: Option<&BoxFacts>,
 ) -> Result<(), Unreachable> {
     if !src.is_absolute() {
         return Err(Unreachable::NotAbsolute);
     }
-    let none = Boundary::default();
+    let none = BoxFacts::default();
     let b = facts.unwrap_or(&none);
     let in_release = b
         .release_dir
@@ -261,7 +261,7 @@ fn judge_bind(
 }
 
 /// The agent's own files stay out of reach even with `privileged` permitted.
-fn is_agent_file(p: &Path, b: &Boundary) -> bool {
+fn is_agent_file(p: &Path, b: &BoxFacts) -> bool {
     b.agent_files.iter().any(|q| q == p)
 }
 

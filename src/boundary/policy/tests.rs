@@ -5,8 +5,8 @@ use super::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-fn boundary(dir: &Path) -> Boundary {
-    Boundary {
+fn boundary(dir: &Path) -> BoxFacts {
+    BoxFacts {
         project: "monky-t".into(),
         release_dir: Some(dir.join("state/releases/abc")),
         bind_roots: vec![dir.join("srv")],
@@ -283,7 +283,7 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
             "com.docker.compose.service": "web"}, "HostConfig": hc})
     };
     let err =
-        |hc: Value, b: &Boundary| container_create(&body(hc), b).err().map(|d| d.guard_text());
+        |hc: Value, b: &BoxFacts| container_create(&body(hc), b).err().map(|d| d.guard_text());
     assert_eq!(
         err(
             json!({"PortBindings": {"80/tcp": [{"HostIp": "", "HostPort": "18440-18450"}]}}),

@@ -204,7 +204,7 @@ fn agent_statements_bind_version_arch_and_hash() {
 }
 
 /// A statement for `serial` (bundle.json says the same), judged against `hw`.
-fn judged(serial: u64, hw: Option<&HighWater>, l: &Limits) -> Result<BundleStatement, Rejected> {
+fn judged(serial: u64, hw: Option<&HighWater>, l: &Limits) -> Result<BundleStatement, Refusal> {
     let bytes = render_bundle("env-qa-02", SHA, serial, NOW - 60, NOW + 3600);
     let f = BundleFacts {
         serial,
