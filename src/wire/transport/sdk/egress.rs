@@ -144,7 +144,13 @@ fn proxy_connector(route: &ProxyRoute) -> Result<*mut tlsuv_connector_t, Transpo
     };
     // SAFETY: `c` is the connector just made; tlsuv's proxy connector fills every pointer.
     let (set_auth, free) = unsafe { ((*c).set_auth, (*c).free) };
-    let set_auth = set_auth.expect("proxy connector has set_auth");
+    let Some(set_auth) = set_auth else {
+        if let Some(free) = free {
+            // SAFETY: `c` is ours, never handed to tlsuv's global; freed once, not used after.
+            unsafe { free(c.cast()) };
+        }
+        return Err(bad("the SDK's proxy connector cannot carry credentials"));
+    };
     // SAFETY: `c` is a live proxy connector; user and password are NUL-terminated and only read
     // during the call.
     let rc = unsafe {
@@ -247,6 +253,11 @@ unsafe extern "C" fn dispatch_connect(
     cb: tlsuv_connect_cb,
     ctx: *mut c_void,
 ) -> tlsuv_connector_req {
+    // a panic here would abort the agent: what cannot be dialled fails the one request
+    if this.is_null() || host.is_null() || port.is_null() {
+        tracing::error!("ziti: a connect without a connector, host or port; refused");
+        return fail_now(cb, ctx);
+    }
     // SAFETY: tlsuv passes back the connector it was given, which is our leaked `Dispatch`.
     let d = unsafe { &*this.cast::<Dispatch>() };
     // SAFETY: tlsuv passes NUL-terminated host and port strings, valid during the call.
@@ -271,14 +282,29 @@ unsafe extern "C" fn dispatch_connect(
         proxied: via_proxy.then_some(target),
         egress: &d.egress,
     }));
-    // SAFETY: `inner` is one of tlsuv's two live connectors, which always have `connect`.
-    let connect = unsafe { (*inner).connect }.expect("tlsuv connector has connect");
+    // SAFETY: `inner` is one of tlsuv's two live connectors (non-null: checked when built).
+    let Some(connect) = (unsafe { (*inner).connect }) else {
+        // SAFETY: `r` was made above and handed to no one.
+        drop(unsafe { Box::from_raw(r) });
+        tracing::error!("ziti: the SDK's connector has no connect function; {h}:{p} refused");
+        return fail_now(cb, ctx);
+    };
     // SAFETY: tlsuv's connectors call `relay` once, later on the loop thread (never before
     // returning), with `r` as its context; the strings are only read or copied during the call.
     let req = unsafe { connect(loop_, inner, host, port, Some(relay), r.cast()) };
     // SAFETY: `r` is live until `relay` runs, which is not before this returns (above).
     unsafe { (*r).req = req };
     r.cast_const().cast()
+}
+
+/// A request that cannot start: its callback gets `EINVAL` at once, and there is nothing to
+/// cancel. Only reached on input tlsuv never gives.
+fn fail_now(cb: tlsuv_connect_cb, ctx: *mut c_void) -> tlsuv_connector_req {
+    if let Some(cb) = cb {
+        // SAFETY: the caller's own callback and context, called once.
+        unsafe { cb(-1, -libc::EINVAL, ctx) };
+    }
+    std::ptr::null()
 }
 
 /// The inner connector's callback: hand the socket (or status) to the caller, then free the

@@ -161,3 +161,49 @@ fn the_installed_connector_is_described_without_credentials() {
         "via http://127.0.0.1:3128 (Basic auth), no_proxy targets direct"
     );
 }
+
+/// The connect callback is called by C: input tlsuv never gives (no connector, no host, an
+/// inner connector without `connect`) fails that one request with `EINVAL`, never a panic
+/// (which would abort the agent).
+#[test]
+fn the_connect_callback_refuses_bad_input_without_a_panic() {
+    use std::sync::atomic::{AtomicI32, Ordering};
+    static STATUS: AtomicI32 = AtomicI32::new(0);
+    unsafe extern "C" fn cb(_sock: c_int, status: c_int, _ctx: *mut c_void) {
+        STATUS.store(status, Ordering::SeqCst);
+    }
+    // SAFETY: an all-null connector is a valid value of the C struct (every field optional)
+    let empty: tlsuv_connector_t = unsafe { std::mem::zeroed() };
+    let d = Dispatch {
+        // SAFETY: as above
+        base: unsafe { std::mem::zeroed() },
+        direct: &empty,
+        proxy: std::ptr::null_mut(),
+        egress: Egress::direct(),
+    };
+    let this = (&d as *const Dispatch).cast::<tlsuv_connector_t>();
+    let (h, p) = (c"ctrl.example".as_ptr(), c"443".as_ptr());
+    let (none, nul) = (std::ptr::null(), std::ptr::null());
+    for (what, this, host, port) in [
+        ("no connector", none, h, p),
+        ("no host", this, nul, p),
+        ("no port", this, h, nul),
+        ("an inner connector without connect", this, h, p),
+    ] {
+        STATUS.store(0, Ordering::SeqCst);
+        // SAFETY: the callback under test, with the pointers it is documented to accept or
+        // refuse; nothing is retained past the call
+        let req = unsafe {
+            dispatch_connect(
+                std::ptr::null_mut(),
+                this,
+                host,
+                port,
+                Some(cb),
+                std::ptr::null_mut(),
+            )
+        };
+        assert!(req.is_null(), "{what}");
+        assert_eq!(STATUS.load(Ordering::SeqCst), -libc::EINVAL, "{what}");
+    }
+}
