@@ -20,6 +20,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 pub mod reload;
+pub mod turn;
 
 /// sd_notify: a no-op when the service manager gave no socket (a shell, the laptop unit).
 pub struct Notify {

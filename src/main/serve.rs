@@ -1,14 +1,11 @@
 //! `run` without `--once`: the long-lived service loop (systemd `Type=notify`), its watchdog,
-//! reload and fresh start. Each tick is `run --once`'s ([`super::finish_tick`]).
+//! reload and fresh start: the wiring. Its decisions (the watchdog's length, what a reload
+//! takes up, when an sdk context is rebuilt, the wait between ticks) are the library's
+//! `cli::service::turn`, unit tested there. Each tick is `run --once`'s ([`super::finish_tick`]).
 
 use super::*;
 use monky_deployd::cli::service::reload;
-
-/// Ticks of an sdk transport failing temporarily in a row, over at least
-/// [`REBUILD_AFTER_OUTAGE`], after which the service starts afresh with a new SDK context: the
-/// SDK re-authenticates by itself after a controller outage, this is for a context it cannot heal.
-const REBUILD_AFTER_TICKS: u32 = 5;
-const REBUILD_AFTER_OUTAGE: Duration = Duration::from_secs(15 * 60);
+use monky_deployd::cli::service::turn::{self, Outage, Woke};
 
 /// The watchdog: fed only when the loop made progress, and not while a call into the SDK has
 /// been stuck for longer than any dial may take (the SDK's own loop is then wedged, and only a
@@ -31,8 +28,10 @@ impl Watchdog {
     /// The watchdog must outlast the longest tick (`tick_budget_s`, fed never during one): a
     /// configured budget above the unit's `WatchdogSec` raises it (sd_notify `WATCHDOG_USEC=`).
     fn fit(&mut self, cfg: &Config) {
-        let need = Duration::from_secs(cfg.tick_budget_s + 120);
-        if let Some(every) = self.every.filter(|e| *e < need) {
+        if let (Some(every), Some(need)) = (
+            self.every,
+            turn::watchdog_raise(self.every, cfg.tick_budget_s),
+        ) {
             info!(
                 "watchdog {} s is shorter than tick_budget_s {} s: raised to {} s",
                 every.as_secs(),
@@ -64,13 +63,6 @@ impl Watchdog {
     }
 }
 
-/// How the wait between two ticks ended.
-enum Woke {
-    Tick,
-    Stop,
-    Reload,
-}
-
 /// Wait `wait`, feeding the watchdog from this same task (a wedged loop feeds nothing).
 async fn between_ticks(
     wait: Duration,
@@ -78,37 +70,7 @@ async fn between_ticks(
     stop: &mut tokio::sync::watch::Receiver<bool>,
     hup: &mut tokio::signal::unix::Signal,
 ) -> Woke {
-    let until = tokio::time::Instant::now() + wait;
-    loop {
-        if *stop.borrow() {
-            return Woke::Stop;
-        }
-        let nap = wd
-            .every
-            .map_or(until, |e| until.min(tokio::time::Instant::now() + e / 2));
-        tokio::select! {
-            _ = tokio::time::sleep_until(nap) => {
-                if tokio::time::Instant::now() >= until {
-                    return Woke::Tick;
-                }
-                wd.progress();
-            }
-            _ = stop.changed() => return Woke::Stop,
-            _ = hup.recv() => return Woke::Reload,
-        }
-    }
-}
-
-/// What only a new process can take up: zitilib loads each identity once per process (with the
-/// refresh period of that moment), and the log filter is set once.
-fn needs_new_process(old: &Config, new: &Config) -> bool {
-    let sdk = |c: &Config| c.transport == config::Transport::Sdk;
-    (sdk(old) || sdk(new))
-        && (old.transport != new.transport
-            || old.identity != new.identity
-            || old.sdk_refresh_s != new.sdk_refresh_s)
-        || old.state_dir != new.state_dir
-        || old.log_level.as_str() != new.log_level.as_str()
+    turn::between_ticks(wait, wd.every, || wd.progress(), stop, hup).await
 }
 
 fn sdk_identity(cfg: &Config) -> Option<service::FileId> {
@@ -204,18 +166,13 @@ pub(super) async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCo
     };
     agent.set_interrupt(stop.clone());
     let mut identity = sdk_identity(&cfg);
-    let (mut ticks, mut streak, mut outage_since) = (0u64, 0u32, None);
+    let (mut ticks, mut outage) = (0u64, Outage::default());
     loop {
         service::loop_turn();
         let started = std::time::Instant::now();
         let (code, ex) = finish_tick(&mut agent).await;
         ticks += 1;
-        if ex == Exit::TempFail {
-            streak += 1;
-            outage_since.get_or_insert(started);
-        } else {
-            (streak, outage_since) = (0, None);
-        }
+        outage.record(ex == Exit::TempFail, started);
         marker.write(ticks, ex as i32, wd.every);
         let wait = service::wait_from_now(interval, offset);
         wd.notify.send(&format!(
@@ -291,14 +248,12 @@ pub(super) async fn serve(path: PathBuf, mut cfg: Config, prune: bool) -> ExitCo
         if sdk_identity(&cfg) != identity {
             return start_afresh("the ziti identity file was replaced", false);
         }
-        if streak >= REBUILD_AFTER_TICKS
-            && cfg.transport == config::Transport::Sdk
-            && outage_since.is_some_and(|t: std::time::Instant| t.elapsed() >= REBUILD_AFTER_OUTAGE)
-        {
+        if outage.rebuild(cfg.transport, std::time::Instant::now()) {
             return start_afresh(
                 &format!(
-                    "{streak} ticks in a row failed temporarily over sdk for {} min",
-                    REBUILD_AFTER_OUTAGE.as_secs() / 60
+                    "{} ticks in a row failed temporarily over sdk for {} min",
+                    outage.streak,
+                    turn::REBUILD_AFTER_OUTAGE.as_secs() / 60
                 ),
                 false,
             );
@@ -335,7 +290,7 @@ fn reload(path: &Path, cfg: &Config, prune: bool) -> Reload {
             return Reload::Keep(e.to_string());
         }
     };
-    if needs_new_process(cfg, &new) {
+    if turn::needs_new_process(cfg, &new) {
         return Reload::Afresh;
     }
     match Agent::new(new.clone(), prune) {
