@@ -119,25 +119,30 @@ impl NsRemote {
         .unwrap()
     }
 
-    /// The device the host routes `addr` through now (`ip route get`; no packet is sent).
+    /// The device the host routes `addr` through now.
     pub fn route_dev(&self) -> String {
-        let o = Command::new("ip")
-            .args(["route", "get", &self.addr])
-            .output()
-            .unwrap();
-        let t = String::from_utf8_lossy(&o.stdout).into_owned();
-        let mut w = t.split_whitespace();
-        while let Some(x) = w.next() {
-            if x == "dev" {
-                return w.next().unwrap_or_default().to_string();
-            }
-        }
-        panic!("no device in `ip route get {}`: {t}", self.addr)
+        route_dev(&self.addr)
     }
 
     pub fn host_if(&self) -> &str {
         &self.host_if
     }
+}
+
+/// The device the host routes `addr` through (`ip route get`; no packet is sent).
+pub fn route_dev(addr: &str) -> String {
+    let o = Command::new("ip")
+        .args(["route", "get", addr])
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut w = t.split_whitespace();
+    while let Some(x) = w.next() {
+        if x == "dev" {
+            return w.next().unwrap_or_default().to_string();
+        }
+    }
+    panic!("no device in `ip route get {addr}`: {t}")
 }
 
 fn pipe(a: TcpStream, b: TcpStream) {

@@ -60,20 +60,9 @@ fn sent(log: &str, name: &str, value: &str) -> bool {
     })
 }
 
-/// `policy` ("on" or "no-file") refuses `compose` with `code`, the detail containing `needle`;
-/// no container is created.
+/// `policy` ("on" or "no-file") refuses `compose` with `code`, the detail containing `needle`,
+/// with `env` added to the agent's environment; no container is created.
 fn refused(
-    s: &Stack,
-    serial: &mut u64,
-    compose: &str,
-    policy: &str,
-    code: &str,
-    needle: &str,
-) -> String {
-    refused_env(s, serial, compose, policy, code, needle, &[])
-}
-
-fn refused_env(
     s: &Stack,
     serial: &mut u64,
     compose: &str,
@@ -152,7 +141,15 @@ fn a_routed_egress_proxy_is_the_boxs(f: Flavour) {
     let want = format!("(overlaps {0}/32, {0} (egress_proxy.url))", remote.addr);
     let mut table = Vec::new();
     for policy in ["on", "no-file"] {
-        let d = refused(&s, &mut serial, &attack, policy, "NETWORK_REFUSED", &want);
+        let d = refused(
+            &s,
+            &mut serial,
+            &attack,
+            policy,
+            "NETWORK_REFUSED",
+            &want,
+            &[],
+        );
         assert_eq!(remote.route_dev(), dev);
         table.push(format!("{f:?} | routed egress proxy | {policy}: {d}"));
     }
@@ -218,14 +215,14 @@ fn a_local_proxys_port_is_the_boxs() {
     let want = format!("127.0.0.1:{p} (reserved by the box)");
     let mut serial = 0;
     for policy in ["on", "no-file"] {
-        let d = refused(&s, &mut serial, &attack, policy, "PORT_REFUSED", &want);
+        let d = refused(&s, &mut serial, &attack, policy, "PORT_REFUSED", &want, &[]);
         eprintln!("local egress proxy (egress_proxy.url) | {policy}: {d}");
     }
     // the same proxy from the environment, credentials in its URL
     s.set_extra("");
     let url = proxy.url_with_auth();
     for policy in ["on", "no-file"] {
-        let d = refused_env(
+        let d = refused(
             &s,
             &mut serial,
             &attack,
@@ -269,7 +266,7 @@ fn a_local_proxys_port_is_the_boxs() {
     purge_project(&s);
 }
 
-/// Runs `tick` (at most six times, half a second apart: the catcher may not listen yet) until
+/// Runs `tick` (at most twenty times, half a second apart: the catcher may not listen yet) until
 /// `s`'s catcher logged header `name: value`; its log and the runs.
 fn ticks_until_sent(
     mut tick: impl FnMut() -> Run,
@@ -278,7 +275,7 @@ fn ticks_until_sent(
     value: &str,
 ) -> (String, Vec<Run>) {
     let mut runs = Vec::new();
-    for _ in 0..6 {
+    for _ in 0..20 {
         runs.push(tick());
         let log = caught(s);
         if sent(&log, name, value) {
@@ -410,7 +407,7 @@ fn a_peers_remotes_data_and_names_are_the_boxs() {
             assert_eq!(st.code, 75, "stage is cut off from its tenancy: {st:?}");
             assert!(
                 sent(&log, "authorization", &bearer),
-                "stage's bearer did not reach qa's container: {log:?}"
+                "stage's bearer did not reach qa's container: {log:?} after {runs:?}"
             );
             effect.push_str("; qa's container logged stage's `Authorization: Bearer` token");
         }

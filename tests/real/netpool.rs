@@ -10,6 +10,7 @@
 
 use std::process::Command;
 
+use crate::common::netns::route_dev;
 use crate::common::*;
 
 /// A route on the loopback device, removed on drop (also when the test fails).
@@ -35,22 +36,6 @@ impl Drop for LoRoute {
             .args(["route", "del", &self.0, "dev", "lo"])
             .output();
     }
-}
-
-/// The device the host routes `addr` through (`ip route get`; no packet is sent).
-fn route_dev(addr: &str) -> String {
-    let o = Command::new("ip")
-        .args(["route", "get", addr])
-        .output()
-        .unwrap();
-    let t = String::from_utf8_lossy(&o.stdout).into_owned();
-    let mut w = t.split_whitespace();
-    while let Some(x) = w.next() {
-        if x == "dev" {
-            return w.next().unwrap_or_default().to_string();
-        }
-    }
-    panic!("no device in `ip route get {addr}`: {t}")
 }
 
 fn octet(f: Flavour) -> u8 {
