@@ -76,7 +76,7 @@ for _ in $(seq 1 150); do grep -qs "monky-test-stack ready" "$DIR/stack.log" && 
 grep -q "monky-test-stack ready" "$DIR/stack.log" || { cat "$DIR/stack.log" >&2; exit 1; }
 
 one() { # label bin kind → appends "label kind self_kib wait4_kib" to rss.txt
-  MONKY_LOG=monky_deployd=debug "$DIR/spawn" "$2" --config "$DIR/config.yaml" run --once 2>"$DIR/tick.err" >/dev/null || true
+  MONKY_LOG=monky=debug "$DIR/spawn" "$2" --config "$DIR/config.yaml" run --once 2>"$DIR/tick.err" >/dev/null || true
   local line rc rss own; line=$(grep '^SPAWN ' "$DIR/tick.err" | tail -1)
   read -r _ rc rss <<<"$line"
   [ "$rc" = 0 ] || { echo "bench-collect: $1 $3 tick exited $rc:" >&2; tail -20 "$DIR/tick.err" >&2; exit 1; }

@@ -101,7 +101,7 @@ connects() { grep -c "sin_port=htons($2)" "$1" || true; }
 loop_run() { # label bin
   sed 's/^interval_s: .*/interval_s: 5/' "$DIR/sdk.yaml" >"$DIR/loop.yaml"
   grep -q '^interval_s: 5' "$DIR/loop.yaml" || echo "interval_s: 5" >>"$DIR/loop.yaml"
-  MONKY_LOG=monky_deployd=debug strace -f -qq -e trace=connect -o "$DIR/loop.trace" \
+  MONKY_LOG=monky=debug strace -f -qq -e trace=connect -o "$DIR/loop.trace" \
     "$2" --config "$DIR/loop.yaml" run >"$DIR/loop.log" 2>&1 &
   local sp=$! pid="" est=0 max=0 fd0="" fd1="" rss0="" rss1="" end=$((SECONDS + BENCH_CTRL_LOOP_S))
   for _ in $(seq 50); do pid=$(pgrep -P "$sp" || true); [ -n "$pid" ] && break; sleep 0.1; done

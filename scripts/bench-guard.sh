@@ -112,12 +112,12 @@ bind_roots: [$ROOT]
   PROJECT="monky-$env"
   for _ in $(seq 1 150); do grep -q "monky-test-stack ready" "$dir/stack.log" && break; sleep 0.2; done
   grep -q "monky-test-stack ready" "$dir/stack.log" || { cat "$dir/stack.log" >&2; exit 1; }
-  MONKY_LOG=monky_deployd=debug "$BIN" --config "$dir/config.yaml" bootstrap >/dev/null 2>&1
+  MONKY_LOG=monky=debug "$BIN" --config "$dir/config.yaml" bootstrap >/dev/null 2>&1
   local rc=0
   # debug for the guard's account and the tick-cost line, but not the guard's line per request:
   # a box logs at info, and formatting and redacting ~65 lines would be charged to the guard
   MONKY_DEPLOYD_TEST_POLICY="$policy" \
-    MONKY_LOG=monky_deployd=debug,monky_deployd::guard::judge=info,monky_deployd::guard::images=info \
+    MONKY_LOG=monky=debug,monky_deployd::guard::judge=info,monky_deployd::guard::images=info \
     ${PERFCMD:-} "$BIN" --config "$dir/config.yaml" run --once >"$dir/tick.log" 2>&1 || rc=$?
   if [ "$rc" != 0 ] || grep -q '"result":"failed"' "$dir/reports.jsonl" 2>/dev/null; then
     echo "apply $env ($policy) failed (exit $rc):" >&2; tail -20 "$dir/tick.log" >&2; exit 1

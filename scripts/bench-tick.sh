@@ -25,7 +25,7 @@ sed -i 's#127.0.0.1:18080:8080#127.0.0.1:18081:8080#' "$DIR/bundle/compose.yaml"
 "$T/debug/monky-test-stack" --dir "$DIR" --bundle "$DIR/bundle" --env bench-01 >"$DIR/stack.log" 2>&1 &
 echo $! >"$DIR/pid"
 for _ in $(seq 1 100); do grep -q "monky-test-stack ready" "$DIR/stack.log" && break; sleep 0.2; done
-tick() { MONKY_LOG=monky_deployd=debug "$BIN" --config "$DIR/config.yaml" run --once 2>&1 | tee -a "$DIR/ticks.log" | grep 'tick cost' | sed -E 's/.*wall ([0-9]+) ms, of which docker\/compose ([0-9]+) ms; agent cpu ([0-9]+) ms; max rss ([0-9]+) KiB/\1 \2 \3 \4/'; }
+tick() { MONKY_LOG=monky=debug "$BIN" --config "$DIR/config.yaml" run --once 2>&1 | tee -a "$DIR/ticks.log" | grep 'tick cost' | sed -E 's/.*wall ([0-9]+) ms, of which docker\/compose ([0-9]+) ms; agent cpu ([0-9]+) ms; max rss ([0-9]+) KiB/\1 \2 \3 \4/'; }
 apply=$(tick)
 # the engine guard's own cost in that apply: requests it judged and time spent deciding them
 read -r greq gus <<<"$(grep -o 'engine guard: [0-9]* requests, [0-9]* refused, [0-9]* µs' "$DIR/ticks.log" \

@@ -92,7 +92,7 @@ tick() { # config → "process_wall_ms agent_tick_wall_ms process_cpu_ms max_rss
   python3 - "$BIN" "$1" <<'PY'
 import os, re, subprocess, sys, time
 b, cfg = sys.argv[1:]
-env = dict(os.environ, MONKY_LOG="monky_deployd=debug")
+env = dict(os.environ, MONKY_LOG="monky=debug")
 r, w = os.pipe()
 t0 = time.monotonic()
 p = subprocess.Popen([b, "--config", cfg, "run", "--once"], stdout=w, stderr=w, env=env)
@@ -122,7 +122,7 @@ b, cfg, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 text = open(cfg).read() + "interval_s: 5\n"
 svc_cfg = cfg.replace(".yaml", "-service.yaml")
 open(svc_cfg, "w").write(text)
-env = dict(os.environ, MONKY_LOG="monky_deployd=debug")
+env = dict(os.environ, MONKY_LOG="monky=debug")
 p = subprocess.Popen([b, "--config", svc_cfg, "run"], stdout=subprocess.DEVNULL,
                      stderr=subprocess.PIPE, env=env, text=True)
 cost = re.compile(r"tick cost: wall (\d+) ms.*agent cpu (\d+) ms; max rss (\d+) KiB")

@@ -6,4 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-exec cargo test -p monky-deployd --lib --no-default-features -- "$@"
+exec cargo test --no-default-features --lib -p monky-deployd -p monky-base -p monky-wire -p monky-boundary \
+  -p monky-guard -p monky-host -p monky-agent -p monky-cli -- "$@"

@@ -197,8 +197,9 @@ struct CliCfg {
 /// Log lines go through the redactor before they reach stderr; on the journal's stream each
 /// line carries its priority ([`journal`]).
 fn init_logging(level: &str) {
+    // every layer crate is `monky_*` (a directive's target matches by prefix)
     let filter = tracing_subscriber::EnvFilter::try_from_env("MONKY_LOG").unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("monky_deployd={level},warn"))
+        tracing_subscriber::EnvFilter::new(format!("monky={level},warn"))
     });
     let journal = journal::stderr_is_journal();
     let b = tracing_subscriber::fmt()

@@ -1,8 +1,8 @@
 //! The actions that are not an apply: heartbeat, deferred (outside every window), down.
 
 use super::*;
-use crate::agent::error::Code;
-use crate::wire::tenancy::ReportResult;
+use crate::error::Code;
+use monky_wire::tenancy::ReportResult;
 use report::Outcome;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
@@ -109,7 +109,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     pub(super) fn statement_note(&self, sha: &str) -> String {
         match self.state.statement_expires_at {
             Some(t) if i64::try_from(self.wall()).unwrap_or(i64::MAX) >= t => {
-                let d = crate::boundary::statement::expired(sha, t).detail;
+                let d = monky_boundary::statement::expired(sha, t).detail;
                 warn!("the running release's statement expired: {d}");
                 format!("STATEMENT_EXPIRED: {d}")
             }
@@ -138,7 +138,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Some((_, shape)) = memo.iter().find(|(d, _)| *d == root) {
             return shape.clone();
         }
-        let Ok(bytes) = crate::boundary::beneath::read(
+        let Ok(bytes) = monky_boundary::beneath::read(
             &root,
             Path::new("compose.yaml"),
             bundle::MAX_FILE_BYTES,
@@ -300,7 +300,7 @@ fn down_plan(prod: bool, purge: bool) -> DownPlan {
 #[cfg(test)]
 mod drift_tests {
     use super::drifted;
-    use crate::agent::test_container as c;
+    use crate::test_container as c;
 
     #[test]
     fn drift_is_a_missing_or_stopped_long_running_service_never_a_job() {
@@ -320,7 +320,7 @@ mod drift_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_container as c;
+    use crate::test_container as c;
 
     #[test]
     fn the_heartbeat_names_every_service_that_is_not_well() {

@@ -5,7 +5,7 @@
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::agent::error::Code;
+use crate::error::Code;
 use checks::engine_refused;
 use report::refused;
 
@@ -42,7 +42,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             drop(self.guard(&mut compose, &existing, privileged).await?);
         }
         let release = self.promote(&staging, sha)?;
-        crate::base::testhook::pause("after-promote");
+        monky_base::testhook::pause("after-promote");
         // the guard stays up until the tick is done with compose (the log tail reads through it)
         let _guard = self
             .start(&mut compose, &release, privileged, (&b, &env_sha), &jobs)
@@ -95,7 +95,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             self.state.high_water = Some(raised);
         }
         let b = v.bundle;
-        crate::base::testhook::pause("after-bundle");
+        monky_base::testhook::pause("after-bundle");
         if let Some(h) = hdr {
             if h != b.sha {
                 warn!(
@@ -119,10 +119,10 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// verified, where the box has `bundle_signing_keys`.
     pub(super) fn verify_bundle(
         &self,
-        mut wire: crate::wire::tenancy::BundleWire,
+        mut wire: monky_wire::tenancy::BundleWire,
         sha: &str,
     ) -> Result<Verified, Refusal> {
-        use crate::boundary::statement::{self, BundleFacts};
+        use monky_boundary::statement::{self, BundleFacts};
         let signatures = std::mem::take(&mut wire.signatures);
         let statement = wire.statement.take();
         // 1. the signature, over bytes no parser has read yet
@@ -358,7 +358,7 @@ pub(super) struct Verified {
     /// The key id whose signature verified (`None`: the box has no `bundle_signing_keys`).
     pub signed_by: Option<String>,
     /// The high-water mark its statement raises, for the apply to write (`plan` does not).
-    pub raise: Option<crate::boundary::statement::HighWater>,
+    pub raise: Option<monky_boundary::statement::HighWater>,
 }
 
 /// SIGTERM during an apply: reported, then exit 75 (the next tick converges).

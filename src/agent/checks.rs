@@ -2,8 +2,8 @@
 //! compose policy, privilege, serial, disk; and the engine guard's wiring.
 
 use super::*;
-use crate::agent::error::Code;
-use crate::boundary::BoxFacts;
+use crate::error::Code;
+use monky_boundary::BoxFacts;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The bundle's `allow_privileged`, if the box's own config permits it.
@@ -59,8 +59,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         })?;
         // no container on the box may write what compose is about to read
         g.preflight().await.map_err(|p| match p {
-            crate::boundary::guard::Preflight::Refused(r) => GuardStart::Refused(r),
-            e @ crate::boundary::guard::Preflight::Engine(_) => GuardStart::Failed(Failure::coded(
+            monky_guard::Preflight::Refused(r) => GuardStart::Refused(r),
+            e @ monky_guard::Preflight::Engine(_) => GuardStart::Failed(Failure::coded(
                 Kind::Temporary,
                 Code::DOCKER_UNAVAILABLE,
                 &e,
@@ -115,7 +115,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             image_ledger: Some(
                 self.cfg
                     .state_dir
-                    .join(crate::boundary::guard::IMAGE_LEDGER),
+                    .join(monky_guard::IMAGE_LEDGER),
             ),
             net: Some(net),
             foreign_projects: self.peers().projects.clone(),
@@ -134,9 +134,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     }
 
     /// The other instances' ports, files and endpoints, read once a tick.
-    pub(super) fn peers(&self) -> &crate::host::instance::PeerFacts {
+    pub(super) fn peers(&self) -> &monky_host::instance::PeerFacts {
         self.now.peers.get_or_init(|| {
-            crate::host::instance::peer_facts(&crate::host::instance::others(&self.cfg.instance))
+            monky_host::instance::peer_facts(&monky_host::instance::others(&self.cfg.instance))
         })
     }
 
@@ -313,7 +313,7 @@ pub(super) struct PreLease {
 /// without following a symlink), which compose and the agent read on the host.
 pub(super) fn release_files(release: &Path) -> Vec<PathBuf> {
     let mut v = vec![release.to_path_buf()];
-    let list = crate::boundary::beneath::read(release, Path::new(bundle::FILE_LIST), 1 << 20)
+    let list = monky_boundary::beneath::read(release, Path::new(bundle::FILE_LIST), 1 << 20)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     for name in [".env", "compose.yaml", bundle::FILE_LIST]

@@ -1,7 +1,7 @@
 //! The release's data (PROTOCOL 0.6): the volumes `bundle.json`'s `data` lists are copied
 //! right before `up` (with the `stop` services stopped for the copy) and put back before an
 //! automatic rollback starts the old release. Every step that cannot be taken back is written
-//! to the data journal first ([`crate::host::data::Journal`]), so the next tick after a kill
+//! to the data journal first ([`monky_host::data::Journal`]), so the next tick after a kill
 //! starts what was stopped, discards a half-made copy, or finishes a restore it began.
 //!
 //! What is judged before the lease is [`refusals`]: pure, on the bundle and the box's config.
@@ -13,10 +13,10 @@ use std::time::Instant;
 use serde_yaml_ng::Value;
 
 use super::*;
-use crate::agent::error::Code;
-use crate::boundary::bundle::DataSpec;
-use crate::host::data::{self, Journal, Phase, SnapMeta, Store};
-use crate::host::snapshot;
+use crate::error::Code;
+use monky_boundary::bundle::DataSpec;
+use monky_host::data::{self, Journal, Phase, SnapMeta, Store};
+use monky_host::snapshot;
 
 /// What an apply's snapshot step did: reported with `applied`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -338,7 +338,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 ));
             }
         }
-        crate::base::testhook::pause("data:stopped");
+        monky_base::testhook::pause("data:stopped");
         let copy_started = Instant::now();
         for ((key, name, dir), bytes) in todo.iter().zip(sizes) {
             let dest = store.tree(&old, key);
@@ -380,7 +380,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 store.discard_incomplete();
                 return Err(snapshot_failed(Kind::Temporary, format!("{key} ({e})")));
             }
-            crate::base::testhook::pause("data:copied-one");
+            monky_base::testhook::pause("data:copied-one");
             taken.volumes.insert(key.clone(), bytes);
             if self.interrupted() {
                 self.undo_stop(&journal).await;
@@ -474,7 +474,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                 }
             }
         }
-        crate::base::testhook::pause("data:restoring");
+        monky_base::testhook::pause("data:restoring");
         let store = self.store();
         let mut done = Vec::new();
         for (key, name) in &j.volumes {
@@ -537,7 +537,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
                     Ok(v) => {
                         info!("data: restored {}", v.join(", "));
                         let back = self.bring_back(&j.release, None).await;
-                        self.state.failed_release = Some(crate::host::state::FailedRelease {
+                        self.state.failed_release = Some(monky_host::state::FailedRelease {
                             sha: j.taken_for.clone(),
                             at: self.wall(),
                             rolled_back_to: j.release.clone(),

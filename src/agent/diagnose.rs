@@ -13,7 +13,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::wire::tenancy::Diagnostics;
+use monky_wire::tenancy::Diagnostics;
 
 mod egress;
 pub use egress::egress_section;
@@ -52,7 +52,7 @@ pub struct Links {
     pub bao_state: String,
     pub token_ttl_s: Option<u64>,
     /// The transport's egress route (direct when none applies).
-    pub egress: crate::wire::egress::Egress,
+    pub egress: monky_wire::egress::Egress,
 }
 
 /// The bundle: gathered from the engine and `state.json`, redacted, cut to fit.
@@ -124,7 +124,7 @@ pub async fn gather<E: EngineApi>(
         },
         "clock": {
             "skew_s": st.counters.clock_skew_s,
-            "says": st.counters.clock_skew_s.map(crate::base::clock::describe),
+            "says": st.counters.clock_skew_s.map(monky_base::clock::describe),
         },
         "links": {
             "transport": cfg.transport.as_str(),
@@ -269,7 +269,7 @@ pub fn text(v: &Value) -> String {
 /// The running release's directory, as `Agent::running_release` finds it.
 fn running_release(cfg: &Config, st: &State) -> PathBuf {
     match &st.applied_sha {
-        Some(sha) if crate::wire::tenancy::is_sha(sha) => cfg.releases_dir().join(sha),
+        Some(sha) if monky_wire::tenancy::is_sha(sha) => cfg.releases_dir().join(sha),
         _ => cfg.current_link(),
     }
 }
@@ -443,7 +443,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             Err(e) => format!("unknown ({e})"),
         };
         let bundle = gather(&self.cfg, &self.state, &self.engine, &links, &compose).await;
-        crate::base::testhook::pause("extra:collect");
+        monky_base::testhook::pause("extra:collect");
         let d = Diagnostics {
             env_id: &self.cfg.env_id,
             request_id: id,

@@ -3,12 +3,12 @@
 //! transport's, the state files', a refusal) is kept as its [`source`](std::error::Error::source),
 //! so callers can tell failures apart by type instead of by their text.
 
-use crate::base::files::StateError;
-use crate::boundary::{Refusal, RefusalCode};
-use crate::host::runtime::RuntimeError;
-use crate::wire::bao::BaoError;
-use crate::wire::tenancy::TenancyError;
-use crate::wire::transport::TransportError;
+use monky_base::files::StateError;
+use monky_boundary::{Refusal, RefusalCode};
+use monky_host::runtime::RuntimeError;
+use monky_wire::bao::BaoError;
+use monky_wire::tenancy::TenancyError;
+use monky_wire::transport::TransportError;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -235,7 +235,7 @@ impl Failure {
 
 impl From<StateError> for Failure {
     fn from(e: StateError) -> Self {
-        if e.op == crate::base::files::FileOp::Write {
+        if e.op == monky_base::files::FileOp::Write {
             // a full or read-only state filesystem: reported with a code like any failure
             return Failure::coded(Kind::Fail, Code::StateWriteFailed, &e).caused_by(e);
         }
@@ -358,7 +358,7 @@ mod tests {
     fn the_whole_chain_down_to_the_os_error_survives() {
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         let t = TransportError::unreachable("openbao at 127.0.0.1:8200: refused").because(refused);
-        let h = crate::wire::http::HttpError::Transport(t);
+        let h = monky_wire::http::HttpError::Transport(t);
         let f = Failure::from(BaoError::Unavailable(h.to_string(), Some(h)));
         assert_eq!(f.exit(), Exit::TempFail);
         let mut kinds = Vec::new();

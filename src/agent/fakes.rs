@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use zeroize::Zeroizing;
 
 use super::ports::{Clock, EngineApi, Leaser, TenancyApi, Vault};
-use crate::host::runtime::RuntimeError;
-use crate::host::state::BootClock;
-use crate::wire::bao::{BaoError, Login};
-use crate::wire::tenancy::{
+use monky_host::runtime::RuntimeError;
+use monky_host::state::BootClock;
+use monky_wire::bao::{BaoError, Login};
+use monky_wire::tenancy::{
     BundleWire, Checkin, CheckinResponse, Container, Lease, Report, TenancyError,
 };
 
@@ -218,7 +218,7 @@ pub(super) struct FakeTenancy {
 impl FakeTenancy {
     /// Queue one check-in answer, as tenancy's JSON.
     pub(super) fn answer(&self, json: &str) {
-        let r = crate::wire::tenancy::parse_checkin(json.as_bytes()).expect("a valid check-in");
+        let r = monky_wire::tenancy::parse_checkin(json.as_bytes()).expect("a valid check-in");
         self.checkins.borrow_mut().push_back(Ok(r));
     }
 
@@ -245,7 +245,7 @@ impl TenancyApi for FakeTenancy {
             req.applied_sha.unwrap_or("-")
         ));
         self.checkins.borrow_mut().pop_front().unwrap_or_else(|| {
-            Ok(crate::wire::tenancy::parse_checkin(br#"{"action": "none"}"#).unwrap())
+            Ok(monky_wire::tenancy::parse_checkin(br#"{"action": "none"}"#).unwrap())
         })
     }
     async fn bundle(

@@ -12,7 +12,7 @@
 use serde_yaml_ng::Value;
 
 use super::*;
-use crate::agent::error::Code;
+use crate::error::Code;
 use report::Outcome;
 
 /// Where a lock service finds its lock directory.
@@ -188,7 +188,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         let doc = compose_check::parse(b.compose()).map_err(|r| report::refused(r, ""))?;
         let body = override_yaml(&doc, &b.meta.update_lock);
-        crate::base::files::ensure_dir(&self.cfg.overrides_dir(), 0o700)
+        monky_base::files::ensure_dir(&self.cfg.overrides_dir(), 0o700)
             .and_then(|_| state::write_private(&path, body.as_bytes(), 0o600))
             .map_err(|e| Failure::fail(e.to_string()).caused_by(e))
     }

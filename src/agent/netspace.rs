@@ -8,8 +8,8 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use super::*;
-use crate::base::cidr::Cidr;
-use crate::boundary::policy::netpool::{self, AddressSpace};
+use monky_base::cidr::Cidr;
+use monky_boundary::policy::netpool::{self, AddressSpace};
 
 /// How long one host's name may take to resolve before it is left out (and said so).
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -54,12 +54,12 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             }
         }
         let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-        let host = crate::host::depends::host_net(
+        let host = monky_host::depends::host_net(
             &[
                 ("/etc/resolv.conf", read("/etc/resolv.conf")),
                 (
-                    crate::host::depends::RESOLVED_UPSTREAM,
-                    read(crate::host::depends::RESOLVED_UPSTREAM),
+                    monky_host::depends::RESOLVED_UPSTREAM,
+                    read(monky_host::depends::RESOLVED_UPSTREAM),
                 ),
             ],
             &text(&v4),

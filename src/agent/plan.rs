@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::*;
-use crate::wire::tenancy::Action;
+use monky_wire::tenancy::Action;
 
 mod apply;
 mod output;
@@ -57,7 +57,7 @@ pub async fn plan(cfg: Config, json: bool) -> Exit {
                 });
                 println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             }
-            crate::host::journal::early_error(&format!("monky-deployd plan: {msg}"));
+            monky_host::journal::early_error(&format!("monky-deployd plan: {msg}"));
             f.exit()
         }
     }

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use zeroize::Zeroizing;
 
-use crate::host::runtime::{self, Engine, RuntimeError};
-use crate::host::state::{self, BootClock};
-use crate::wire::bao::{Bao, BaoError, Login};
-use crate::wire::tenancy::{
+use monky_host::runtime::{self, Engine, RuntimeError};
+use monky_host::state::{self, BootClock};
+use monky_wire::bao::{Bao, BaoError, Login};
+use monky_wire::tenancy::{
     BundleWire, Checkin, CheckinResponse, Container, Diagnostics, Lease, Report, Seen, Tenancy,
     TenancyError,
 };

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use super::checks::PreLease;
 use super::report::Outcome;
 use super::*;
-use crate::host::care::Reclaimed;
+use monky_host::care::Reclaimed;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// After the tick's action: a new healthy release moves the one it replaced to rollback
@@ -140,7 +140,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Some(f) = &self.state.failed_release {
             shas.push(f.rolled_back_to.clone());
         }
-        for s in shas.iter().filter(|s| crate::wire::tenancy::is_sha(s)) {
+        for s in shas.iter().filter(|s| monky_wire::tenancy::is_sha(s)) {
             keep.insert(dir.join(s));
         }
         if let Ok(t) = std::fs::read_link(self.cfg.current_link()) {
@@ -184,8 +184,8 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let path = self
             .cfg
             .state_dir
-            .join(crate::boundary::guard::IMAGE_LEDGER);
-        let Some(mut ledger) = crate::boundary::guard::Ledger::load(&path) else {
+            .join(monky_guard::IMAGE_LEDGER);
+        let Some(mut ledger) = monky_guard::Ledger::load(&path) else {
             debug!("reclaim: no image ledger yet; no image is this agent's to remove");
             return;
         };
@@ -301,9 +301,9 @@ pub(super) fn containers_images(cs: &[serde_json::Value]) -> (BTreeSet<String>, 
 /// still on disk is one it runs or may roll back to; its own reclaim dropped the rest), read
 /// from their state dirs (the same Unix user's). `None` when one cannot be read: a config that
 /// does not load, a state dir or release that cannot be read, an interpolated image.
-pub(super) fn peer_images(me: &crate::host::instance::Instance) -> Option<Vec<String>> {
+pub(super) fn peer_images(me: &monky_host::instance::Instance) -> Option<Vec<String>> {
     let mut out = Vec::new();
-    for p in crate::host::instance::others(me) {
+    for p in monky_host::instance::others(me) {
         let c = match &p.config {
             Ok(c) => c,
             Err(e) => {
@@ -311,7 +311,7 @@ pub(super) fn peer_images(me: &crate::host::instance::Instance) -> Option<Vec<St
                 return None;
             }
         };
-        for rel in crate::host::instance::peer_release_dirs(c)? {
+        for rel in monky_host::instance::peer_release_dirs(c)? {
             match release_images(&rel) {
                 Some(refs) => out.extend(refs),
                 None => {

@@ -65,7 +65,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         services: &[String],
         jobs: &std::collections::BTreeSet<String>,
     ) -> Settled {
-        crate::base::testhook::pause("wait-healthy");
+        monky_base::testhook::pause("wait-healthy");
         let started = std::time::Instant::now();
         let r = self.wait_settled_inner(services, jobs).await;
         self.docker_wait.add(started);
@@ -164,7 +164,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// The running release's directory: the applied sha's, whatever `current` says.
     pub(super) fn running_release(&self) -> PathBuf {
         match &self.state.applied_sha {
-            Some(sha) if crate::wire::tenancy::is_sha(sha) => self.cfg.releases_dir().join(sha),
+            Some(sha) if monky_wire::tenancy::is_sha(sha) => self.cfg.releases_dir().join(sha),
             _ => self.cfg.current_link(),
         }
     }
@@ -229,13 +229,13 @@ pub(super) fn verify(release: &Path, b: &Bundle, env_sha: &[u8]) -> Result<(), R
     let bad =
         |f: &str, why: String| Refusal::new(RefusalCode::ReleaseRefused, format!("{f}: {why}"));
     for (p, content) in &b.files {
-        let got = crate::boundary::beneath::read(release, Path::new(p), bundle::MAX_FILE_BYTES)
+        let got = monky_boundary::beneath::read(release, Path::new(p), bundle::MAX_FILE_BYTES)
             .map_err(|e| bad(p, e.to_string()))?;
         if got != *content {
             return Err(bad(p, "differs from the checked bundle".into()));
         }
     }
-    let env = crate::boundary::beneath::read(release, Path::new(".env"), bundle::MAX_FILE_BYTES)
+    let env = monky_boundary::beneath::read(release, Path::new(".env"), bundle::MAX_FILE_BYTES)
         .map(Zeroizing::new)
         .map_err(|e| bad(".env", e.to_string()))?;
     if Sha256::digest(env.as_slice())[..] != *env_sha {
@@ -247,7 +247,7 @@ pub(super) fn verify(release: &Path, b: &Bundle, env_sha: &[u8]) -> Result<(), R
 /// A file of a release (`compose.yaml`, `bundle.json`, `.env`), read without following a symlink.
 pub(super) fn read_release_file(release: &Path, name: &str) -> Option<Vec<u8>> {
     let root = release_root(release);
-    crate::boundary::beneath::read(&root, Path::new(name), bundle::MAX_FILE_BYTES).ok()
+    monky_boundary::beneath::read(&root, Path::new(name), bundle::MAX_FILE_BYTES).ok()
 }
 
 /// The release directory `release` names: `current` is the agent's own link, resolved once

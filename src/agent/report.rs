@@ -2,8 +2,8 @@
 //! they use.
 
 use super::*;
-use crate::base::redact::Keep;
-use crate::wire::tenancy::ReportResult;
+use monky_base::redact::Keep;
+use monky_wire::tenancy::ReportResult;
 
 /// One report for tenancy, as an action decided it.
 pub(super) struct Said {
@@ -91,7 +91,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         let detail = redact::redact_cut(&s.detail, DETAIL_MAX, Keep::Head);
         let log_tail = redact::redact_cut(&s.log_tail, LOG_TAIL_MAX, Keep::Tail);
         let token = self.tokens.bearer();
-        crate::base::testhook::pause("before-report");
+        monky_base::testhook::pause("before-report");
         let result = s.result;
         let rep = Report {
             env_id: &self.cfg.env_id,

@@ -8,9 +8,9 @@
 //! release does not come back healthy either, both reports say so and the box is left as it is.
 
 use super::*;
-use crate::agent::error::Code;
-use crate::host::state::FailedRelease;
-use crate::wire::tenancy::ReportResult;
+use crate::error::Code;
+use monky_host::state::FailedRelease;
+use monky_wire::tenancy::ReportResult;
 use report::Outcome;
 
 /// The failures a rollback answers: the new release was started (or starting it failed) and
@@ -68,7 +68,7 @@ fn rolled_back_from(new: &str, restored: &[String]) -> String {
 }
 
 pub(super) fn rfc3339(unix: u64) -> String {
-    crate::boundary::statement::rfc3339(i64::try_from(unix).unwrap_or(i64::MAX))
+    monky_boundary::statement::rfc3339(i64::try_from(unix).unwrap_or(i64::MAX))
 }
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
@@ -139,7 +139,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         let rel = self.cfg.releases_dir().join(&old);
         let on_disk = rel.join("compose.yaml").is_file() && rel.join(".env").is_file();
-        (old != sha && crate::wire::tenancy::is_sha(&old) && on_disk).then_some(old)
+        (old != sha && monky_wire::tenancy::is_sha(&old) && on_disk).then_some(old)
     }
 
     /// The release to go back to: `auto_rollback` is on, a different sha was applied, it is
@@ -150,7 +150,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             return None;
         }
         let old = self.state.applied_sha.clone()?;
-        if old == sha || !crate::wire::tenancy::is_sha(&old) {
+        if old == sha || !monky_wire::tenancy::is_sha(&old) {
             return None;
         }
         let rel = self.cfg.releases_dir().join(&old);

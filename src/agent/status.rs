@@ -2,12 +2,13 @@
 //! carries under `status`.
 
 use super::VERSION;
-use crate::host::config::Config;
-use crate::{host::state, wire::transport};
+use monky_host::config::Config;
+use monky_host::state;
+use monky_wire::transport;
 
 /// The maintenance windows, if any, and when the next opens (`None`: open now).
-pub fn windows_now(cfg: &Config) -> (Option<crate::base::windows::Windows>, Option<String>) {
-    let windows = crate::base::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+pub fn windows_now(cfg: &Config) -> (Option<monky_base::windows::Windows>, Option<String>) {
+    let windows = monky_base::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
         .ok()
         .filter(|w| !w.is_empty());
     let next = windows.as_ref().and_then(|w| {
@@ -26,12 +27,12 @@ pub fn status_value(
     token_ttl: Option<u64>,
     transport_detail: &str,
     endpoints: &[(&str, String)],
-    containers: &Result<Vec<crate::wire::tenancy::Container>, crate::host::runtime::RuntimeError>,
+    containers: &Result<Vec<monky_wire::tenancy::Container>, monky_host::runtime::RuntimeError>,
 ) -> serde_json::Value {
     let (_, window_next) = windows_now(cfg);
     let signing_keys: Vec<&String> = cfg.bundle_signing_keys.keys().collect();
     let high_water = st.high_water_mark(&cfg.high_water_path());
-    let snapshots: Vec<serde_json::Value> = crate::host::data::Store::new(cfg.snapshots_dir())
+    let snapshots: Vec<serde_json::Value> = monky_host::data::Store::new(cfg.snapshots_dir())
         .list()
         .iter()
         .map(|s| {

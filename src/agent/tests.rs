@@ -7,8 +7,8 @@ use base64::Engine as _;
 
 use super::fakes::{FakeBao, FakeEngine, FakeTenancy, HandClock, ENV};
 use super::*;
-use crate::agent::error::Kind;
-use crate::host::state::{TokenMeta, TokenSource};
+use crate::error::Kind;
+use monky_host::state::{TokenMeta, TokenSource};
 
 const STORED: &str = "hvs.stored-token-aaaaaaaaaaaaaaaaaaaa";
 
@@ -87,10 +87,8 @@ impl TestBox {
             .collect();
         std::fs::write(rel.join("compose.yaml"), compose).unwrap();
         std::os::unix::fs::symlink(&rel, cfg.current_link()).unwrap();
-        let mut st = State {
-            applied_sha: Some(sha.into()),
-            ..State::default()
-        };
+        let mut st = State::default();
+        st.applied_sha = Some(sha.into());
         st.save(&cfg.state_path()).unwrap();
     }
 

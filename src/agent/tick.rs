@@ -3,7 +3,7 @@
 //! and reclaim, and a save of what they changed; then the metrics file.
 
 use super::*;
-use crate::wire::tenancy::Action;
+use monky_wire::tenancy::Action;
 
 impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// One tick under the lock. A second concurrent tick returns `Ok` (after the lock's short
@@ -58,7 +58,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         self.mark_ticked(&res, self.state.last_checkin != checkin_before);
         // The action's outcome is saved before any extra runs (issue 31): a kill or an OOM in
         // an extra cannot leave state.json naming the release that ran before.
-        crate::base::testhook::pause("before-save");
+        monky_base::testhook::pause("before-save");
         if let Err(e) = self.state.save_tick(&self.cfg.state_path()) {
             self.scrub();
             // the tick's own failure stays what the journal and the exit code say
@@ -83,7 +83,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         }
         self.scrub();
         if !self.cfg.metrics_textfile.is_empty() {
-            crate::base::testhook::pause("extra:metrics");
+            monky_base::testhook::pause("extra:metrics");
             self.write_metrics(&res, started.elapsed().as_secs_f64())
                 .await;
         }
@@ -104,7 +104,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// What tenancy's answer asked for beyond the action, run after the tick's state is saved:
     /// self-update staging, `--prune`, reclaim, diagnostics. Each is bounded on its own.
     async fn extras(&mut self, x: Extras) {
-        crate::base::testhook::pause("extra:update");
+        monky_base::testhook::pause("extra:update");
         let upd = self.agent_update(x.agent.as_ref(), x.urgent).await;
         for said in upd.said {
             self.send(said).await;
@@ -148,7 +148,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             .unwrap_or_default();
         let now = state::now();
         let st = &self.state;
-        let text = crate::host::metrics::render(&crate::host::metrics::Snapshot {
+        let text = monky_host::metrics::render(&monky_host::metrics::Snapshot {
             version: VERSION,
             transport: self.cfg.transport.as_str(),
             ziti_sdk: &transport::sdk::sdk_version().unwrap_or_else(|| "none".into()),
@@ -171,7 +171,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             instance: self.cfg.instance.label(),
         });
         let path = Path::new(&self.cfg.metrics_textfile);
-        if let Err(e) = crate::host::metrics::write(path, &text) {
+        if let Err(e) = monky_host::metrics::write(path, &text) {
             warn!("metrics file: {e}");
         }
     }
@@ -276,7 +276,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     pub(super) async fn checkin(
         &self,
         containers: &[Container],
-    ) -> Result<crate::wire::tenancy::CheckinResponse, TenancyError> {
+    ) -> Result<monky_wire::tenancy::CheckinResponse, TenancyError> {
         let token = self.tokens.bearer();
         self.c
             .tenancy
@@ -318,7 +318,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
 /// The parts of a check-in answer the tick acts on after its state is saved.
 pub(super) struct Extras {
-    agent: Option<crate::wire::tenancy::AgentOffer>,
+    agent: Option<monky_wire::tenancy::AgentOffer>,
     urgent: bool,
     collect: Option<String>,
     action_ok: bool,

@@ -11,11 +11,11 @@ use zeroize::Zeroizing;
 use super::ports::{Clock, Leaser, Ports, Vault};
 use super::token_policy::{self, AfterLookup, ForApply, Upkeep};
 use super::{Failure, Kind};
-use crate::agent::error::Code;
-use crate::base::redact;
-use crate::host::config::Config;
-use crate::host::state::{self, State, TokenMeta, TokenSource};
-use crate::wire::bao::{BaoError, Login};
+use crate::error::Code;
+use monky_base::redact;
+use monky_host::config::Config;
+use monky_host::state::{self, State, TokenMeta, TokenSource};
+use monky_wire::bao::{BaoError, Login};
 
 #[cfg(test)]
 mod tests;
@@ -125,7 +125,7 @@ impl TokenManager {
                 gp.display()
             );
         }
-        crate::base::testhook::pause("after-bootstrap");
+        monky_base::testhook::pause("after-bootstrap");
         info!(
             "bootstrap: logged in to OpenBao, token stored, grant {} deleted",
             gp.display()
@@ -237,14 +237,14 @@ impl TokenManager {
             .lease(&self.bearer(), &self.env_id, reason)
             .await
             .map_err(Failure::from)?;
-        crate::base::testhook::pause("after-lease");
+        monky_base::testhook::pause("after-lease");
         let login = p.vault.login(&lease.grant).await.map_err(Failure::from)?;
         if let Some(f) = self.foreign(&login, p, "the leased grant is for").await {
             return Err(f);
         }
         let old = self.swap_in(st, p, &login, TokenSource::Lease).await?;
         st.lease_swap_due = false;
-        crate::base::testhook::pause("after-login");
+        monky_base::testhook::pause("after-login");
         info!("lease ({reason}): new token from grant {}", lease.jti);
         self.retire(p, old, &login).await;
         Ok(())

@@ -2,7 +2,7 @@
 //! view, OpenBao's answers, the boot clock), so every rule is unit-tested without OpenBao. The
 //! I/O around them is in `token.rs`.
 
-use crate::host::state::{BootClock, TokenMeta};
+use monky_host::state::{BootClock, TokenMeta};
 
 /// Which token an apply reads its secrets with (0.1.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub(super) fn renewal_capped(got: u64, renew_below: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::state::{TokenMeta, TokenSource};
+    use monky_host::state::{TokenMeta, TokenSource};
 
     const BELOW: u64 = 900;
 

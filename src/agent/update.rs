@@ -4,8 +4,8 @@
 //! installs anything itself.
 
 use super::*;
-use crate::host::selfupdate::{self as su, Staged};
-use crate::wire::tenancy::{AgentOffer, ReportResult};
+use monky_host::selfupdate::{self as su, Staged};
+use monky_wire::tenancy::{AgentOffer, ReportResult};
 use report::Outcome;
 
 /// Why an offer was not staged; [`Unstaged::for_good`] says whether the offer itself is

@@ -69,14 +69,14 @@ pub fn write_unsynced(path: &Path, data: &[u8], mode: u32) -> Result<(), StateEr
     write_with(path, data, mode, Sync::None).map(|_| ())
 }
 
-pub(crate) enum Sync<'a> {
+pub enum Sync<'a> {
     /// fsync the data and the directory; also link the data as this name (best effort).
     Fsync(Option<&'a Path>),
     None,
 }
 
 /// `Ok(true)` when the data was also linked as the name `Sync::Fsync` gave.
-pub(crate) fn write_with(
+pub fn write_with(
     path: &Path,
     data: &[u8],
     mode: u32,
@@ -105,7 +105,7 @@ pub(crate) fn write_with(
             }
         }
         #[cfg(feature = "test-hooks")]
-        crate::base::testhook::pause(&format!("mid-write:{name}"));
+        crate::testhook::pause(&format!("mid-write:{name}"));
         fs::rename(&tmp, path)?;
         if let Sync::Fsync(_) = sync {
             fsync_dir(dir);

@@ -17,7 +17,7 @@
 
 /// Stops here when the test asked for `step` (`test-hooks`); a no-op otherwise.
 #[inline]
-pub(crate) fn pause(step: &str) {
+pub fn pause(step: &str) {
     #[cfg(feature = "test-hooks")]
     {
         if std::env::var("MONKY_DEPLOYD_TEST_PAUSE_AT").is_ok_and(|v| v == step) {
@@ -39,7 +39,7 @@ pub(crate) fn pause(step: &str) {
 
 /// The loop's wait between ticks; `MONKY_DEPLOYD_TEST_INTERVAL_MS` replaces it (`test-hooks`;
 /// the soak runs 1,000 ticks in loop mode; `interval_s` cannot go below 5 s).
-pub(crate) fn interval(wait: std::time::Duration) -> std::time::Duration {
+pub fn interval(wait: std::time::Duration) -> std::time::Duration {
     #[cfg(feature = "test-hooks")]
     {
         if let Some(ms) = std::env::var("MONKY_DEPLOYD_TEST_INTERVAL_MS")
@@ -58,7 +58,7 @@ pub(crate) fn interval(wait: std::time::Duration) -> std::time::Duration {
 /// loop between ticks), `sdk` (the SDK's loop: a dial's call never returns, and no byte moves
 /// on a connection already open, see [`wedged`]).
 #[inline]
-pub(crate) fn wedge(point: &str) {
+pub fn wedge(point: &str) {
     #[cfg(feature = "test-hooks")]
     if wedged(point) {
         tracing::warn!("test hook: wedged at {point}");
@@ -72,7 +72,7 @@ pub(crate) fn wedge(point: &str) {
 
 /// Whether the test asked `point` to be wedged by now (`test-hooks`; always false otherwise).
 #[inline]
-pub(crate) fn wedged(point: &str) -> bool {
+pub fn wedged(point: &str) -> bool {
     #[cfg(feature = "test-hooks")]
     {
         std::env::var("MONKY_DEPLOYD_TEST_WEDGE").is_ok_and(|v| v == point)

@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value as J};
 use serde_yaml_ng::Value as Y;
 
 use super::{BoxFacts, Refusal, RefusalCode};
-use crate::boundary::compose_check;
-use crate::boundary::policy::{self, netpool};
+use crate::compose_check;
+use crate::policy::{self, netpool};
 
 const PROJECT: &str = "monky-agree";
 const FOREIGN: &str = "monky-agree-foreign";
@@ -47,7 +47,7 @@ fn the_box() -> Box_ {
 fn facts(b: &Box_, release: &Path) -> BoxFacts {
     let mut net = netpool::AddressSpace::new(&[corpus_pool(NET)]);
     net.take(
-        crate::base::cidr::Cidr::parse("169.254.169.254/32").unwrap(),
+        monky_base::cidr::Cidr::parse("169.254.169.254/32").unwrap(),
         "the metadata address",
     );
     let files = ["compose.yaml", "config/app.conf"];
@@ -201,17 +201,17 @@ fn creates(doc: &Y, release: &Path) -> Vec<(&'static str, J, String)> {
         {
             // compose's reading of the entry: the boundary's one parser
             let m = match v {
-                Y::String(short) => crate::boundary::volume::short(short),
-                Y::Mapping(long) => crate::boundary::volume::long(long),
+                Y::String(short) => crate::volume::short(short),
+                Y::Mapping(long) => crate::volume::long(long),
                 _ => continue,
             };
             match m.kind {
-                crate::boundary::volume::Kind::Bind if matches!(v, Y::String(_)) => {
+                crate::volume::Kind::Bind if matches!(v, Y::String(_)) => {
                     let src = abs(&m.source).display().to_string();
                     let ro = if m.read_only { ":ro" } else { "" };
                     binds.push(format!("{src}:{}{ro}", m.target));
                 }
-                crate::boundary::volume::Kind::Volume if matches!(v, Y::String(_)) => {
+                crate::volume::Kind::Volume if matches!(v, Y::String(_)) => {
                     if !m.source.is_empty() {
                         binds.push(format!("{}:{}", named("volumes", &m.source), m.target));
                     }

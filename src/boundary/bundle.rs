@@ -10,7 +10,7 @@ use base64::Engine;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::wire::tenancy::BundleWire;
+use monky_wire::tenancy::BundleWire;
 
 mod env;
 pub use env::{
@@ -23,7 +23,7 @@ pub const MAX_ENTRIES: usize = 256;
 /// A file of a release read back by the agent (compose.yaml, bundle.json, .env) is at most this.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
-use crate::boundary::{Refusal, RefusalCode};
+use crate::{Refusal, RefusalCode};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
@@ -92,7 +92,7 @@ pub struct Bundle {
     pub meta: Meta,
     pub manifest: Manifest,
     /// The release statement accepted for it (PROTOCOL 0.5), once `fetch_bundle` checked it.
-    pub statement: Option<crate::boundary::statement::BundleStatement>,
+    pub statement: Option<crate::statement::BundleStatement>,
 }
 
 /// The protocol's canonical sha: for each file in ascending byte order of path,
@@ -331,8 +331,8 @@ impl Bundle {
 /// the host, which no container may ever write (docs/POLICY.md).
 pub const FILE_LIST: &str = ".monky-files";
 
-pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), crate::base::files::StateError> {
-    use crate::base::files::{ensure_dir, write_private, StateError};
+pub fn stage(dir: &Path, b: &Bundle, env: &str) -> Result<(), monky_base::files::StateError> {
+    use monky_base::files::{ensure_dir, write_private, StateError};
     if dir.symlink_metadata().is_ok() {
         std::fs::remove_dir_all(dir)
             .map_err(|e| StateError::new("cannot clear staging", dir, e))?;

@@ -5,7 +5,7 @@
 //! setting past the first pass. Each pass collects every refusal ([`Judged`]): the apply
 //! reports the first, `plan` lists them all.
 //! This file walks the document and hands each service, as a
-//! [`crate::boundary::container::ContainerSpec`], to the container rules the engine guard calls
+//! [`crate::container::ContainerSpec`], to the container rules the engine guard calls
 //! too; `rules` holds the rules only the file shows (one per key), `paths` the host-path
 //! wording, `yaml` the parse.
 
@@ -13,13 +13,13 @@ use std::path::PathBuf;
 
 use serde_yaml_ng::Value;
 
-use crate::boundary::container::{self, ContainerSpec};
-use crate::boundary::{Refusal, RefusalCode};
+use crate::container::{self, ContainerSpec};
+use crate::{Refusal, RefusalCode};
 
 pub mod interp;
 mod paths;
 mod rules;
-pub(crate) mod yaml;
+pub mod yaml;
 
 pub use interp::{Var, Variables};
 pub use yaml::{parse, MAX_NODES};
@@ -35,7 +35,7 @@ pub const BIND_CODE: RefusalCode = RefusalCode::BindSourceRefused;
 /// The box's facts both passes judge against (the engine guard's own, [`BoxFacts`]): the
 /// release directory compose resolved relative paths against, the agent's own files no
 /// container may see, the box's bind roots, project, ports, ceilings and address space.
-use crate::boundary::BoxFacts;
+use crate::BoxFacts;
 
 /// Where the first pass places the release, which does not exist yet: relative paths are judged
 /// under it, and it is nowhere on the host.
@@ -79,9 +79,9 @@ pub fn jobs(doc: &Value) -> std::collections::BTreeSet<String> {
             }
         }
         let label = match get(s, "labels") {
-            Some(Value::Mapping(l)) => get(l, crate::boundary::bundle::JOB_LABEL).and_then(as_str),
+            Some(Value::Mapping(l)) => get(l, crate::bundle::JOB_LABEL).and_then(as_str),
             Some(Value::Sequence(l)) => l.iter().filter_map(as_str).find_map(|x| {
-                x.strip_prefix(crate::boundary::bundle::JOB_LABEL)
+                x.strip_prefix(crate::bundle::JOB_LABEL)
                     .and_then(|r| r.strip_prefix('='))
                     .map(String::from)
             }),
@@ -270,7 +270,7 @@ fn check_in(
         // last: the allow-list, so a known privileged shape keeps its PRIVILEGED_REFUSED name
         // (a key a rule already refused is not listed twice); a box that permits privileged
         // bundles trusts their keys too
-        for r in crate::boundary::compose_keys::check_all(root) {
+        for r in crate::compose_keys::check_all(root) {
             let detail = r.detail.clone();
             let (svc, key) = match (r.service(), r.key()) {
                 (Some(s), Some(k)) => (s.to_string(), k.to_string()),
@@ -319,7 +319,7 @@ fn build_refused(svc: &str) -> Refusal {
 /// A bind of a file of the release (or of a directory that holds one, inside the release) is
 /// read-only whatever the file says: the guard mounts it so ([`policy::read_only_by_construction`]).
 fn binds_invariant(ctx: &Ctx) {
-    use crate::boundary::policy::{self, HostBind};
+    use crate::policy::{self, HostBind};
     use std::path::Path;
     let root = PathBuf::from(ctx.root());
     let files = ctx
@@ -346,7 +346,7 @@ fn binds_invariant(ctx: &Ctx) {
 /// A first-pass message as an operator reads it (see [`Refusal::relative_to`]).
 #[cfg(test)]
 fn release_shown(msg: &str) -> String {
-    crate::boundary::refusal::relative(msg, rules::RELEASE)
+    crate::refusal::relative(msg, rules::RELEASE)
 }
 
 #[cfg(test)]

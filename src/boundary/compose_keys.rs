@@ -7,9 +7,9 @@
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::boundary::compose_check::yaml::sets_nothing;
-use crate::boundary::keys::{self, How};
-use crate::boundary::{Refusal, RefusalCode};
+use crate::compose_check::yaml::sets_nothing;
+use crate::keys::{self, How};
+use crate::{Refusal, RefusalCode};
 
 pub const CODE: RefusalCode = RefusalCode::ComposeKeyRefused;
 

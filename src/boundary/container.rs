@@ -12,8 +12,8 @@
 
 use std::path::Path;
 
-use crate::boundary::policy::{self, rules};
-use crate::boundary::{BoxFacts, Refusal, RefusalCode};
+use crate::policy::{self, rules};
+use crate::{BoxFacts, Refusal, RefusalCode};
 
 mod from_compose;
 mod from_engine;

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use crate::boundary::policy::netpool::AddressSpace;
-use crate::boundary::policy::rules::Limits;
+use crate::policy::netpool::AddressSpace;
+use crate::policy::rules::Limits;
 
 /// What a compose file or an Engine API create body may touch on this box.
 #[derive(Debug, Clone, Default)]
@@ -14,7 +14,7 @@ pub struct BoxFacts {
     /// it ("" = names not judged, a pass that does not know the box).
     pub project: String,
     /// The release directory compose runs from (canonical; the first pass's placeholder
-    /// [`crate::boundary::compose_check::FIRST_PASS_ROOT`] before the release exists): binds inside it
+    /// [`crate::compose_check::FIRST_PASS_ROOT`] before the release exists): binds inside it
     /// are allowed.
     pub release_dir: Option<PathBuf>,
     /// The bundle's files, relative to the release: the only files compose may read there.

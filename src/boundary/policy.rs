@@ -22,18 +22,18 @@ pub use paths::{
 };
 pub use rules::{Limits, SAFE_CAPS};
 
-use crate::boundary::container::{self, ContainerSpec};
-use crate::boundary::keys;
+use crate::container::{self, ContainerSpec};
+use crate::keys;
 use host_config::host_config;
 
 // What a create body may touch on this box: the box's one set of facts, which the file passes
 // judge against too.
-use crate::boundary::BoxFacts;
+use crate::BoxFacts;
 
 /// Why a body was refused: `ENGINE_REFUSED` with the JSON path of the key (names only, never
 /// values, except host paths and network/volume names, which are not secrets), or the code of
 /// the box's rule that refused it.
-use crate::boundary::{Refusal, RefusalCode};
+use crate::{Refusal, RefusalCode};
 
 type R = Result<(), Refusal>;
 
@@ -158,7 +158,7 @@ pub fn read_only_release_binds(body: &mut Value, b: &BoxFacts) -> Vec<String> {
     if let Some(binds) = hc.get_mut("Binds").and_then(|v| v.as_array_mut()) {
         for e in binds.iter_mut() {
             let Some(s) = e.as_str() else { continue };
-            let eb = crate::boundary::volume::engine_bind(s);
+            let eb = crate::volume::engine_bind(s);
             if !eb.read_only() && ours(eb.source) {
                 changed.push(eb.source.to_string());
                 *e = Value::String(eb.as_read_only());

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use ed25519_dalek::{Signature, VerifyingKey};
 
-use crate::boundary::{Refusal, RefusalCode};
-use crate::wire::tenancy::SignatureWire;
+use crate::{Refusal, RefusalCode};
+use monky_wire::tenancy::SignatureWire;
 
 pub const CODE: RefusalCode = RefusalCode::BundleSignatureInvalid;
 

@@ -12,7 +12,7 @@ pub const AGENT_KIND: &str = "monky-agent/1";
 /// A statement is a few hundred bytes; anything larger is not one (bound before decoding).
 pub const MAX_BYTES: usize = 4096;
 
-use crate::boundary::{Refusal, RefusalCode};
+use crate::{Refusal, RefusalCode};
 
 fn refused(field: &str, why: impl std::fmt::Display) -> Refusal {
     Refusal::new(RefusalCode::StatementRefused, format!("{field} ({why})"))

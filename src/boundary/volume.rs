@@ -14,7 +14,7 @@
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::boundary::compose_check::yaml::{as_str, get, untag};
+use crate::compose_check::yaml::{as_str, get, untag};
 
 /// What a mount is.
 #[derive(Debug, Clone, PartialEq, Eq)]

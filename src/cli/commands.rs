@@ -3,11 +3,13 @@
 
 use std::time::Duration;
 
-use crate::agent::status::{status_value, windows_now};
-use crate::agent::{self, Agent, Exit, Failure};
-use crate::host::config::Config;
-use crate::host::journal::early_error;
-use crate::{base::redact, host::remotes, host::runtime, host::state, wire::transport};
+use monky_agent::status::{status_value, windows_now};
+use monky_agent::{self as agent, Agent, Exit, Failure};
+use monky_host::config::Config;
+use monky_host::journal::early_error;
+use monky_base::redact;
+use monky_host::{remotes, runtime, state};
+use monky_wire::transport;
 
 /// `monky-deployd bootstrap [--force]`: log in with the kit's grant and store the token, under
 /// the tick's lock. `Ok` carries what to tell the operator.
@@ -84,7 +86,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
     );
     // which mode runs: the service leaves its pid in service.json; otherwise the timer's
     // oneshot (or nothing) runs the ticks
-    let svc = crate::cli::service::running(&cfg.state_dir);
+    let svc = crate::service::running(&cfg.state_dir);
     v["egress_proxy"] = serde_json::json!(egress.proxy().map(|p| p.shown()));
     v["run_mode"] = match &svc {
         Some(d) => serde_json::json!({"mode": d.mode, "pid": d.pid, "since": d.started_at,
@@ -109,7 +111,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         st.statement_expires_at
             .map(|t| format!(
                 "; running release's expires {}",
-                crate::boundary::statement::rfc3339(t)
+                monky_boundary::statement::rfc3339(t)
             ))
             .unwrap_or_default()
     );
@@ -129,7 +131,7 @@ pub async fn status(cfg: Config, json: bool) -> Exit {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         let ts = |t: Option<u64>| {
-            t.map(|s| crate::boundary::statement::rfc3339(i64::try_from(s).unwrap_or(i64::MAX)))
+            t.map(|s| monky_boundary::statement::rfc3339(i64::try_from(s).unwrap_or(i64::MAX)))
                 .unwrap_or_else(|| "never".into())
         };
         println!("env            {}", cfg.env_id);
@@ -321,7 +323,7 @@ pub async fn diagnose(cfg: Config, json: bool) -> Exit {
 }
 
 /// One endpoint through the full stack (dial, TLS), timed.
-async fn probe_timed(http: &crate::wire::http::HttpClient) -> (Option<u64>, String) {
+async fn probe_timed(http: &monky_wire::http::HttpClient) -> (Option<u64>, String) {
     let t = std::time::Instant::now();
     let r = tokio::time::timeout(Duration::from_secs(10), http.probe()).await;
     let ms = u64::try_from(t.elapsed().as_millis()).ok();
@@ -333,7 +335,7 @@ async fn probe_timed(http: &crate::wire::http::HttpClient) -> (Option<u64>, Stri
 }
 
 /// One row of `instances`: what an instance's config and state files say (no network).
-pub fn instance_row(p: &crate::host::instance::Peer) -> serde_json::Value {
+pub fn instance_row(p: &monky_host::instance::Peer) -> serde_json::Value {
     let name = p.instance.display();
     let cfg = match &p.config {
         Ok(c) => c,
@@ -379,7 +381,7 @@ pub fn instance_row(p: &crate::host::instance::Peer) -> serde_json::Value {
 /// `monky-deployd instances` (and `status --all`): every instance on the box in one table, from
 /// their config and state files. Exit 0; 1 when no instance is configured.
 pub fn instances(etc_dir: &std::path::Path, json: bool) -> Exit {
-    let rows: Vec<serde_json::Value> = crate::host::instance::all(etc_dir)
+    let rows: Vec<serde_json::Value> = monky_host::instance::all(etc_dir)
         .iter()
         .map(instance_row)
         .collect();
@@ -422,8 +424,8 @@ pub fn instances_table(rows: &[serde_json::Value]) -> String {
             text(&r["transport"]),
             r["last_tick"]
                 .as_i64()
-                .map_or_else(|| "never".into(), crate::boundary::statement::rfc3339),
-            crate::wire::tenancy::short(r["applied_sha"].as_str()),
+                .map_or_else(|| "never".into(), monky_boundary::statement::rfc3339),
+            monky_wire::tenancy::short(r["applied_sha"].as_str()),
             text(&r["state"]),
         ]);
     }

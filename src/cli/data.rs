@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::agent::Exit;
-use crate::host::config::Config;
-use crate::host::data::{Snapshot, Store};
-use crate::host::{runtime, snapshot, state};
+use monky_agent::Exit;
+use monky_host::config::Config;
+use monky_host::data::{Snapshot, Store};
+use monky_host::{runtime, snapshot, state};
 
 fn row(s: &Snapshot) -> serde_json::Value {
     json!({
@@ -17,7 +17,7 @@ fn row(s: &Snapshot) -> serde_json::Value {
         "volume": s.meta.volume,
         "engine_volume": s.meta.engine_volume,
         "bytes": s.meta.bytes,
-        "taken_at": crate::boundary::statement::rfc3339(i64::try_from(s.meta.taken_at).unwrap_or(i64::MAX)),
+        "taken_at": monky_boundary::statement::rfc3339(i64::try_from(s.meta.taken_at).unwrap_or(i64::MAX)),
         "location": s.tree.display().to_string(),
     })
 }
@@ -73,7 +73,7 @@ fn say(json: bool, ok: bool, msg: &str, extra: serde_json::Value) {
     } else if ok {
         println!("{msg}");
     } else {
-        crate::host::journal::early_error(&format!("monky-deployd: {msg}"));
+        monky_host::journal::early_error(&format!("monky-deployd: {msg}"));
     }
 }
 
@@ -145,7 +145,7 @@ pub async fn restore(cfg: &Config, sha: &str, volumes: &[String], yes: bool, jso
                 "restore would stop the services mounting and overwrite everything in: {}; with the snapshot of release {} taken {}. Run again with --yes.",
                 names.join(", "),
                 picked[0].meta.release,
-                crate::boundary::statement::rfc3339(i64::try_from(picked[0].meta.taken_at).unwrap_or(0))
+                monky_boundary::statement::rfc3339(i64::try_from(picked[0].meta.taken_at).unwrap_or(0))
             ),
             json!({"volumes": picked.iter().map(row).collect::<Vec<_>>()}),
         );

@@ -9,8 +9,8 @@ use base64::Engine;
 use ed25519_dalek::{Signer, SigningKey};
 use zeroize::Zeroizing;
 
-use crate::agent::Exit;
-use crate::wire::tenancy::SignatureWire;
+use monky_agent::Exit;
+use monky_wire::tenancy::SignatureWire;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 /// A bundle directory a pipeline signs is small; a runaway walk is a mistake.
@@ -134,7 +134,7 @@ pub fn sign_bundle(
     life_s: u64,
 ) -> Result<Signed, PipelineError> {
     let files = read_bundle_dir(dir)?;
-    let sha = crate::boundary::bundle::canonical_sha(
+    let sha = monky_boundary::bundle::canonical_sha(
         files.iter().map(|(p, c)| (p.as_str(), c.as_slice())),
     );
     let serial = files
@@ -149,7 +149,7 @@ pub fn sign_bundle(
             ))
         })?;
     let expires = now.saturating_add(i64::try_from(life_s).unwrap_or(i64::MAX));
-    let bytes = crate::boundary::statement::render_bundle(env_id, &sha, serial, now, expires);
+    let bytes = monky_boundary::statement::render_bundle(env_id, &sha, serial, now, expires);
     Ok(sign(key, key_id, sha, bytes))
 }
 
@@ -163,18 +163,18 @@ pub fn sign_package(
     now: i64,
     life_s: u64,
 ) -> Result<Signed, PipelineError> {
-    let sha = crate::host::selfupdate::file_sha256(deb)
+    let sha = monky_host::selfupdate::file_sha256(deb)
         .map_err(|e| PipelineError::Artefact(format!("{}: {e}", deb.display())))?;
-    let c = crate::host::selfupdate::read_control(dpkg_deb, deb)
+    let c = monky_host::selfupdate::read_control(dpkg_deb, deb)
         .map_err(|e| PipelineError::Artefact(format!("{}: {e}", deb.display())))?;
     let expires = now.saturating_add(i64::try_from(life_s).unwrap_or(i64::MAX));
     let bytes = serde_json::to_vec(&serde_json::json!({
-        "kind": crate::boundary::statement::AGENT_KIND,
+        "kind": monky_boundary::statement::AGENT_KIND,
         "version": c.version,
         "arch": c.arch,
         "sha256": sha,
-        "issued_at": crate::boundary::statement::rfc3339(now),
-        "expires_at": crate::boundary::statement::rfc3339(expires),
+        "issued_at": monky_boundary::statement::rfc3339(now),
+        "expires_at": monky_boundary::statement::rfc3339(expires),
     }))
     .expect("json");
     Ok(sign(key, key_id, sha, bytes))
@@ -192,7 +192,7 @@ pub fn sign_statement(
     public: bool,
 ) -> Exit {
     let fail = |e: PipelineError| {
-        crate::host::journal::early_error(&format!("monky-deployd sign-statement: {e}"));
+        monky_host::journal::early_error(&format!("monky-deployd sign-statement: {e}"));
         Exit::Fail
     };
     let k = match load_key(key) {
@@ -203,7 +203,7 @@ pub fn sign_statement(
         println!("{}", public_key(&k));
         return Exit::Ok;
     }
-    let now = i64::try_from(crate::base::clock::now()).unwrap_or(i64::MAX);
+    let now = i64::try_from(monky_base::clock::now()).unwrap_or(i64::MAX);
     let signed = match (bundle, package) {
         (Some((env, dir)), None) => sign_bundle(&k, key_id, env, dir, now, life_s),
         (None, Some(deb)) => sign_package(&k, key_id, "dpkg-deb", deb, now, life_s),
@@ -243,8 +243,8 @@ mod tests {
         std::fs::write(b.join("compose.yaml"), b"services: {}\n").unwrap();
         std::fs::write(b.join("config/app.toml"), b"x = 1\n").unwrap();
         let s = sign_bundle(&k, "release-2026", "env-qa-02", &b, 1_800_000_000, 3600).unwrap();
-        let bytes = crate::boundary::statement::decode(&s.statement).unwrap();
-        let keys = crate::boundary::signing::Keys::parse(&std::collections::BTreeMap::from([(
+        let bytes = monky_boundary::statement::decode(&s.statement).unwrap();
+        let keys = monky_boundary::signing::Keys::parse(&std::collections::BTreeMap::from([(
             "release-2026".to_string(),
             public_key(&k),
         )]))
@@ -253,9 +253,9 @@ mod tests {
             keys.verify_statement(&bytes, &s.signatures).unwrap(),
             Some("release-2026".into())
         );
-        let st = crate::boundary::statement::check_bundle(
+        let st = monky_boundary::statement::check_bundle(
             &bytes,
-            &crate::boundary::statement::BundleFacts {
+            &monky_boundary::statement::BundleFacts {
                 env_id: "env-qa-02",
                 sha: &s.sha,
                 serial: 9,

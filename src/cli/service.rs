@@ -96,7 +96,7 @@ pub fn machine_id() -> String {
     std::fs::read_to_string("/etc/machine-id")
         .ok()
         .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(crate::agent::hostname)
+        .unwrap_or_else(monky_agent::hostname)
 }
 
 /// How long to wait from `now` (ms since the epoch) until this box's next slot: the instants
@@ -115,12 +115,12 @@ pub fn next_wait(now_ms: u64, interval: Duration, offset: Duration) -> Duration 
 /// The loop's wait from now until this box's next slot ([`next_wait`]); with the `test-hooks`
 /// feature `MONKY_DEPLOYD_TEST_INTERVAL_MS` replaces it (the soak's fast loop).
 pub fn wait_from_now(interval: Duration, offset: Duration) -> Duration {
-    crate::base::testhook::interval(next_wait(now_ms(), interval, offset))
+    monky_base::testhook::interval(next_wait(now_ms(), interval, offset))
 }
 
 /// Top of each loop turn: with the `test-hooks` feature the watchdog test wedges the loop here.
 pub fn loop_turn() {
-    crate::base::testhook::wedge("loop");
+    monky_base::testhook::wedge("loop");
 }
 
 pub fn now_ms() -> u64 {
@@ -176,7 +176,7 @@ impl Marker {
         Marker {
             path: state_dir.join("service.json"),
             mode,
-            started: crate::base::clock::now(),
+            started: monky_base::clock::now(),
         }
     }
 
@@ -186,7 +186,7 @@ impl Marker {
             pid: std::process::id(),
             started_at: self.started,
             ticks,
-            last_tick_at: crate::base::clock::now(),
+            last_tick_at: monky_base::clock::now(),
             last_exit,
             watchdog_s: watchdog.map(|w| w.as_secs()),
         };

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 mod validate;
-pub use crate::wire::http::Scheme;
+pub use monky_wire::http::Scheme;
 pub use validate::valid_env_id;
 
 pub const DEFAULT_CONFIG_PATH: &str = "/etc/monky-deployd/config.yaml";
@@ -278,7 +278,7 @@ pub struct Config {
     pub path: PathBuf,
     /// Which instance of the box this is (`--instance`); the default one unless named.
     #[serde(skip)]
-    pub instance: crate::host::instance::Instance,
+    pub instance: crate::instance::Instance,
 }
 
 impl Default for Config {
@@ -307,7 +307,7 @@ impl Default for Config {
             bind_roots: Vec::new(),
             reserved_ports: Vec::new(),
             container_limits: ContainerLimits::default(),
-            network_pools: crate::boundary::policy::netpool::engine_default_pools(),
+            network_pools: monky_boundary::policy::netpool::engine_default_pools(),
             egress_proxy: EgressCfg::default(),
             permit_privileged: false,
             permit_rollback: true,
@@ -331,8 +331,8 @@ impl Default for Config {
             disk_reclaim_below: None,
             diagnostics_min_interval_s: 600,
             log_level: LogLevel::Info,
-            statement_serial_max_jump: crate::boundary::statement::DEFAULT_SERIAL_MAX_JUMP,
-            statement_clock_skew_s: crate::boundary::statement::DEFAULT_CLOCK_SKEW_S,
+            statement_serial_max_jump: monky_boundary::statement::DEFAULT_SERIAL_MAX_JUMP,
+            statement_clock_skew_s: monky_boundary::statement::DEFAULT_CLOCK_SKEW_S,
             keep_snapshots: 2,
             update_lock_max_s: 3600,
             path: PathBuf::new(),
@@ -342,9 +342,9 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The config of this process's instance ([`crate::host::instance::current`]).
+    /// The config of this process's instance ([`crate::instance::current`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        Config::load_for(path, crate::host::instance::current())
+        Config::load_for(path, crate::instance::current())
     }
 
     /// The config of `instance`: a named one's `state_dir` and `bootstrap_path` default to its
@@ -352,7 +352,7 @@ impl Config {
     /// the file sets wins.
     pub fn load_for(
         path: &Path,
-        instance: &crate::host::instance::Instance,
+        instance: &crate::instance::Instance,
     ) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|err| ConfigError::Read {
             path: path.display().to_string(),
@@ -368,7 +368,7 @@ impl Config {
     pub fn parse_for(
         text: &str,
         path: &Path,
-        instance: &crate::host::instance::Instance,
+        instance: &crate::instance::Instance,
     ) -> Result<Config, ConfigError> {
         let invalid = |msg: String| ConfigError::Invalid {
             path: path.display().to_string(),
@@ -421,7 +421,7 @@ impl Config {
     pub fn staging_dir(&self) -> PathBuf {
         self.state_dir.join("staging")
     }
-    /// The data snapshots (PROTOCOL 0.6, [`crate::host::data`]).
+    /// The data snapshots (PROTOCOL 0.6, [`crate::data`]).
     pub fn snapshots_dir(&self) -> PathBuf {
         self.state_dir.join("snapshots")
     }
@@ -442,14 +442,14 @@ impl Config {
     pub fn docker_config_dir(&self) -> PathBuf {
         self.state_dir.join("docker")
     }
-    /// What this instance depends on ([`crate::host::depends`]): the endpoints its dialer
+    /// What this instance depends on ([`crate::depends`]): the endpoints its dialer
     /// dials (with this process's environment and the SDK's own connects), the ports it
     /// listens on or dials on loopback, its paths and its data roots.
-    pub fn depends(&self) -> crate::host::depends::Depends {
-        crate::host::depends::of_config(
+    pub fn depends(&self) -> crate::depends::Depends {
+        crate::depends::of_config(
             self,
             &|k| std::env::var(k).ok(),
-            &crate::wire::transport::sdk::dialled_targets(),
+            &monky_wire::transport::sdk::dialled_targets(),
         )
     }
 
@@ -468,16 +468,16 @@ impl Config {
 
     /// The box's bounds on release statements (`statement_serial_max_jump`,
     /// `statement_clock_skew_s`), for bundles and agent packages alike.
-    pub fn statement_limits(&self) -> crate::boundary::statement::Limits {
-        crate::boundary::statement::Limits {
+    pub fn statement_limits(&self) -> monky_boundary::statement::Limits {
+        monky_boundary::statement::Limits {
             serial_max_jump: self.statement_serial_max_jump,
             clock_skew_s: self.statement_clock_skew_s,
         }
     }
 
     /// `container_limits` as the policy reads it (validated at load).
-    pub fn limits(&self) -> crate::boundary::policy::Limits {
-        crate::boundary::policy::Limits {
+    pub fn limits(&self) -> monky_boundary::policy::Limits {
+        monky_boundary::policy::Limits {
             memory: self
                 .container_limits
                 .memory

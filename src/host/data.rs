@@ -1,6 +1,6 @@
 //! The box's data snapshots (PROTOCOL 0.6): where they live, what is recorded of each, which
 //! are kept, and the journal that lets the next tick finish what a killed one started. The
-//! copying itself is [`crate::host::snapshot`]'s.
+//! copying itself is [`crate::snapshot`]'s.
 //!
 //! Layout, under `<state_dir>/snapshots/` (0700, root's, inside the state dir every bundle is
 //! already refused from): `<release sha>/<volume key>/` is the tree, `<release sha>/<volume
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::files::{self, StateError};
+use monky_base::files::{self, StateError};
 
 /// What was taken: the release whose data it holds and the apply that took it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,8 +9,8 @@
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-use crate::host::config::{Config, Transport};
-use crate::host::remotes;
+use crate::config::{Config, Transport};
+use crate::remotes;
 
 /// One thing an instance depends on, and the config key (or source) it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,7 +157,7 @@ pub fn of_config(
         }
     }
     if !cfg.registry_host.is_empty() {
-        if let Ok((h, p)) = crate::wire::egress::split_host_port(&cfg.registry_host, 443) {
+        if let Ok((h, p)) = monky_wire::egress::split_host_port(&cfg.registry_host, 443) {
             remote(&mut d, &h, p, "registry_host");
         }
     }
@@ -227,7 +227,7 @@ pub fn url_host(u: &str) -> Option<(String, u16)> {
     let auth = rest.split(['/', '?', '#']).next()?;
     let auth = auth.rsplit('@').next()?;
     let default = if scheme == "http" { 80 } else { 443 };
-    crate::wire::egress::split_host_port(auth, default).ok()
+    monky_wire::egress::split_host_port(auth, default).ok()
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -252,7 +252,7 @@ pub const RESOLVED_UPSTREAM: &str = "/run/systemd/resolve/resolv.conf";
 pub fn host_net(resolv: &[(&str, String)], v4_routes: &str, v6_routes: &str) -> HostNet {
     let mut h = HostNet::default();
     for (file, text) in resolv {
-        for ns in crate::boundary::policy::netpool::parse_resolv(text) {
+        for ns in monky_boundary::policy::netpool::parse_resolv(text) {
             h.resolvers.push(Dep {
                 value: ns,
                 from: format!("a name server of the box ({file})"),

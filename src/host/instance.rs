@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::host::config::{Config, Transport};
+use crate::config::{Config, Transport};
 
 /// Where the configs live; a named instance's is `<ETC_DIR>/<name>/config.yaml`.
 pub const ETC_DIR: &str = "/etc/monky-deployd";
@@ -135,7 +135,7 @@ impl Instance {
     /// The systemd units of this instance the update installer try-restarts.
     pub fn units(&self) -> Vec<String> {
         match &self.name {
-            None => crate::host::selfupdate::install::AGENT_UNITS
+            None => crate::selfupdate::install::AGENT_UNITS
                 .iter()
                 .map(|u| u.to_string())
                 .collect(),
@@ -168,7 +168,7 @@ pub fn current() -> &'static Instance {
 #[derive(Debug)]
 pub struct Peer {
     pub instance: Instance,
-    pub config: Result<Config, crate::host::config::ConfigError>,
+    pub config: Result<Config, crate::config::ConfigError>,
 }
 
 /// Every instance configured on the box: the default one (if `<etc>/config.yaml` exists),
@@ -223,13 +223,13 @@ pub fn others(me: &Instance) -> Vec<Peer> {
 }
 
 /// What the other instances keep from this one's bundles: everything each depends on
-/// ([`crate::host::depends`], as a peer: its data roots are files here).
+/// ([`crate::depends`], as a peer: its data roots are files here).
 #[derive(Debug, Default)]
 pub struct PeerFacts {
     pub ports: Vec<u16>,
     pub files: Vec<PathBuf>,
     /// Their endpoints: no network of this instance's bundles may hold their addresses.
-    pub remotes: Vec<crate::host::depends::Dep<crate::host::depends::Remote>>,
+    pub remotes: Vec<crate::depends::Dep<crate::depends::Remote>>,
     /// Their compose projects (those whose config loads): no container name of this instance's
     /// bundles is inside their namespaces.
     pub projects: Vec<String>,
@@ -261,8 +261,8 @@ pub fn peer_facts(peers: &[Peer]) -> PeerFacts {
 
 /// Every other instance's dependencies, as a peer's; for a config that does not load, its
 /// file and its default state dir and grant (its ports are not known: a warning says so).
-pub fn peer_depends(peers: &[Peer]) -> crate::host::depends::Depends {
-    use crate::host::depends::{Dep, Depends};
+pub fn peer_depends(peers: &[Peer]) -> crate::depends::Depends {
+    use crate::depends::{Dep, Depends};
     let mut all = Depends::default();
     for p in peers {
         let who = p.instance.display();
@@ -316,7 +316,7 @@ pub fn clashes(me: &Config, peers: &[Peer]) -> Vec<String> {
         let Ok(o) = &p.config else { continue };
         let who = p.instance.display();
         let same = |a: &Path, b: &Path| {
-            crate::boundary::policy::lexical(a) == crate::boundary::policy::lexical(b)
+            monky_boundary::policy::lexical(a) == monky_boundary::policy::lexical(b)
         };
         if same(&me.state_dir, &o.state_dir) {
             out.push(format!(
@@ -342,8 +342,8 @@ pub fn clashes(me: &Config, peers: &[Peer]) -> Vec<String> {
         for a in &me.bind_roots {
             for b in &o.bind_roots {
                 let (la, lb) = (
-                    crate::boundary::policy::lexical(a),
-                    crate::boundary::policy::lexical(b),
+                    monky_boundary::policy::lexical(a),
+                    monky_boundary::policy::lexical(b),
                 );
                 if la.starts_with(&lb) || lb.starts_with(&la) {
                     out.push(format!(

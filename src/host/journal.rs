@@ -106,7 +106,7 @@ pub struct Event {
 impl Event {
     /// What goes to stderr for `buf`: redacted first, so a prefix can never split a secret.
     pub fn render(&self, buf: &[u8]) -> Vec<u8> {
-        let text = crate::base::redact::redact(&String::from_utf8_lossy(buf));
+        let text = monky_base::redact::redact(&String::from_utf8_lossy(buf));
         match self.prefix {
             Some(p) => prefixed(p, text.as_bytes()),
             None => text.into_bytes(),
@@ -168,7 +168,7 @@ mod tests {
         assert!(journal.lines().all(|l| l.starts_with("<3>")), "{journal}");
         // not the journal: what the plain redacting writer wrote, unchanged
         let plain = Event { prefix: None }.render(raw.as_bytes());
-        assert_eq!(plain, crate::base::redact::redact(&raw).into_bytes());
+        assert_eq!(plain, monky_base::redact::redact(&raw).into_bytes());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::wire::tenancy::Container;
+use monky_wire::tenancy::Container;
 
 /// What the metrics remember between ticks (in `state.json`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -374,8 +374,8 @@ fn render_care(o: &mut String, c: &Counters) {
 /// Writes `text` to `path` so a reader never sees a partial file (tmp + rename in the same
 /// directory), 0644 whatever the unit's umask (node_exporter runs as another user). No fsync:
 /// the file is rewritten every tick, and a scrape sees the old or the new one.
-pub fn write(path: &Path, text: &str) -> Result<(), crate::base::files::StateError> {
-    crate::base::files::write_unsynced(path, text.as_bytes(), 0o644)
+pub fn write(path: &Path, text: &str) -> Result<(), monky_base::files::StateError> {
+    monky_base::files::write_unsynced(path, text.as_bytes(), 0o644)
 }
 
 #[cfg(test)]

@@ -6,14 +6,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::host::config::{Config, Transport};
+use crate::config::{Config, Transport};
 use zeroize::Zeroizing;
 
-use crate::wire::bao::Bao;
-use crate::wire::egress::{Credentials, Egress, EgressError, NoProxy, ProxyRoute, ProxyUrl};
-use crate::wire::http::HttpClient;
-use crate::wire::tenancy::Tenancy;
-use crate::wire::transport::{self, Dialer, Endpoint, TransportError};
+use monky_wire::bao::Bao;
+use monky_wire::egress::{Credentials, Egress, EgressError, NoProxy, ProxyRoute, ProxyUrl};
+use monky_wire::http::HttpClient;
+use monky_wire::tenancy::Tenancy;
+use monky_wire::transport::{self, Dialer, Endpoint, TransportError};
 
 /// The configured transport, which makes each endpoint's connector. `system` gets the box's
 /// egress route here, once (an unusable credentials file is a setup failure, exit 1).
@@ -60,8 +60,8 @@ pub fn endpoints(cfg: &Config) -> (Endpoint, Endpoint) {
 
 /// The two remotes: the real ones by default, fakes in the agent's unit tests.
 pub struct Clients<T = Tenancy, V = Bao> {
-    pub(crate) tenancy: T,
-    pub(crate) bao: V,
+    pub tenancy: T,
+    pub bao: V,
 }
 
 impl Clients {
@@ -75,9 +75,9 @@ impl Clients {
 }
 
 /// The HTTP clients of both remotes over `dialer`; `Err` names what is unusable (a CA file).
-pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, crate::wire::http::SetupError> {
+pub fn clients(cfg: &Config, dialer: &Dialer) -> Result<Clients, monky_wire::http::SetupError> {
     let (t, b) = endpoints(cfg);
-    let system = crate::wire::http::Roots::default();
+    let system = monky_wire::http::Roots::default();
     let th = HttpClient::new(
         dialer.connector(&t),
         t,

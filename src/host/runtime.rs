@@ -16,11 +16,11 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde::Deserialize;
 
-use crate::wire::http::Cause;
-use crate::wire::transport::UnixConnector;
+use monky_wire::http::Cause;
+use monky_wire::transport::UnixConnector;
 
-use crate::host::config::{ComposeCmd, Config};
-use crate::wire::tenancy::Container;
+use crate::config::{ComposeCmd, Config};
+use monky_wire::tenancy::Container;
 
 mod compose;
 mod engine;

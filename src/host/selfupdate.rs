@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::boundary::signing::{Keys, SignatureError};
-use crate::wire::tenancy::SignatureWire;
+use monky_boundary::signing::{Keys, SignatureError};
+use monky_wire::tenancy::SignatureWire;
 
 pub mod install;
 
-pub use crate::host::state::AgentUpdateState;
+pub use crate::state::AgentUpdateState;
 /// Why an offered package is refused: both the agent (staging) and the root unit (installing)
 /// judge by these rules and say why in these words.
 #[derive(Debug, thiserror::Error)]
@@ -48,15 +48,15 @@ pub enum PackageError {
     BadSha,
     #[error(
         "sha256 mismatch: offered {}, package is {}",
-        crate::wire::tenancy::short(Some(.offered.as_str())),
-        crate::wire::tenancy::short(Some(.computed.as_str()))
+        monky_wire::tenancy::short(Some(.offered.as_str())),
+        monky_wire::tenancy::short(Some(.computed.as_str()))
     )]
     ShaMismatch { offered: String, computed: String },
     #[error("signature: {0}")]
     Signature(#[from] SignatureError),
     /// A release statement refused (PROTOCOL 0.5): its code and detail.
     #[error("{0}")]
-    Statement(crate::boundary::Refusal),
+    Statement(monky_boundary::Refusal),
 }
 
 /// What the agent stages for the root unit: `update/staged.json`, written after the package.
@@ -324,7 +324,7 @@ pub fn judge_package(
     sigs: &[SignatureWire],
     statement: Option<&[u8]>,
 ) -> Result<String, PackageError> {
-    if !crate::wire::tenancy::is_sha(&offered_sha.to_ascii_lowercase()) {
+    if !monky_wire::tenancy::is_sha(&offered_sha.to_ascii_lowercase()) {
         return Err(PackageError::BadSha);
     }
     if !computed.eq_ignore_ascii_case(offered_sha) {
@@ -346,11 +346,11 @@ pub fn offered_statement(
     require: bool,
 ) -> Result<Option<Vec<u8>>, PackageError> {
     match statement {
-        Some(b64) => crate::boundary::statement::decode(b64)
+        Some(b64) => monky_boundary::statement::decode(b64)
             .map(Some)
             .map_err(PackageError::Statement),
-        None if require => Err(PackageError::Statement(crate::boundary::Refusal::new(
-            crate::boundary::RefusalCode::StatementRefused,
+        None if require => Err(PackageError::Statement(monky_boundary::Refusal::new(
+            monky_boundary::RefusalCode::StatementRefused,
             "missing",
         ))),
         None => Ok(None),
@@ -366,11 +366,11 @@ pub fn bind_statement(
     arch: &str,
     computed: &str,
     now: u64,
-    limits: &crate::boundary::statement::Limits,
+    limits: &monky_boundary::statement::Limits,
 ) -> Result<(), PackageError> {
-    crate::boundary::statement::check_agent_within(
+    monky_boundary::statement::check_agent_within(
         statement,
-        &crate::boundary::statement::AgentFacts {
+        &monky_boundary::statement::AgentFacts {
             sha256: computed,
             version: label,
             arch,
@@ -389,7 +389,7 @@ pub fn judge_statement(
     c: &Control,
     computed: &str,
     now: u64,
-    limits: &crate::boundary::statement::Limits,
+    limits: &monky_boundary::statement::Limits,
 ) -> Result<(), PackageError> {
     // the same check as before the parse, now against what the package says it is
     bind_statement(statement, &c.version, &c.arch, computed, now, limits)

@@ -7,7 +7,7 @@
 //! - every open is relative to a directory descriptor, by `openat2` with `RESOLVE_BENEATH |
 //!   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV`, one name at a time; without
 //!   `openat2` (Linux < 5.6) the engine refuses ([`SnapError::Unsupported`]) rather than use a
-//!   weaker open. The roots themselves are reached like [`crate::boundary::beneath::open_root`]
+//!   weaker open. The roots themselves are reached like [`monky_boundary::beneath::open_root`]
 //!   (the path up to them is the agent's own; the last component must not be a symlink).
 //! - a symlink is recreated (`symlinkat`, target verbatim), never followed; device nodes, FIFOs
 //!   and sockets are recreated with `mknodat`, never opened; a regular file is opened as

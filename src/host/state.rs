@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-pub use crate::base::files::{ensure_dir, swap_symlink, write_private, write_unsynced, StateError};
-use crate::base::files::{write_with, Sync};
+pub use monky_base::files::{ensure_dir, swap_symlink, write_private, write_unsynced, StateError};
+use monky_base::files::{write_with, Sync};
 
-pub use crate::base::clock::now;
+pub use monky_base::clock::now;
 
 /// Where the current OpenBao token came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,7 +132,7 @@ pub struct State {
     /// A lease was rate-limited while an older token still worked: swap on a later tick (0.1.6).
     pub lease_swap_due: bool,
     /// What the metrics file counts across ticks.
-    pub counters: crate::host::metrics::Counters,
+    pub counters: crate::metrics::Counters,
     /// The last sha an automatic rollback replaced (`auto_rollback`): not applied again until
     /// the desired sha changes or `retry_failed_after_s` has passed.
     pub failed_release: Option<FailedRelease>,
@@ -146,7 +146,7 @@ pub struct State {
     pub applied_at: Option<u64>,
     pub replaced_healthy: Option<String>,
     /// Disk reclaim and diagnostics bookkeeping (issue 22).
-    pub care: crate::host::care::CareState,
+    pub care: crate::care::CareState,
     /// Self-update bookkeeping (issue 21).
     pub agent_update: AgentUpdateState,
     /// The services and jobs of the last release whose compose.yaml a tick parsed: a heartbeat
@@ -154,7 +154,7 @@ pub struct State {
     pub shape: Option<ShapeMemo>,
     /// The highest release-statement serial accepted (and its sha); also in `high-water.json`.
     /// Never lowered: loading takes the higher of the two copies.
-    pub high_water: Option<crate::boundary::statement::HighWater>,
+    pub high_water: Option<monky_boundary::statement::HighWater>,
     /// When the running release's statement expires (unix seconds); past it, heartbeats say
     /// `STATEMENT_EXPIRED` (what runs keeps running).
     pub statement_expires_at: Option<i64>,
@@ -311,11 +311,11 @@ impl State {
 
     /// The high-water mark as every reader judges it: the higher of this state's and the one
     /// in `file` (`high-water.json`), so a restored older state file does not lower it.
-    pub fn high_water_mark(&self, file: &Path) -> Option<crate::boundary::statement::HighWater> {
+    pub fn high_water_mark(&self, file: &Path) -> Option<monky_boundary::statement::HighWater> {
         let kept = fs::read(file)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
-        crate::boundary::statement::HighWater::max(self.high_water.clone(), kept)
+        monky_boundary::statement::HighWater::max(self.high_water.clone(), kept)
     }
 
     fn durable_view(&self) -> Vec<u8> {

@@ -8,7 +8,7 @@ use hyper::{Method, StatusCode};
 use serde::Deserialize;
 use zeroize::Zeroizing;
 
-use crate::wire::http::{HttpClient, HttpError};
+use crate::http::{HttpClient, HttpError};
 
 const LIMIT: usize = 1 << 20;
 
@@ -101,7 +101,7 @@ impl Bao {
         let login = parse_login(status, &body);
         wipe(body);
         let login = login?;
-        crate::base::redact::register(&login.token);
+        monky_base::redact::register(&login.token);
         Ok(login)
     }
 
@@ -122,7 +122,7 @@ impl Bao {
         let s = parse_kv_read(status, &body, path, key);
         wipe(body);
         let s = s?;
-        crate::base::redact::register(&s);
+        monky_base::redact::register(&s);
         Ok(s)
     }
 
@@ -179,7 +179,7 @@ pub fn answer(what: &str, status: StatusCode, body: &[u8]) -> Result<serde_json:
         let m = serde_json::from_slice::<Errors>(body)
             .map(|e| e.errors.join("; "))
             .unwrap_or_else(|_| String::from_utf8_lossy(body).into_owned());
-        crate::base::redact::redact_cut(m.trim(), 200, crate::base::redact::Keep::Head)
+        monky_base::redact::redact_cut(m.trim(), 200, monky_base::redact::Keep::Head)
     };
     match status {
         s if s.is_success() => {

@@ -8,7 +8,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::base::cidr::Cidr;
+use monky_base::cidr::Cidr;
 use base64::Engine as _;
 use zeroize::Zeroizing;
 
@@ -312,7 +312,7 @@ impl Egress {
     /// to the redactor; every tick, since a tick forgets what it registered at its end.
     pub fn register_secrets(&self) {
         if let Some(c) = self.proxy.as_ref().and_then(|p| p.credentials.as_ref()) {
-            crate::base::redact::register_basic(&c.user, &c.password);
+            monky_base::redact::register_basic(&c.user, &c.password);
         }
     }
 

@@ -24,7 +24,7 @@ use rustls::pki_types::{InvalidDnsNameError, ServerName};
 use serde::Deserialize;
 use tower_service::Service;
 
-use crate::wire::transport::{Connector, Endpoint, TransportError};
+use crate::transport::{Connector, Endpoint, TransportError};
 
 pub mod roots;
 pub use roots::Roots;
@@ -37,7 +37,7 @@ const POOL_IDLE: Duration = Duration::from_secs(30);
 
 /// How an endpoint is spoken to (`scheme:` in the config).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[cfg_attr(test, derive(serde::Serialize))]
+#[derive(serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
     Http,
@@ -182,7 +182,7 @@ pub fn tls_layer(
 
 /// `host:port` as a Uri authority (IPv6 literals bracketed).
 fn authority(host: &str, port: u16) -> Result<Authority, hyper::http::uri::InvalidUri> {
-    crate::wire::egress::authority(host, port).parse()
+    crate::egress::authority(host, port).parse()
 }
 
 pub struct HttpClient {

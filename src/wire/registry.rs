@@ -7,7 +7,7 @@ use std::path::Path;
 use base64::Engine;
 use zeroize::Zeroizing;
 
-use crate::base::files::{ensure_dir, write_private, StateError};
+use monky_base::files::{ensure_dir, write_private, StateError};
 
 #[derive(Debug, thiserror::Error)]
 #[error("registry credential unusable: {0}")]
@@ -82,7 +82,7 @@ pub fn write_docker_config(dir: &Path, a: &RegistryAuth) -> Result<(), StateErro
     ensure_dir(dir, 0o700)?;
     let raw = Zeroizing::new(format!("{}:{}", a.username, a.password.as_str()));
     let token = Zeroizing::new(base64::engine::general_purpose::STANDARD.encode(raw.as_bytes()));
-    crate::base::redact::register_basic(&a.username, &a.password);
+    monky_base::redact::register_basic(&a.username, &a.password);
     // written by hand, not through a serde_json::Value: a Value would hold a copy of the token
     // that is freed without being wiped (base64 needs no JSON escaping; the name gets serde's)
     let name = serde_json::to_string(&a.registry).expect("a string serialises");

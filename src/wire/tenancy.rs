@@ -4,7 +4,7 @@ use hyper::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use crate::wire::http::{HttpClient, HttpError};
+use crate::http::{HttpClient, HttpError};
 
 pub const BODY_LIMIT: usize = 1 << 20;
 pub const BUNDLE_LIMIT: usize = 16 << 20;
@@ -274,7 +274,7 @@ impl Tenancy {
         bearer: &str,
         body: Option<Vec<u8>>,
         limit: usize,
-    ) -> Result<crate::wire::http::Response, TenancyError> {
+    ) -> Result<crate::http::Response, TenancyError> {
         let started = std::time::Instant::now();
         let r = self
             .http
@@ -286,7 +286,7 @@ impl Tenancy {
             let date = r.headers.get(hyper::header::DATE);
             if let Some(s) = date
                 .and_then(|d| d.to_str().ok())
-                .and_then(|d| crate::base::clock::skew_from_date(d, crate::base::clock::now()))
+                .and_then(|d| monky_base::clock::skew_from_date(d, monky_base::clock::now()))
             {
                 seen.clock_skew_s = Some(s);
             }
@@ -371,7 +371,7 @@ impl Tenancy {
             )
             .await?;
         let lease = parse_lease(&r.body)?;
-        crate::base::redact::register(&lease.grant);
+        monky_base::redact::register(&lease.grant);
         Ok(lease)
     }
 
@@ -414,8 +414,8 @@ impl Tenancy {
             .download(&path, Some(bearer), out, PACKAGE_LIMIT, total)
             .await
         {
-            Ok(crate::wire::http::Download::Done { bytes, sha256 }) => Ok((bytes, sha256)),
-            Ok(crate::wire::http::Download::Refused(r)) => {
+            Ok(crate::http::Download::Done { bytes, sha256 }) => Ok((bytes, sha256)),
+            Ok(crate::http::Download::Refused(r)) => {
                 let retry_after = r
                     .headers
                     .get(hyper::header::RETRY_AFTER)
@@ -457,7 +457,7 @@ pub fn rejection(
         Ok(b) => (b.error.code, b.error.message),
         Err(_) => (String::new(), String::from_utf8_lossy(body).into_owned()),
     };
-    let cut = |t: &str, n| crate::base::redact::redact_cut(t, n, crate::base::redact::Keep::Head);
+    let cut = |t: &str, n| monky_base::redact::redact_cut(t, n, monky_base::redact::Keep::Head);
     let (code, message) = (cut(&code, 64), cut(&message, 200));
     match status {
         StatusCode::UNAUTHORIZED => TenancyError::Unauthenticated { code, message },

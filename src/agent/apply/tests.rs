@@ -1,5 +1,5 @@
 use super::*;
-use crate::agent::test_container as c;
+use crate::test_container as c;
 
 #[test]
 fn an_unreadable_secret_is_retried_only_when_openbao_is_down() {

@@ -3,15 +3,15 @@
 
 use serde_json::{json, Value};
 
-use crate::agent::ports::EngineApi;
-use crate::host::config::{Config, Transport};
+use crate::ports::EngineApi;
+use monky_host::config::{Config, Transport};
 
 /// The `egress` part of the bundle: which way each transport target goes, and whether dockerd
 /// has a proxy of its own (registry pulls are dockerd's), with a warning when the agent uses a
 /// proxy and dockerd has none.
 pub async fn egress_section<E: EngineApi>(
     cfg: &Config,
-    egress: &crate::wire::egress::Egress,
+    egress: &monky_wire::egress::Egress,
     engine: &E,
 ) -> Value {
     let route = |host: &str, proxy_port: u16| match cfg.transport {
@@ -53,13 +53,13 @@ pub async fn egress_section<E: EngineApi>(
 /// the edge routers (which the controller names at run time, so no address here).
 fn sdk_egress_targets(
     cfg: &Config,
-    egress: &crate::wire::egress::Egress,
+    egress: &monky_wire::egress::Egress,
     targets: &mut Vec<Value>,
 ) {
     if cfg.transport != Transport::Sdk {
         return;
     }
-    match crate::wire::transport::sdk::controller_address(std::path::Path::new(&cfg.identity)) {
+    match monky_wire::transport::sdk::controller_address(std::path::Path::new(&cfg.identity)) {
         Ok((host, port)) => targets.push(json!({"target": "controller", "host": host,
             "port": port, "route": egress.describe_for(&host)})),
         Err(e) => targets.push(json!({"target": "controller", "route": format!("unknown ({e})")})),

@@ -284,7 +284,7 @@ impl EngineApi for Proxied {
 
 #[test]
 fn the_bundle_says_each_route_and_warns_when_dockerd_has_no_proxy() {
-    use crate::wire::egress::{Credentials, Egress, NoProxy, ProxyRoute};
+    use monky_wire::egress::{Credentials, Egress, NoProxy, ProxyRoute};
     let pw = "Egress-pw-in-no-bundle7";
     let egress = Egress::new(
         Some(ProxyRoute {
@@ -362,7 +362,7 @@ fn the_bundle_says_each_route_and_warns_when_dockerd_has_no_proxy() {
 
 #[test]
 fn the_bundle_says_how_the_sdk_reaches_its_controller_and_routers() {
-    use crate::wire::egress::{Egress, NoProxy, ProxyRoute};
+    use monky_wire::egress::{Egress, NoProxy, ProxyRoute};
     let dir = tempfile::tempdir().unwrap();
     let id = dir.path().join("id.json");
     std::fs::write(

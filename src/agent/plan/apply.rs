@@ -2,7 +2,7 @@
 //! placeholder secrets in a scratch copy, the registry credential and the per-service diff.
 
 use super::*;
-use crate::agent::checks::GuardStart;
+use crate::checks::GuardStart;
 
 /// The registry host of an image reference (`None`: Docker Hub).
 pub(super) fn image_registry(image: &str) -> Option<&str> {
@@ -81,7 +81,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     pub(super) async fn plan_apply(
         &mut self,
         sha: &str,
-        wire: crate::wire::tenancy::BundleWire,
+        wire: monky_wire::tenancy::BundleWire,
         running: &BTreeMap<String, (String, Option<String>)>,
         p: &mut Plan,
         refusals: &mut Vec<Refusal>,
@@ -103,7 +103,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     async fn plan_apply_in(
         &mut self,
         sha: &str,
-        wire: crate::wire::tenancy::BundleWire,
+        wire: monky_wire::tenancy::BundleWire,
         running: &BTreeMap<String, (String, Option<String>)>,
         p: &mut Plan,
         refusals: &mut Vec<Refusal>,

@@ -5,9 +5,9 @@ use base64::Engine as _;
 use ed25519_dalek::Signer as _;
 
 use super::*;
-use crate::agent::fakes::{FakeBao, FakeEngine, FakeTenancy, HandClock, ENV};
-use crate::boundary::statement;
-use crate::wire::tenancy::{BundleWire, SignatureWire};
+use crate::fakes::{FakeBao, FakeEngine, FakeTenancy, HandClock, ENV};
+use monky_boundary::statement;
+use monky_wire::tenancy::{BundleWire, SignatureWire};
 
 const NOW: u64 = 1_796_500_000;
 const KEY_ID: &str = "release-2026";

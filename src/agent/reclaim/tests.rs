@@ -141,12 +141,12 @@ fn every_container_on_the_box_keeps_its_image_and_its_name() {
 fn without_the_boxs_containers_no_image_goes() {
     let d = tempfile::tempdir().unwrap();
     let (a, _) = agent_with_releases(d.path(), 1);
-    let mut ledger = crate::boundary::guard::Ledger::default();
+    let mut ledger = monky_guard::Ledger::default();
     ledger.images.insert(
         "sha256:dd".into(),
         serde_json::from_value(serde_json::json!({"reference": "r/x:1", "at": 1})).unwrap(),
     );
-    let path = a.cfg.state_dir.join(crate::boundary::guard::IMAGE_LEDGER);
+    let path = a.cfg.state_dir.join(monky_guard::IMAGE_LEDGER);
     ledger.save(&path).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -154,7 +154,7 @@ fn without_the_boxs_containers_no_image_goes() {
     let mut out = Reclaimed::default();
     rt.block_on(a.reclaim_images(&BTreeSet::new(), &mut out));
     assert!(out.images.is_empty());
-    assert!(crate::boundary::guard::Ledger::load(&path)
+    assert!(monky_guard::Ledger::load(&path)
         .unwrap()
         .images
         .contains_key("sha256:dd"));

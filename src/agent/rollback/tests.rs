@@ -39,7 +39,7 @@ fn an_apply_failure_is_reported_with_a_code_unless_it_is_temporary() {
 }
 
 fn interrupt() -> Failure {
-    crate::agent::apply::interrupted_during("up")
+    crate::apply::interrupted_during("up")
 }
 
 #[test]

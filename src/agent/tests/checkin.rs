@@ -55,7 +55,7 @@ fn an_engine_that_is_down_is_named_in_the_report() {
     let f = b.tick().unwrap_err();
     assert_eq!(
         f.code(),
-        Some(crate::agent::error::Code::DOCKER_UNAVAILABLE)
+        Some(crate::error::Code::DOCKER_UNAVAILABLE)
     );
     assert!(
         f.message().contains("connection refused"),
@@ -105,7 +105,7 @@ fn a_refused_token_without_a_grant_is_exit_1_with_the_advice() {
     assert_eq!(f.exit(), Exit::Fail);
     assert_eq!(
         f.code(),
-        Some(crate::agent::error::Code::AgentUnauthenticated)
+        Some(crate::error::Code::AgentUnauthenticated)
     );
     assert!(f.message().contains("bootstrap --force"));
     assert!(b.bao().calls.borrow().is_empty());
@@ -142,8 +142,9 @@ fn laptop_mode_turns_an_unreachable_tenancy_into_exit_0() {
 #[test]
 fn a_stored_token_pinned_elsewhere_stops_before_the_check_in() {
     let mut b = TestBox::new();
-    let mut st = State {
-        token: Some(TokenMeta {
+    let mut st = {
+        let mut s = State::default();
+        s.token = Some(TokenMeta {
             source: TokenSource::Lease,
             obtained_at: 0,
             expires_at: 0,
@@ -152,8 +153,8 @@ fn a_stored_token_pinned_elsewhere_stops_before_the_check_in() {
             env_id: "env-b".into(),
             expires_boot: 0,
             boot_id: String::new(),
-        }),
-        ..State::default()
+        });
+        s
     };
     st.save(&b.agent.cfg.state_path()).unwrap();
     assert_eq!(b.tick().unwrap_err().exit(), Exit::EnvMismatch);

@@ -46,7 +46,7 @@ fn every_compose_run_is_bounded_by_the_tick_and_forgets_what_it_saw() {
     std::fs::write(&slow, "#!/bin/sh\nexec sleep 30\n").unwrap();
     std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut b = TestBox::with(|c| {
-        c.compose_cmd = crate::host::config::ComposeCmd::Standalone;
+        c.compose_cmd = monky_host::config::ComposeCmd::Standalone;
         c.compose_bin = slow.display().to_string();
     });
     let rt = tokio::runtime::Builder::new_current_thread()

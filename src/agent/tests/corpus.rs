@@ -61,7 +61,7 @@ impl Verdict {
 fn judge(b: &TestBox, rt: &tokio::runtime::Runtime, slug: &str) -> Verdict {
     let files = corpus_bundle_files(&corpus_root().join(slug), ENV);
     let sha = bundle::canonical_sha(files.iter().map(|(p, c)| (p.as_str(), c.as_slice())));
-    let wire: crate::wire::tenancy::BundleWire = serde_json::from_value(serde_json::json!({
+    let wire: monky_wire::tenancy::BundleWire = serde_json::from_value(serde_json::json!({
         "env_id": ENV,
         "sha": sha,
         "files": files.iter().map(|(p, c)| serde_json::json!({

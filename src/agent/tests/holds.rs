@@ -72,7 +72,7 @@ fn a_rolled_back_sha_is_held_until_retry_failed_after_s_on_the_agents_clock() {
     b.running(&[("web", "running", "healthy")]);
     let s = failing_bundle(&b);
     let mut st = b.saved();
-    st.failed_release = Some(crate::host::state::FailedRelease {
+    st.failed_release = Some(monky_host::state::FailedRelease {
         sha: s.clone(),
         at: 2_000_000 - 100,
         rolled_back_to: old.clone(),
@@ -84,7 +84,7 @@ fn a_rolled_back_sha_is_held_until_retry_failed_after_s_on_the_agents_clock() {
     assert_eq!(b.tick().unwrap(), Exit::Ok);
     let r = b.reports().last().cloned().unwrap();
     assert_eq!(r["sha"], old.as_str());
-    let until = crate::agent::rollback::rfc3339(2_000_000 + 500);
+    let until = crate::rollback::rfc3339(2_000_000 + 500);
     assert_eq!(
         r["detail"],
         format!("ROLLED_BACK_FROM: {s}; not retried before {until}")

@@ -37,7 +37,7 @@ fn every_entry_a_tick_leaves_in_the_state_dir_is_reserved_for_instances() {
     }
     for n in &names {
         assert!(
-            crate::host::instance::check_name(n).is_err(),
+            monky_host::instance::check_name(n).is_err(),
             "{n} in a state dir could be taken for an instance's directory: reserve it"
         );
     }
@@ -48,7 +48,7 @@ fn every_entry_a_tick_leaves_in_the_state_dir_is_reserved_for_instances() {
 /// to start.
 #[test]
 fn one_instance_stages_updates_and_a_clash_refuses_to_start() {
-    use crate::host::instance::Instance;
+    use monky_host::instance::Instance;
     let etc = tempfile::tempdir().unwrap();
     let e = etc.path();
     let k = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);

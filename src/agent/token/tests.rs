@@ -7,9 +7,9 @@ mod world;
 
 use world::World;
 
-use crate::agent::error::{Exit, Kind};
-use crate::agent::fakes::{ENV, HOUR};
-use crate::host::state::TokenSource;
+use crate::error::{Exit, Kind};
+use crate::fakes::{ENV, HOUR};
+use monky_host::state::TokenSource;
 
 const BELOW: u64 = 900;
 

@@ -56,9 +56,10 @@ impl UpBox {
         )
         .unwrap();
         std::os::unix::fs::symlink(&rel, cfg.current_link()).unwrap();
-        let mut st = State {
-            applied_sha: Some(sha),
-            ..State::default()
+        let mut st = {
+            let mut s = State::default();
+            s.applied_sha = Some(sha);
+            s
         };
         st.save(&cfg.state_path()).unwrap();
         let c = Clients {
@@ -534,10 +535,10 @@ fn fake_reader(dir: &Path, version: &str) -> PathBuf {
 fn stated(version: &str, sha256: &str) -> (String, serde_json::Value) {
     let now = i64::try_from(state::now()).unwrap();
     let bytes = serde_json::to_vec(&serde_json::json!({
-        "kind": crate::boundary::statement::AGENT_KIND, "version": version, "arch": su::arch(),
+        "kind": monky_boundary::statement::AGENT_KIND, "version": version, "arch": su::arch(),
         "sha256": sha256,
-        "issued_at": crate::boundary::statement::rfc3339(now - 60),
-        "expires_at": crate::boundary::statement::rfc3339(now + 3600),
+        "issued_at": monky_boundary::statement::rfc3339(now - 60),
+        "expires_at": monky_boundary::statement::rfc3339(now + 3600),
     }))
     .unwrap();
     let sig = base64::engine::general_purpose::STANDARD

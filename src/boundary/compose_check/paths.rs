@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use super::{BoxFacts, BIND_CODE, CODE};
-use crate::boundary::container::{self, Source};
-use crate::boundary::policy;
-use crate::boundary::Refusal;
+use crate::container::{self, Source};
+use crate::policy;
+use crate::Refusal;
 
 fn bind_refused(who: &str, src: &str, reason: &str) -> Refusal {
     let who = who.strip_prefix("service ").unwrap_or(who);

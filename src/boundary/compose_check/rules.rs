@@ -12,9 +12,9 @@ use serde_yaml_ng::Value;
 use super::paths::{check_bind, check_bind_source, check_file_in_release};
 use super::yaml::{as_str, get, seq_strings, truthy, untag};
 use super::{BoxFacts, BIND_CODE, CODE};
-use crate::boundary::policy::rules as shared;
-use crate::boundary::volume::{self, Entry, Kind};
-use crate::boundary::{Refusal, RefusalCode};
+use crate::policy::rules as shared;
+use crate::volume::{self, Entry, Kind};
+use crate::{Refusal, RefusalCode};
 
 mod box_rules;
 use box_rules::{network_subnets, object_names, static_addresses};

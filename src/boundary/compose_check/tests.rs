@@ -247,7 +247,7 @@ fn system_trees_read_only_at_most() {
 
 #[test]
 fn each_rule_judges_a_distinct_key_the_allow_list_does_not_wave_through() {
-    use crate::boundary::compose_keys;
+    use crate::compose_keys;
     for (table, keys) in [
         (
             "file",
@@ -268,11 +268,11 @@ fn each_rule_judges_a_distinct_key_the_allow_list_does_not_wave_through() {
     }
     // a service key a rule judges has a row that says a rule judges it, or that refuses it
     for (k, _) in rules::SERVICE_RULES {
-        let row = crate::boundary::keys::compose_row(k).unwrap_or_else(|| panic!("{k} has no row"));
+        let row = crate::keys::compose_row(k).unwrap_or_else(|| panic!("{k} has no row"));
         assert!(
             matches!(
                 row.how,
-                crate::boundary::keys::How::Rule(_) | crate::boundary::keys::How::Refused
+                crate::keys::How::Rule(_) | crate::keys::How::Refused
             ),
             "{k}: {:?}",
             row.how

@@ -3,7 +3,7 @@
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::boundary::{Refusal, RefusalCode};
+use crate::{Refusal, RefusalCode};
 
 /// Parse compose YAML into a value with aliases and merge keys resolved.
 pub fn parse(text: &[u8]) -> Result<Value, Refusal> {
@@ -83,18 +83,18 @@ fn shape(v: &Value, nodes: &mut usize) -> Result<(), Refusal> {
     }
 }
 
-pub(crate) fn untag(v: &Value) -> &Value {
+pub fn untag(v: &Value) -> &Value {
     match v {
         Value::Tagged(t) => untag(&t.value),
         other => other,
     }
 }
 
-pub(crate) fn get<'a>(m: &'a Mapping, k: &str) -> Option<&'a Value> {
+pub fn get<'a>(m: &'a Mapping, k: &str) -> Option<&'a Value> {
     m.get(Value::String(k.into())).map(untag)
 }
 
-pub(crate) fn as_str(v: &Value) -> Option<String> {
+pub fn as_str(v: &Value) -> Option<String> {
     match untag(v) {
         Value::String(s) => Some(s.clone()),
         Value::Bool(b) => Some(b.to_string()),

@@ -4,9 +4,9 @@
 use serde_yaml_ng::{Mapping, Value};
 
 use super::{Bind, ContainerSpec, Namespace, Setting, Source, Ulimit};
-use crate::boundary::compose_check::yaml::{as_str, get, seq_strings, sets_nothing, truthy, untag};
-use crate::boundary::policy::rules;
-use crate::boundary::volume;
+use crate::compose_check::yaml::{as_str, get, seq_strings, sets_nothing, truthy, untag};
+use crate::policy::rules;
+use crate::volume;
 
 /// The compose keys of each namespace.
 const NAMESPACES: &[(&str, Namespace)] = &[
@@ -152,7 +152,7 @@ fn ulimits(v: &Value) -> Vec<Ulimit> {
 }
 
 /// The service's `volumes` with an absolute host source, short or long syntax, read by the one
-/// parser ([`crate::boundary::volume`]). A relative source is the file passes' own rule (it
+/// parser ([`crate::volume`]). A relative source is the file passes' own rule (it
 /// stays inside the release); an entry the first pass could not interpolate is the second's.
 fn binds(v: &Value, first_pass: bool) -> Vec<Bind> {
     volume::service_volumes(v, first_pass)

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::{Bind, ContainerSpec, Namespace, Setting, Source, Ulimit};
-use crate::boundary::policy::{is_zero, short_value};
-use crate::boundary::volume;
+use crate::policy::{is_zero, short_value};
+use crate::volume;
 
 /// The `HostConfig` keys of each namespace.
 const NAMESPACES: &[(&str, Namespace)] = &[

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::boundary::compose_check;
+use crate::compose_check;
 
 fn from_yaml(service: &str) -> ContainerSpec {
     let doc = compose_check::parse(format!("web:\n{service}").as_bytes()).unwrap();

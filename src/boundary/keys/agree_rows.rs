@@ -7,8 +7,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::boundary::compose_check::{self, Variables};
-use crate::boundary::{policy, BoxFacts};
+use crate::compose_check::{self, Variables};
+use crate::{policy, BoxFacts};
 
 /// `(compose key, its value as YAML, engine key, its value as JSON)`: a value that matters (a
 /// privilege for privilege rows, a harmless one for harmless rows).

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::*;
-use crate::boundary::compose_keys;
+use crate::compose_keys;
 
 const COMPOSE_SPEC: &str = include_str!("../../../tests/data/census/compose-spec.json");
 const ENGINE_API: &str = include_str!("../../../tests/data/census/moby-api-1.56-container.yaml");

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::paths::HostBind;
 use super::{deny, is_zero, network_name, short_value, str_of, BoxFacts, Refs, R};
-use crate::boundary::keys;
-use crate::boundary::{Refusal, RefusalCode};
+use crate::keys;
+use crate::{Refusal, RefusalCode};
 
 /// A rule over one non-zero `HostConfig` key: `(path, value, boundary, refs)`, where `path` is
 /// `HostConfig.<key>` for the refusal.
@@ -87,7 +87,7 @@ fn refused(path: &str, v: &Value) -> R {
     deny(format!("{path} {}", short_value(v)))
 }
 
-/// Judged by the container rules ([`crate::boundary::container`]) over the whole create.
+/// Judged by the container rules ([`crate::container`]) over the whole create.
 fn container_rule(_: &str, _: &Value, _: &BoxFacts, _: &mut Refs) -> R {
     Ok(())
 }
@@ -154,7 +154,7 @@ fn joins(_: &str, v: &Value, _: &BoxFacts, refs: &mut Refs) -> R {
 
 fn log_config(path: &str, v: &Value, _: &BoxFacts, _: &mut Refs) -> R {
     let drv = v.get("Type").map(str_of).unwrap_or("");
-    if !drv.is_empty() && !crate::boundary::policy::rules::LOG_DRIVERS.contains(&drv) {
+    if !drv.is_empty() && !crate::policy::rules::LOG_DRIVERS.contains(&drv) {
         return deny(format!("{path}.Type {drv}"));
     }
     Ok(())
@@ -184,9 +184,9 @@ fn oom_score_adj(path: &str, v: &Value, b: &BoxFacts, refs: &mut Refs) -> R {
 }
 
 /// A `Binds` entry's options; its source is the container rules' (`binds`). Read by the one
-/// parser of an engine bind ([`crate::boundary::volume::engine_bind`]).
+/// parser of an engine bind ([`crate::volume::engine_bind`]).
 fn bind_string(s: &str, refs: &mut Refs) -> R {
-    let b = crate::boundary::volume::engine_bind(s);
+    let b = crate::volume::engine_bind(s);
     let src = b.source;
     for o in &b.options {
         match *o {

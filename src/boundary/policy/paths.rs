@@ -4,7 +4,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::{BoxFacts, R};
-use crate::boundary::{Refusal, RefusalCode};
+use crate::{Refusal, RefusalCode};
 
 /// Every refusal of this file: the code the file passes give a host path too.
 fn deny(detail: String) -> R {

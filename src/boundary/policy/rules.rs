@@ -111,7 +111,7 @@ pub fn reserved_in(range: (u16, u16), reserved: &[u16]) -> Option<u16> {
     hit.first().copied()
 }
 
-use crate::boundary::{BoxFacts, Refusal, RefusalCode};
+use crate::{BoxFacts, Refusal, RefusalCode};
 
 pub const PORT_CODE: RefusalCode = RefusalCode::PortRefused;
 pub const NAME_CODE: RefusalCode = RefusalCode::NameRefused;

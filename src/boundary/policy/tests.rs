@@ -91,7 +91,7 @@ fn bind_sources() {
     std::os::unix::fs::symlink("/", rel.join("data/up")).unwrap();
     std::os::unix::fs::symlink(root.join("state"), rel.join("st")).unwrap();
     let b = boundary(&root);
-    use crate::boundary::container::{host_path, Source};
+    use crate::container::{host_path, Source};
     let ok = |p: &Path, ro: bool| {
         host_path(
             Source::Engine,
@@ -242,14 +242,14 @@ fn volumes_and_networks() {
 
 #[test]
 fn host_config_rules_are_exactly_the_key_tables_judged_host_keys() {
-    use crate::boundary::keys::{How, ROWS};
+    use crate::keys::{How, ROWS};
     use host_config::HOST_RULES;
     let mut seen = BTreeSet::new();
     for (k, _) in HOST_RULES {
         assert!(seen.insert(*k), "{k} twice");
         // harmless keys pass before any rule is looked up
         assert!(
-            !crate::boundary::keys::engine_passes_by_name("HostConfig", k),
+            !crate::keys::engine_passes_by_name("HostConfig", k),
             "{k} is also harmless"
         );
     }
@@ -379,7 +379,7 @@ fn network_subnets_and_static_addresses_are_the_boxs() {
     let mut b = boundary(d.path());
     let mut net = netpool::AddressSpace::new(&["10.100.0.0/16".into()]);
     net.take(
-        crate::base::cidr::Cidr::parse("10.100.5.0/24").unwrap(),
+        monky_base::cidr::Cidr::parse("10.100.5.0/24").unwrap(),
         "a route of the host via eth1",
     );
     b.net = Some(net);

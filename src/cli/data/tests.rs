@@ -1,5 +1,5 @@
 use super::*;
-use crate::host::data::SnapMeta;
+use monky_host::data::SnapMeta;
 
 fn snap(release: &str, volume: &str, at: u64) -> Snapshot {
     Snapshot {

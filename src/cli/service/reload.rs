@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tracing::{error, info};
 
-use crate::agent::Exit;
+use monky_agent::Exit;
 
 /// The service's answer to one SIGHUP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,12 +72,12 @@ pub fn request(path: &Path, pid: u32, timeout_s: u64) -> Exit {
         error!("reload refused, the service was not signalled: {why}");
         Exit::Fail
     };
-    let cfg = match crate::host::config::Config::load(path) {
+    let cfg = match monky_host::config::Config::load(path) {
         Ok(c) => c,
         Err(e) => return refuse(e.to_string()),
     };
-    if let Err(f) = crate::agent::check_config(&cfg) {
-        return refuse(crate::base::redact::redact(f.message()));
+    if let Err(f) = monky_agent::check_config(&cfg) {
+        return refuse(monky_base::redact::redact(f.message()));
     }
     let limit = Duration::from_secs(if timeout_s == 0 {
         cfg.tick_budget_s + 60
@@ -139,11 +139,11 @@ pub fn answer(state_dirs: &[&Path], outcome: Outcome, why: &str) {
         pid: std::process::id(),
         at_ms: boot_ms(),
         outcome,
-        why: crate::base::redact::redact(why),
+        why: monky_base::redact::redact(why),
     };
     let body = serde_json::to_vec(&a).expect("json");
     for d in state_dirs {
-        if let Err(e) = crate::base::files::write_unsynced(&answer_path(d), &body, 0o600) {
+        if let Err(e) = monky_base::files::write_unsynced(&answer_path(d), &body, 0o600) {
             tracing::warn!("reload answer: {e}");
         }
     }

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::host::config::{Config, Transport};
+use monky_host::config::{Config, Transport};
 
 /// Margin of the watchdog over the longest tick (`tick_budget_s`; never fed during a tick).
 pub const WATCHDOG_MARGIN: Duration = Duration::from_secs(120);

@@ -21,9 +21,9 @@ pub enum Invalid {
     #[error("{0}")]
     Value(String),
     #[error(transparent)]
-    SigningKey(#[from] crate::boundary::signing::KeyError),
+    SigningKey(#[from] monky_boundary::signing::KeyError),
     #[error(transparent)]
-    Window(#[from] crate::base::windows::WindowError),
+    Window(#[from] monky_base::windows::WindowError),
 }
 
 impl Config {
@@ -125,15 +125,15 @@ impl Config {
                 "docker_bin and compose_bin must not be empty".into(),
             ));
         }
-        crate::boundary::signing::Keys::parse(&self.bundle_signing_keys)?;
-        crate::boundary::signing::Keys::parse_key("agent_signing_keys", &self.agent_signing_keys)?;
+        monky_boundary::signing::Keys::parse(&self.bundle_signing_keys)?;
+        monky_boundary::signing::Keys::parse_key("agent_signing_keys", &self.agent_signing_keys)?;
         if self.require_statements && self.bundle_signing_keys.is_empty() {
             // a statement nobody can verify binds nothing
             return Err(Invalid::Value(
                 "require_statements needs bundle_signing_keys (the keys that sign them)".into(),
             ));
         }
-        if !(1..=crate::boundary::statement::FIRST_SERIAL_CAP)
+        if !(1..=monky_boundary::statement::FIRST_SERIAL_CAP)
             .contains(&self.statement_serial_max_jump)
         {
             return Err(Invalid::Value(format!(
@@ -153,7 +153,7 @@ impl Config {
                 self.agent_update_probation_s
             )));
         }
-        crate::base::windows::Windows::parse(&self.apply_windows, &self.apply_windows_tz)?;
+        monky_base::windows::Windows::parse(&self.apply_windows, &self.apply_windows_tz)?;
         if !self.metrics_textfile.is_empty()
             && (!Path::new(&self.metrics_textfile).is_absolute()
                 || !self.metrics_textfile.ends_with(".prom"))
@@ -167,7 +167,7 @@ impl Config {
             let bad = !r.is_absolute()
                 || r.components()
                     .any(|c| matches!(c, std::path::Component::ParentDir))
-                || crate::boundary::policy::PRIVATE_TREES
+                || monky_boundary::policy::PRIVATE_TREES
                     .iter()
                     .any(|p| r.starts_with(p) || Path::new(p).starts_with(r));
             if bad || r == Path::new("/") {
@@ -202,7 +202,7 @@ impl Config {
             return Err(Invalid::Value("reserved_ports: 0 is not a port".into()));
         }
         for p in &self.network_pools {
-            if crate::base::cidr::Cidr::parse(p).is_none() {
+            if monky_base::cidr::Cidr::parse(p).is_none() {
                 return Err(Invalid::Value(format!(
                     "network_pools: {p:?} is not an address prefix (e.g. 172.20.0.0/16, fd00:10::/48)"
                 )));
@@ -210,7 +210,7 @@ impl Config {
         }
         let ep = &self.egress_proxy;
         if !ep.url.is_empty() {
-            let u = crate::wire::egress::ProxyUrl::parse(&ep.url)
+            let u = monky_wire::egress::ProxyUrl::parse(&ep.url)
                 .map_err(|e| Invalid::Value(format!("{e} (url)")))?;
             if u.credentials.is_some() {
                 return Err(Invalid::Value(
@@ -218,7 +218,7 @@ impl Config {
                 ));
             }
         }
-        crate::wire::egress::NoProxy::parse(ep.no_proxy.iter().map(String::as_str))
+        monky_wire::egress::NoProxy::parse(ep.no_proxy.iter().map(String::as_str))
             .map_err(|e| Invalid::Value(e.to_string()))?;
         if !ep.credentials_file.is_empty() && !Path::new(&ep.credentials_file).is_absolute() {
             return Err(Invalid::Value(
@@ -244,7 +244,7 @@ impl Config {
 pub(super) fn byte_size(v: &serde_yaml_ng::Value) -> Option<u64> {
     match v {
         serde_yaml_ng::Value::Number(n) => n.as_u64(),
-        serde_yaml_ng::Value::String(s) => crate::boundary::policy::rules::parse_bytes(s),
+        serde_yaml_ng::Value::String(s) => monky_boundary::policy::rules::parse_bytes(s),
         _ => None,
     }
 }

@@ -44,8 +44,8 @@ fn config_paths_in_the_state_dir_are_reserved() {
         c.snapshots_dir(),
         c.data_journal_path(),
         c.overrides_dir(),
-        c.state_dir.join(crate::boundary::guard::IMAGE_LEDGER),
-        crate::host::state::synced_path(&c.state_path()),
+        c.state_dir.join(monky_guard::IMAGE_LEDGER),
+        crate::state::synced_path(&c.state_path()),
     ] {
         assert_eq!(p.parent(), Some(c.state_dir.as_path()));
         let n = p.file_name().unwrap().to_str().unwrap();
@@ -67,7 +67,7 @@ fn paths_of_the_default_and_a_named_instance() {
         Path::new("/etc/monky-deployd/bootstrap.jwt")
     );
     assert_eq!(d.label(), "");
-    assert_eq!(d.units(), crate::host::selfupdate::install::AGENT_UNITS);
+    assert_eq!(d.units(), crate::selfupdate::install::AGENT_UNITS);
     let q = Instance::new(Some("qa"), Path::new(ETC_DIR)).unwrap();
     assert_eq!(
         q.config_path(),

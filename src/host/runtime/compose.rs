@@ -406,7 +406,7 @@ pub fn unset_variables(warnings: &str) -> Vec<String> {
             continue;
         };
         let name = rest[..j].trim_matches(|c| c == '"' || c == '\\');
-        if crate::boundary::bundle::valid_var(name) && !out.iter().any(|n| n == name) {
+        if monky_boundary::bundle::valid_var(name) && !out.iter().any(|n| n == name) {
             out.push(name.to_string());
         }
     }

@@ -2,8 +2,8 @@
 //! pruning — one pooled client, no subprocess.
 
 use super::*;
-pub use crate::boundary::bundle::JOB_LABEL;
-pub use crate::wire::http::urlencode;
+pub use monky_boundary::bundle::JOB_LABEL;
+pub use monky_wire::http::urlencode;
 
 /// The Engine API over its unix socket: hyper-util's pooled client over a [`UnixConnector`],
 /// so a tick's few calls share one connection.
@@ -159,7 +159,7 @@ impl Engine {
                 job: c.labels.get(JOB_LABEL).is_some_and(|v| truthy(v)),
                 // the name it was created by, when that names its bytes: the list shows it
                 // with no further call (PROTOCOL 0.5 `image`)
-                image: crate::boundary::policy::rules::image_pinned(&c.image).then_some(c.image),
+                image: monky_boundary::policy::rules::image_pinned(&c.image).then_some(c.image),
                 state: c.state,
                 id: c.id,
                 restarts: None,
@@ -189,7 +189,7 @@ impl Engine {
     /// crash-looping container ended with, even when it is running again by now.
     pub async fn last_exit(&self, id: &str, since: u64) -> Option<i64> {
         let filt = serde_json::json!({"container": [id], "event": ["die"]}).to_string();
-        let now = crate::base::clock::now() + 1;
+        let now = monky_base::clock::now() + 1;
         let path = format!(
             "/events?since={since}&until={now}&filters={}",
             urlencode(&filt)
@@ -248,10 +248,10 @@ impl Engine {
                 .unwrap_or_default();
             for p in log.iter().rev().take(3).rev() {
                 // redacted before the cut, edges masked: Docker has cut it already
-                let output = crate::base::redact::redact_cut(
+                let output = monky_base::redact::redact_cut(
                     p["Output"].as_str().unwrap_or("").trim(),
                     400,
-                    crate::base::redact::Keep::Head,
+                    monky_base::redact::Keep::Head,
                 );
                 out.push_str(&format!(
                     "\n  probe exit {}: {}",

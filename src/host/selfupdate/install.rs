@@ -15,9 +15,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{self as su, Staged};
-use crate::boundary::signing::{KeyError, Keys};
-use crate::host::config::Config;
-use crate::host::state::{self, StateError};
+use monky_boundary::signing::{KeyError, Keys};
+use crate::config::Config;
+use crate::state::{self, StateError};
 
 mod probation;
 use probation::{interrupted, probation};
@@ -50,7 +50,7 @@ impl Default for Opts {
             dpkg_deb: "dpkg-deb".into(),
             systemctl: "systemctl".into(),
             units: AGENT_UNITS.iter().map(|u| u.to_string()).collect(),
-            etc_dir: crate::host::instance::ETC_DIR.into(),
+            etc_dir: crate::instance::ETC_DIR.into(),
             poll: Duration::from_secs(5),
             lock_wait: Duration::from_secs(1200),
         }
@@ -258,7 +258,7 @@ fn install(
     let judged = su::offered_statement(s.statement.as_deref(), cfg.require_statements)
         .map_err(InstallError::from)
         .and_then(|st| {
-            let now = crate::base::clock::now();
+            let now = monky_base::clock::now();
             // hash, signature and the statement's binding to exactly this copy's bytes, before
             // dpkg-deb (or anything else) parses it
             su::judge_package(keys, &s.sha256, &sha, &s.signatures, st.as_deref())?;
@@ -299,7 +299,7 @@ fn install(
         arch: s.arch.clone(),
     };
     write_root(&o.keep_dir.join("probation.json"), &p)?;
-    crate::base::testhook::pause("update-before-dpkg");
+    monky_base::testhook::pause("update-before-dpkg");
     if let Err(e) = dpkg_install(o, &new_pkg) {
         let back = dpkg_install(o, &old_pkg);
         let _ = std::fs::remove_file(o.keep_dir.join("probation.json"));
@@ -451,7 +451,7 @@ fn restart(o: &Opts) {
 /// `o.units` and every named instance's units (the package is the box's, one binary for all).
 fn all_units(o: &Opts) -> Vec<String> {
     let mut units = o.units.clone();
-    for p in crate::host::instance::all(&o.etc_dir) {
+    for p in crate::instance::all(&o.etc_dir) {
         if p.instance.name.is_some() {
             units.extend(
                 p.instance
@@ -515,7 +515,7 @@ fn copy_out(from: &Path, to: &Path) -> Result<(), InstallError> {
             source,
         })?;
     let meta = src.metadata()?;
-    if !meta.is_file() || meta.len() > crate::wire::tenancy::PACKAGE_LIMIT as u64 {
+    if !meta.is_file() || meta.len() > monky_wire::tenancy::PACKAGE_LIMIT as u64 {
         return Err(InstallError::NotAPackage(from.to_path_buf()));
     }
     let tmp = to.with_extension("deb.tmp");

@@ -132,10 +132,10 @@ fn a_statement_is_bound_to_the_bytes_before_any_parser() {
     let now = 2_000_000_000_i64;
     let st = |sha256: &str, version: &str| {
         serde_json::to_vec(&serde_json::json!({
-            "kind": crate::boundary::statement::AGENT_KIND, "version": version,
+            "kind": monky_boundary::statement::AGENT_KIND, "version": version,
             "arch": "amd64", "sha256": sha256,
-            "issued_at": crate::boundary::statement::rfc3339(now - 5),
-            "expires_at": crate::boundary::statement::rfc3339(now + 5),
+            "issued_at": monky_boundary::statement::rfc3339(now - 5),
+            "expires_at": monky_boundary::statement::rfc3339(now + 5),
         }))
         .unwrap()
     };

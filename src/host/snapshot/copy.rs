@@ -142,7 +142,7 @@ fn root_err(root: &Path, e: std::io::Error) -> SnapError {
 
 /// A tree's root: the path up to it is the agent's own, the root itself must not be a symlink.
 fn open_root(root: &Path) -> Result<OwnedFd, SnapError> {
-    crate::boundary::beneath::open_root(root).map_err(|e| root_err(root, e))
+    monky_boundary::beneath::open_root(root).map_err(|e| root_err(root, e))
 }
 
 /// The directory holding `path` (opened normally: it is the agent's) and `path`'s last name.

@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::*;
-use crate::wire::transport::Dialer;
+use crate::transport::Dialer;
 
 fn ep(host: &str, proxy_port: u16, timeout_s: u64) -> Endpoint {
     Endpoint {

@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use super::{Endpoint, TransportError};
-use crate::wire::egress::{authority, ProxyRoute};
+use crate::egress::{authority, ProxyRoute};
 
 /// A tunnel to the endpoint's `host:port` through `route`, within the endpoint's timeout.
 /// Every failure is temporary (exit 75) and names the proxy (never its credentials), and for a

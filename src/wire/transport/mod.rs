@@ -37,7 +37,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpStream, UnixStream};
 use tower_service::Service;
 
-use crate::wire::egress::Egress;
+use crate::egress::Egress;
 
 pub use error::TransportError;
 pub use sdk::ZitiStream;

@@ -47,7 +47,7 @@ pub use enroll::{enroll, enroll_via};
 use identity::*;
 
 use super::{Endpoint, TransportError};
-use crate::wire::egress::Egress;
+use crate::egress::Egress;
 
 /// Largest identity file accepted (a 4096-bit RSA identity with its CA bundle is ~12 KiB).
 const MAX_IDENTITY_BYTES: u64 = 1 << 20;

@@ -89,7 +89,7 @@ fn connectors_are_hyper_util_connect_services() {
 
 mod through_the_egress_proxy {
     use super::*;
-    use crate::wire::egress::{Credentials, NoProxy, ProxyRoute};
+    use crate::egress::{Credentials, NoProxy, ProxyRoute};
 
     fn egress(proxy_port: u16, creds: Option<&str>, no_proxy: &[&str]) -> Egress {
         Egress::new(

@@ -3,11 +3,11 @@
 
 use std::cell::{Cell, RefCell};
 
-use crate::agent::fakes::{FakeBao, FakeClock, FakeLeases, ENV};
-use crate::agent::ports::Ports;
-use crate::agent::token::TokenManager;
-use crate::host::config::Config;
-use crate::host::state::State;
+use crate::fakes::{FakeBao, FakeClock, FakeLeases, ENV};
+use crate::ports::Ports;
+use crate::token::TokenManager;
+use monky_host::config::Config;
+use monky_host::state::State;
 
 pub(super) struct World {
     /// keeps the temporary directory alive as long as the world

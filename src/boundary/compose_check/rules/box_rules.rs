@@ -7,7 +7,7 @@ use serde_yaml_ng::Value;
 
 use super::super::yaml::{as_str, get, seq_strings, untag};
 use super::Ctx;
-use crate::boundary::policy::netpool;
+use crate::policy::netpool;
 
 /// Top-level volumes and networks with a `name:` (external ones included: another project's
 /// objects are never joined).

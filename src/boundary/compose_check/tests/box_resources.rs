@@ -96,7 +96,7 @@ fn the_boxs_ports_names_scheduling_and_ceilings() {
         );
     }
     let capped = BoxFacts {
-        limits: crate::boundary::policy::Limits {
+        limits: crate::policy::Limits {
             memory: Some(256 << 20),
             pids: Some(100),
         },
@@ -188,9 +188,9 @@ fn a_writable_bind_of_the_release_is_named_for_an_operator() {
 
 #[test]
 fn the_boxs_address_space_subnets_and_static_addresses() {
-    let mut net = crate::boundary::policy::netpool::AddressSpace::new(&["10.100.0.0/16".into()]);
+    let mut net = crate::policy::netpool::AddressSpace::new(&["10.100.0.0/16".into()]);
     net.take(
-        crate::base::cidr::Cidr::parse("10.100.5.0/24").unwrap(),
+        monky_base::cidr::Cidr::parse("10.100.5.0/24").unwrap(),
         "a route of the host via eth1",
     );
     let ctx = BoxFacts {

@@ -3,7 +3,7 @@
 //! its names and files, and every refusal is listed with where it was found.
 
 use super::*;
-use crate::boundary::bundle::dotenv_variables;
+use crate::bundle::dotenv_variables;
 
 const PROJECT: &str = "monky-a";
 const REL: &str = "/var/lib/monky-deployd/staging/abc";
@@ -382,7 +382,7 @@ fn a_secret_valued_setting_waits_for_the_second_pass_which_judges_it() {
     let t = "P=${P_SECRET}\nCAP=${C}\nMEM=${M}\n";
     let y = svc("    privileged: ${P}\n    cap_add: [\"${CAP}\"]\n    mem_limit: ${MEM}\n    pids_limit: 10\n    ports: [\"${PORT}:80\"]\n");
     let capped = BoxFacts {
-        limits: crate::boundary::policy::Limits {
+        limits: crate::policy::Limits {
             memory: Some(256 << 20),
             pids: Some(100),
         },

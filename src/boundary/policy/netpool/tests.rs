@@ -1,6 +1,6 @@
 use super::*;
 
-use crate::base::cidr::Cidr;
+use monky_base::cidr::Cidr;
 
 fn c(s: &str) -> Cidr {
     Cidr::parse(s).unwrap()

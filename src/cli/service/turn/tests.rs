@@ -48,7 +48,7 @@ fn only_what_this_process_cannot_take_up_needs_a_new_one() {
     c.state_dir = "/elsewhere".into();
     assert!(needs_new_process(&base, &c));
     let mut c = base.clone();
-    c.log_level = crate::host::config::LogLevel::Debug;
+    c.log_level = monky_host::config::LogLevel::Debug;
     assert!(needs_new_process(&base, &c), "the log filter is set once");
     // the identity matters only where the SDK loads it
     let mut sys = base.clone();

@@ -90,7 +90,7 @@ fn the_restart_comes_after_the_lock_and_probation_counts_from_it() {
         arch: su::arch().into(),
         package,
         staged_at: 1,
-        signatures: vec![crate::wire::tenancy::SignatureWire {
+        signatures: vec![monky_wire::tenancy::SignatureWire {
             key_id: "agent-2026".into(),
             alg: "ed25519".into(),
             sig: base64::engine::general_purpose::STANDARD
@@ -228,10 +228,10 @@ fn root_runs_no_reader_before_the_statement_names_the_copy() {
         let named = if right { sha.clone() } else { "cd".repeat(32) };
         let now = i64::try_from(state::now()).unwrap();
         let statement = serde_json::to_vec(&serde_json::json!({
-            "kind": crate::boundary::statement::AGENT_KIND, "version": "0.3.1",
+            "kind": monky_boundary::statement::AGENT_KIND, "version": "0.3.1",
             "arch": su::arch(), "sha256": named,
-            "issued_at": crate::boundary::statement::rfc3339(now - 60),
-            "expires_at": crate::boundary::statement::rfc3339(now + 3600),
+            "issued_at": monky_boundary::statement::rfc3339(now - 60),
+            "expires_at": monky_boundary::statement::rfc3339(now + 3600),
         }))
         .unwrap();
         let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
@@ -242,7 +242,7 @@ fn root_runs_no_reader_before_the_statement_names_the_copy() {
             arch: su::arch().into(),
             package,
             staged_at: 1,
-            signatures: vec![crate::wire::tenancy::SignatureWire {
+            signatures: vec![monky_wire::tenancy::SignatureWire {
                 key_id: "agent-2026".into(),
                 alg: "ed25519".into(),
                 sig: b64(&k.sign(&statement).to_bytes()),

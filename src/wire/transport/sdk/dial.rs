@@ -164,7 +164,7 @@ pub(super) async fn dial_once(
         .name("ziti-dial".into())
         .spawn(move || {
             let _call = Pending::start();
-            crate::base::testhook::wedge("sdk");
+            monky_base::testhook::wedge("sdk");
             let _ = tx.send(dial_blocking(h, &svc));
         })
         .map_err(|e| {
@@ -239,7 +239,7 @@ impl AsyncRead for ZitiStream {
         cx: &mut TaskContext<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if crate::base::testhook::wedged("sdk") {
+        if monky_base::testhook::wedged("sdk") {
             // the SDK's loop pumps these bytes: wedged, nothing arrives (the caller's time-out
             // wakes it)
             return Poll::Pending;

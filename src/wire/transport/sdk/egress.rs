@@ -18,7 +18,7 @@ use zeroize::Zeroizing;
 use ziti_sys::tlsuv::{self, tlsuv_connect_cb, tlsuv_connector_req, tlsuv_connector_t};
 
 use super::*;
-use crate::wire::egress::{authority, Egress, ProxyRoute};
+use crate::egress::{authority, Egress, ProxyRoute};
 
 /// `UV_ENOTSUP` (libuv's codes are negated errnos on Unix).
 const UV_ENOTSUP: c_int = -libc::ENOTSUP;
@@ -462,7 +462,7 @@ pub(super) fn host_port(url: &str) -> Option<(String, u16)> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let hp = rest.split(['/', '?', '#']).next()?;
     let hp = hp.rsplit_once('@').map_or(hp, |(_, h)| h);
-    crate::wire::egress::split_host_port(hp, 443).ok()
+    crate::egress::split_host_port(hp, 443).ok()
 }
 
 /// Why the controller of an identity file is not known.

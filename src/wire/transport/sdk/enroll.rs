@@ -104,7 +104,7 @@ pub fn enroll_via(jwt: &Path, out: &Path, egress: &Egress) -> Result<(), Transpo
         Some((0, rest)) => rest.to_vec(),
         _ => bytes,
     };
-    crate::base::files::write_private(out, &bytes, 0o600)
+    monky_base::files::write_private(out, &bytes, 0o600)
         .map_err(|e| TransportError::setup(format!("enroll: {e}")))
 }
 

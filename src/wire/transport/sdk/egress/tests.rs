@@ -1,5 +1,5 @@
 use super::*;
-use crate::wire::egress::{Credentials, NoProxy};
+use crate::egress::{Credentials, NoProxy};
 use std::net::TcpListener;
 
 const PW: &str = "s3cret-pw";

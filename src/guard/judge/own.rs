@@ -11,13 +11,13 @@ use serde_json::Value;
 
 use super::super::{full, upstream_get, Body, Shared};
 use super::{lock, poisoned, CREATE_BODY_MAX, LABEL};
-use crate::boundary::policy;
-use crate::boundary::Refusal;
-use crate::wire::http::Cause;
+use monky_boundary::policy;
+use monky_boundary::Refusal;
+use monky_wire::http::Cause;
 
 /// What a create this guard passed makes: once the engine says it made it, the object is the
 /// project's (the create carried the project's label) and needs no look-up in this compose call.
-pub(in crate::boundary::guard) enum Made {
+pub(crate) enum Made {
     Container,
     Volume,
     Network(String),
@@ -37,7 +37,7 @@ pub(super) fn forget_all(sh: &Shared, prefix: &str) {
 
 /// The engine made what a passed create asked for: remember it as the project's, and hand
 /// compose the answer unchanged.
-pub(in crate::boundary::guard) async fn learn(
+pub(crate) async fn learn(
     sh: &Shared,
     made: Made,
     resp: Response<Body>,

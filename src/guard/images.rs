@@ -22,9 +22,9 @@ use serde_json::Value;
 
 use super::poisoned;
 use super::{upstream_get, Body, Shared};
-use crate::boundary::policy::rules;
-use crate::boundary::Refusal;
-use crate::wire::http::Cause;
+use monky_boundary::policy::rules;
+use monky_boundary::Refusal;
+use monky_wire::http::Cause;
 
 /// File name of the ledger in the state dir.
 pub const IMAGE_LEDGER: &str = "images.json";
@@ -49,7 +49,7 @@ pub enum LedgerError {
     #[error(transparent)]
     Encode(#[from] serde_json::Error),
     #[error(transparent)]
-    Write(#[from] crate::base::files::StateError),
+    Write(#[from] monky_base::files::StateError),
 }
 
 impl Ledger {
@@ -61,7 +61,7 @@ impl Ledger {
 
     pub fn save(&self, path: &Path) -> Result<(), LedgerError> {
         let b = serde_json::to_vec_pretty(self)?;
-        Ok(crate::base::files::write_private(path, &b, 0o600)?)
+        Ok(monky_base::files::write_private(path, &b, 0o600)?)
     }
 
     fn add(&mut self, id: &str, reference: &str) -> bool {
@@ -72,7 +72,7 @@ impl Ledger {
             id.to_string(),
             Entry {
                 reference: reference.to_string(),
-                at: crate::base::clock::now(),
+                at: monky_base::clock::now(),
             },
         );
         while self.images.len() > MAX_ENTRIES {
@@ -110,7 +110,7 @@ pub(super) async fn ledger(sh: &Shared) -> Result<Ledger, Refusal> {
             );
             let q = format!(
                 "/containers/json?all=1&filters={}",
-                crate::wire::http::urlencode(&filt)
+                monky_wire::http::urlencode(&filt)
             );
             let (_, body) = upstream_get(sh, &q)
                 .await

@@ -9,5 +9,5 @@ pub mod files;
 pub mod process;
 pub mod redact;
 /// Test hooks, compiled only with the `test-hooks` feature (Cargo.toml); not public.
-pub(crate) mod testhook;
+pub mod testhook;
 pub mod windows;

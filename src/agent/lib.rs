@@ -17,20 +17,20 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 use zeroize::Zeroizing;
 
-use crate::base::redact;
-use crate::boundary::bundle::{self, Bundle};
-use crate::boundary::compose_check;
-use crate::boundary::guard::Guard;
-use crate::boundary::policy;
-use crate::boundary::{Refusal, RefusalCode};
-use crate::host::config::{Config, Transport, VolumesOnAbsent};
-use crate::host::remotes::{self, Clients};
-use crate::host::runtime::{self, Compose, Engine, RuntimeError};
-use crate::host::state::{self, State};
-use crate::wire::bao::{Bao, BaoError};
-use crate::wire::registry;
-use crate::wire::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
-use crate::wire::transport::{self, Dialer};
+use monky_base::redact;
+use monky_boundary::bundle::{self, Bundle};
+use monky_boundary::compose_check;
+use monky_guard::Guard;
+use monky_boundary::policy;
+use monky_boundary::{Refusal, RefusalCode};
+use monky_host::config::{Config, Transport, VolumesOnAbsent};
+use monky_host::remotes::{self, Clients};
+use monky_host::runtime::{self, Compose, Engine, RuntimeError};
+use monky_host::state::{self, State};
+use monky_wire::bao::{Bao, BaoError};
+use monky_wire::registry;
+use monky_wire::tenancy::{Checkin, Container, Report, Tenancy, TenancyError};
+use monky_wire::transport::{self, Dialer};
 
 mod actions;
 mod apply;
@@ -58,13 +58,13 @@ mod token;
 mod token_policy;
 mod update;
 
-pub use crate::wire::tenancy::short;
+pub use monky_wire::tenancy::short;
 use ports::{EngineApi, TenancyApi, Vault};
 use release::{register_docker_config, register_env_values, Settled};
 use report::{config_diagnosis, pull_diagnosis, unhealthy_detail};
 use runtime::unwell;
 
-pub use crate::agent::error::{Exit, Failure, Kind};
+pub use crate::error::{Exit, Failure, Kind};
 pub use plan::plan;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -72,32 +72,30 @@ const GIB: u64 = 1 << 30;
 const DETAIL_MAX: usize = 900;
 const LOG_TAIL_MAX: usize = 16 * 1024;
 
-impl<T: TenancyApi, V: Vault> Clients<T, V> {
-    /// What the token manager may use: these clients and the system clocks.
-    fn ports(&self) -> ports::Ports<'_, V, T, ports::SystemClock> {
-        ports::Ports {
-            vault: &self.bao,
-            leaser: &self.tenancy,
-            clock: &ports::SystemClock,
-        }
+/// What the token manager may use: these clients and the system clocks.
+fn token_ports<T: TenancyApi, V: Vault>(c: &Clients<T, V>) -> ports::Ports<'_, V, T, ports::SystemClock> {
+    ports::Ports {
+        vault: &c.bao,
+        leaser: &c.tenancy,
+        clock: &ports::SystemClock,
     }
 }
 
 type Parts = (
-    crate::boundary::signing::Keys,
-    crate::boundary::signing::Keys,
-    crate::base::windows::Windows,
+    monky_boundary::signing::Keys,
+    monky_boundary::signing::Keys,
+    monky_base::windows::Windows,
 );
 
 fn parsed_parts(cfg: &Config) -> Result<Parts, Failure> {
     let fail =
         |e: Box<dyn std::error::Error + Send + Sync>| Failure::fail(e.to_string()).caused_by(e);
-    let keys = crate::boundary::signing::Keys::parse(&cfg.bundle_signing_keys)
+    let keys = monky_boundary::signing::Keys::parse(&cfg.bundle_signing_keys)
         .map_err(|e| fail(e.into()))?;
     let agent_keys =
-        crate::boundary::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
+        monky_boundary::signing::Keys::parse_key("agent_signing_keys", &cfg.agent_signing_keys)
             .map_err(|e| fail(e.into()))?;
-    let windows = crate::base::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
+    let windows = monky_base::windows::Windows::parse(&cfg.apply_windows, &cfg.apply_windows_tz)
         .map_err(|e| fail(e.into()))?;
     Ok((keys, agent_keys, windows))
 }
@@ -145,22 +143,22 @@ pub struct Agent<T = Tenancy, V = Bao, E = Engine> {
     tokens: token::TokenManager,
     prune: bool,
     host: String,
-    keys: crate::boundary::signing::Keys,
+    keys: monky_boundary::signing::Keys,
     /// `agent_signing_keys`: empty = self-update off.
-    agent_keys: crate::boundary::signing::Keys,
+    agent_keys: monky_boundary::signing::Keys,
     /// The box's instance that stages agent updates when it is another (its keys are then
     /// not this agent's to use: `agent_keys` is empty).
     update_elsewhere: Option<String>,
     /// SIGTERM in `--once`: the running compose step or health wait stops, the tick reports
     /// `INTERRUPTED` and saves state.
     interrupt: Option<tokio::sync::watch::Receiver<bool>>,
-    windows: crate::base::windows::Windows,
+    windows: monky_base::windows::Windows,
     /// Time spent waiting on compose and on health, for the tick's cost line.
     docker_wait: runtime::DockerWait,
     /// The wall clock the rollback's hold and window and the backoff read (a test moves it).
     clock: Arc<dyn ports::Clock + Send + Sync>,
     /// The transport's egress route (its proxy password is registered every tick).
-    egress: crate::wire::egress::Egress,
+    egress: monky_wire::egress::Egress,
     /// What belongs to the running tick alone: made afresh when a tick starts, so nothing of one
     /// tick reaches the next (an agent may live for weeks in `run`).
     now: TickCtx,
@@ -180,11 +178,11 @@ struct TickCtx {
     /// The last shape this tick parsed, kept in state.json at the tick's end.
     learned: std::sync::Mutex<Option<state::ShapeMemo>>,
     /// The host ports the box's other instances keep, read once a tick when first needed.
-    peers: std::sync::OnceLock<crate::host::instance::PeerFacts>,
+    peers: std::sync::OnceLock<monky_host::instance::PeerFacts>,
 }
 
 /// A release's services and which of them are one-shot jobs.
-pub(super) type ReleaseShape = (Vec<String>, std::collections::BTreeSet<String>);
+pub(crate) type ReleaseShape = (Vec<String>, std::collections::BTreeSet<String>);
 
 impl TickCtx {
     fn start(budget_s: u64) -> TickCtx {
@@ -204,8 +202,8 @@ impl Agent {
         let c =
             remotes::clients(&cfg, &conn).map_err(|e| Failure::fail(e.to_string()).caused_by(e))?;
         let engine = Engine::new(cfg.docker_socket());
-        let others = crate::host::instance::others(&cfg.instance);
-        let clashes = crate::host::instance::clashes(&cfg, &others);
+        let others = monky_host::instance::others(&cfg.instance);
+        let clashes = monky_host::instance::clashes(&cfg, &others);
         if !clashes.is_empty() {
             return Err(Failure::fail(format!(
                 "instance {} shares what must be its own with another instance on this box: {}",
@@ -219,8 +217,8 @@ impl Agent {
         a.egress.register_secrets();
         if !others.is_empty() && !a.agent_keys.is_empty() {
             // one package per box: only one instance stages it (docs/OPERATIONS.md)
-            let all = crate::host::instance::all(&a.cfg.instance.etc_dir);
-            let by = crate::host::instance::updater(&all).map(|p| p.instance.clone());
+            let all = monky_host::instance::all(&a.cfg.instance.etc_dir);
+            let by = monky_host::instance::updater(&all).map(|p| p.instance.clone());
             if let Some(by) = by.filter(|by| *by != a.cfg.instance) {
                 debug!(
                     "self-update: instance {} stages the box's agent updates, not this one",
@@ -304,20 +302,20 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
     /// [`token::TokenManager::load_or_bootstrap`]).
     async fn load_or_bootstrap_token(&mut self, force: bool) -> Result<(), Failure> {
         self.tokens
-            .load_or_bootstrap(&mut self.state, &self.c.ports(), force)
+            .load_or_bootstrap(&mut self.state, &token_ports(&self.c), force)
             .await
     }
 
     /// The token an apply reads its secrets with (0.1.6).
     async fn token_for_apply(&mut self) -> Result<Zeroizing<String>, Failure> {
         self.tokens
-            .for_apply(&mut self.state, &self.c.ports())
+            .for_apply(&mut self.state, &token_ports(&self.c))
             .await
     }
 
     /// Renewal, re-lease, a deferred swap: after the tick's action.
     async fn token_upkeep(&mut self) -> Result<(), Failure> {
-        self.tokens.upkeep(&mut self.state, &self.c.ports()).await
+        self.tokens.upkeep(&mut self.state, &token_ports(&self.c)).await
     }
 
     fn prepare_dirs(&self) -> Result<(), Failure> {

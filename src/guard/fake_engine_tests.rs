@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 
 use super::{Guard, Preflight};
-use crate::boundary::{BoxFacts, RefusalCode};
+use monky_boundary::{BoxFacts, RefusalCode};
 
 const PROJECT: &str = "monky-t";
 
@@ -37,7 +37,7 @@ fn labels(project: &str, service: &str) -> Value {
 fn mounts_of(body: &Value) -> Value {
     let mut out = Vec::new();
     for b in body["HostConfig"]["Binds"].as_array().into_iter().flatten() {
-        let b = crate::boundary::volume::engine_bind(b.as_str().unwrap_or(""));
+        let b = monky_boundary::volume::engine_bind(b.as_str().unwrap_or(""));
         out.push(json!({"Type": "bind", "Source": b.source, "RW": !b.read_only()}));
     }
     for m in body["HostConfig"]["Mounts"]
@@ -313,12 +313,12 @@ fn a_bind_of_verified_files_is_forwarded_read_only_and_no_container_changes_them
     let verified = ["prometheus/prometheus.yml", "config.yml"];
     let before: Vec<Vec<u8>> = verified
         .iter()
-        .map(|f| crate::boundary::beneath::read(&r.release, Path::new(f), 1 << 20).unwrap())
+        .map(|f| monky_boundary::beneath::read(&r.release, Path::new(f), 1 << 20).unwrap())
         .collect();
     attack(&forwarded, &r.release, &verified);
     assert!(container_can_write(&forwarded, &r.release.join("data/x")));
     for (f, b) in verified.iter().zip(&before) {
-        let now = crate::boundary::beneath::read(&r.release, Path::new(f), 1 << 20).unwrap();
+        let now = monky_boundary::beneath::read(&r.release, Path::new(f), 1 << 20).unwrap();
         assert_eq!(&now, b, "{f} changed");
     }
     // and before the next compose call reads the release, the preflight finds nothing on the
@@ -328,7 +328,7 @@ fn a_bind_of_verified_files_is_forwarded_read_only_and_no_container_changes_them
     // and the preflight refuses a box where such a container exists
     attack(&body, &r.release, &verified);
     for f in verified {
-        let now = crate::boundary::beneath::read(&r.release, Path::new(f), 1 << 20).unwrap();
+        let now = monky_boundary::beneath::read(&r.release, Path::new(f), 1 << 20).unwrap();
         assert_eq!(now, b"hacked\n", "{f}");
     }
     r.engine.lock().unwrap().containers.push(listed(

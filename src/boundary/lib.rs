@@ -15,7 +15,6 @@ pub mod compose_check;
 pub mod compose_keys;
 pub mod container;
 mod facts;
-pub mod guard;
 pub mod keys;
 pub mod policy;
 mod refusal;

@@ -1,5 +1,5 @@
 //! What each request the engine guard receives is ([`Route`], after the API version prefix)
-//! and whether it may pass: create bodies judged by [`crate::boundary::policy`], objects checked to be the
+//! and whether it may pass: create bodies judged by [`monky_boundary::policy`], objects checked to be the
 //! project's own by inspecting them on the real engine, bind sources checked against every
 //! writable bind on the box and in this compose call.
 
@@ -18,9 +18,9 @@ use super::{full, refused, upstream_get, Body, Shared};
 
 mod own;
 use super::poisoned;
-use crate::boundary::policy;
-use crate::boundary::Refusal;
-use crate::wire::http::Cause;
+use monky_boundary::policy;
+use monky_boundary::Refusal;
+use monky_wire::http::Cause;
 use own::{container_name_free, forget, forget_all, not_claimed, owned, service_of};
 pub(super) use own::{learn, Made};
 

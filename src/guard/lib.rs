@@ -2,7 +2,7 @@
 //! (`DOCKER_HOST` for that child only), so the requests compose finally sends are what the
 //! host-boundary policy judges, whatever a compose release does with the file. Endpoints
 //! compose needs pass as streams (registry auth headers untouched); create bodies are checked
-//! by [`crate::boundary::policy`]; objects another project owns are never touched; everything else —
+//! by [`monky_boundary::policy`]; objects another project owns are never touched; everything else —
 //! build, exec, plugins, swarm, anything unlisted — is refused with a 403 whose message names
 //! the rule, and remembered so the report can say why.
 //!
@@ -25,10 +25,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::UnixListener;
 use tracing::{debug, warn};
 
-use crate::boundary::BoxFacts;
-use crate::boundary::{Refusal, RefusalCode};
-use crate::wire::http::{BoxError, Cause};
-use crate::wire::transport::UnixConnector;
+use monky_boundary::BoxFacts;
+use monky_boundary::{Refusal, RefusalCode};
+use monky_wire::http::{BoxError, Cause};
+use monky_wire::transport::UnixConnector;
 
 mod images;
 mod judge;
@@ -49,7 +49,7 @@ struct Shared {
     /// Requests the guard itself made to the engine (look-ups for its judgements).
     lookups: AtomicU64,
     /// Binds allowed so far in this compose call.
-    seen: Mutex<Vec<crate::boundary::policy::HostBind>>,
+    seen: Mutex<Vec<monky_boundary::policy::HostBind>>,
     /// References pulled without an error in this compose call, not yet in the ledger.
     pulled: Mutex<Vec<String>>,
     /// References judged runnable in this compose call, until the next pull (`images::may_run`).
@@ -61,7 +61,7 @@ struct Shared {
     /// guard passed (every create carries the project's label).
     own: Mutex<std::collections::HashSet<String>>,
     /// The traced mounts of each container on the box, by id (`judge::box_binds`).
-    box_mounts: Mutex<std::collections::HashMap<String, Vec<crate::boundary::policy::HostBind>>>,
+    box_mounts: Mutex<std::collections::HashMap<String, Vec<monky_boundary::policy::HostBind>>>,
     /// The compose projects on the box, once listed.
     projects: Mutex<Option<std::collections::BTreeSet<String>>>,
     /// Compose creates services in parallel: one image judgement at a time, so a create never
@@ -184,7 +184,7 @@ impl Guard {
                 let binds = judge::box_binds(&sh)
                     .await
                     .map_err(|r| Preflight::Engine(r.detail))?;
-                crate::boundary::policy::release_outside_writable(
+                monky_boundary::policy::release_outside_writable(
                     &binds,
                     &sh.boundary.release_files,
                 )
