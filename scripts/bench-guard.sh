@@ -4,13 +4,13 @@
 # and a read-only ./config bind in one service, two services sharing ./shared, one bind under
 # the box's bind_roots). Each run is a first apply on a fresh local stack (10 container creates
 # through the guard), logging at debug except the guard's per-request lines, collecting:
-#   - the guard's own account, logged when each guard drops (src/boundary/guard.rs, Drop for Guard):
+#   - the guard's own account, logged when each guard drops (src/guard/lib.rs, Drop for Guard):
 #     "engine guard: N requests, M refused, X µs deciding, Y µs cpu, L look-ups" — summed over
 #     the tick's guards (the `compose config` pass and the pull + up); X is wall time inside the
 #     guard's decisions, including the engine look-ups they await; Y is the guard's own CPU: the
 #     CPU clock of the thread the guard runs alone on — its event loop, every compose connection
 #     (routing, judging, engine look-ups, forwarding bodies), the engine client's connection
-#     tasks and the preflight (src/boundary/guard/meter.rs); L is the requests the guard itself sent the
+#     tasks and the preflight (src/guard/meter.rs); L is the requests the guard itself sent the
 #     engine to judge. Y is the number the budget is on;
 #   - the agent process's own CPU for the whole tick (getrusage RUSAGE_SELF, "tick cost" line),
 #     never its compose children — an upper bound of the guard's CPU as well.
@@ -191,7 +191,7 @@ OUT=docs/bench/guard.md
   # shellcheck disable=SC2016 # backquotes are markdown here
   echo '`compose config` pass, then pull + up): its event loop and wake-ups, every compose connection'
   echo "(routing, judging, the engine look-ups it makes, forwarding request and response bodies), the"
-  echo "engine client's connection tasks and the preflight (src/boundary/guard/meter.rs). The deciding time is"
+  echo "engine client's connection tasks and the preflight (src/guard/meter.rs). The deciding time is"
   echo "wall time inside the decisions, mostly awaiting the engine; the agent's CPU for the whole tick"
   echo "(getrusage, compose children excluded, the guard's thread included) bounds it from above."
 } >"$OUT"

@@ -6,9 +6,10 @@
 //!   `src/x.rs` and `src/x/` stand for each other;
 //! - every `….rs` they name relative to a module (`agent/ports.rs`, `keys.rs`) is a file of the
 //!   repository;
-//! - ARCHITECTURE.md's layer table (`## Layers`) names exactly the top-level modules of
-//!   `src/lib.rs`, each with its `src/` path, and every module of each layer (the agent's in
-//!   the "Where the tick lives" table); no layer imports one above it (`crate::<layer>`);
+//! - ARCHITECTURE.md's layer table (`## Layers`) names exactly the layer crates `src/lib.rs`
+//!   re-exports, each with its `crates/` and `src/` paths, every module of each layer (the
+//!   agent's in the "Where the tick lives" table), and in "uses" exactly the layers its
+//!   `Cargo.toml` depends on, all below it (the compiler then refuses an import that points up);
 //! - every `layer::module::Item` path (in backticks or a fenced block) names a module of
 //!   `src/` and an item declared in it;
 //! - POLICY.md's bind rule names every tree and file of `policy::PRIVATE_TREES`,
@@ -54,6 +55,7 @@ const TREES: &[&str] = &[
     "vendor/",
     "ziti-sys/",
     "bench/",
+    "crates/",
 ];
 
 /// The words of every backticked span of `line`.
@@ -230,49 +232,94 @@ fn layers(arch: &str) -> Vec<(usize, String, String, String)> {
         .collect()
 }
 
+/// The layers `src/lib.rs` re-exports (`pub use monky_agent as agent;`), in its order.
+fn lib_layers() -> Vec<String> {
+    let re = regex::Regex::new(r"(?m)^pub use monky_(\w+) as (\w+);").unwrap();
+    let lib = read("src/lib.rs");
+    let out: Vec<String> = re
+        .captures_iter(&lib)
+        .map(|c| {
+            assert_eq!(
+                &c[1], &c[2],
+                "src/lib.rs: monky_{} under another name",
+                &c[1]
+            );
+            c[2].to_string()
+        })
+        .collect();
+    assert!(
+        out.len() > 3,
+        "src/lib.rs: the layer re-exports were not found"
+    );
+    out
+}
+
+/// The layer crates a layer's `crates/<layer>/Cargo.toml` depends on (`monky-x`, normal
+/// dependencies of any target; dev- and build-dependencies are not imports of the layer).
+fn manifest_uses(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut normal = false;
+    for line in manifest.lines().map(str::trim) {
+        if let Some(h) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            let table = h.rsplit('.').next().unwrap_or(h);
+            let dep_table = h.split('.').any(|p| p == "dependencies");
+            normal = h == "dependencies" || h.ends_with(".dependencies");
+            // `[dependencies.monky-x]`
+            if dep_table && !h.contains("dev-dependencies") && !h.contains("build-dependencies") {
+                if let Some(name) = table.strip_prefix("monky-") {
+                    out.push(name.to_string());
+                }
+            }
+            continue;
+        }
+        if normal {
+            if let Some(rest) = line.strip_prefix("monky-") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                    .collect();
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
 fn layer_problems(arch: &str) -> Vec<String> {
     let mut out = Vec::new();
     let rows = layers(arch);
-    let lib: Vec<String> = modules_of(&read("src/lib.rs"))
-        .into_iter()
-        .filter(|(_, test)| !test)
-        .map(|(m, _)| m)
-        .collect();
+    let lib = lib_layers();
     for m in &lib {
         if !rows.iter().any(|r| &r.1 == m) {
             out.push(format!(
-                "{ARCH}: the layer table (## Layers) has no row for `{m}` (a module of src/lib.rs)"
+                "{ARCH}: the layer table (## Layers) has no row for `{m}` (a layer of src/lib.rs)"
             ));
         }
     }
     for (n, layer, place, modules) in &rows {
         if !lib.contains(layer) {
             out.push(format!(
-                "{ARCH}:{n}: the layer `{layer}` is no module of src/lib.rs"
+                "{ARCH}:{n}: the layer `{layer}` is no layer crate of src/lib.rs"
             ));
             continue;
         }
         let places = names_in(place);
-        if !places
-            .iter()
-            .any(|p| p == &format!("src/{layer}/") || p == &format!("src/{layer}.rs"))
-        {
-            out.push(format!(
-                "{ARCH}:{n}: the layer `{layer}` does not say where it is (`src/{layer}/`)"
-            ));
+        for want in [format!("crates/{layer}/"), format!("src/{layer}/")] {
+            if !places.contains(&want) {
+                out.push(format!(
+                    "{ARCH}:{n}: the layer `{layer}` does not say where it is (`{want}`)"
+                ));
+            }
         }
         let named = names_in(modules);
         let tick_files = (layer == "agent").then(|| {
-            let (first, lines) = section(
-                arch,
-                "## Where the tick lives (`src/agent.rs` + `src/agent/`)",
-            );
+            let (first, lines) = section(arch, "## Where the tick lives (`src/agent/`)");
             table_rows(first, &lines)
                 .into_iter()
                 .flat_map(|(_, c)| names_in(c.first().map_or("", |s| s.as_str())))
                 .collect::<Vec<_>>()
         });
-        for (m, test) in modules_of(&read(&format!("src/{layer}.rs"))) {
+        for (m, test) in modules_of(&read(&format!("src/{layer}/lib.rs"))) {
             if test {
                 continue;
             }
@@ -288,42 +335,58 @@ fn layer_problems(arch: &str) -> Vec<String> {
                 } else {
                     format!("the layer `{layer}` does not name its module `{m}`")
                 };
-                out.push(format!("{ARCH}:{n}: {table} (declared in src/{layer}.rs)"));
+                out.push(format!(
+                    "{ARCH}:{n}: {table} (declared in src/{layer}/lib.rs)"
+                ));
             }
         }
     }
     out
 }
 
-/// "every import points down": no file of a layer names `crate::<a layer above it>`.
+/// "every import points down": each layer's manifest depends only on layers below it in the
+/// table, and the table's "uses" cell says exactly which. The compiler holds the rest: a crate
+/// can name only what its manifest depends on, and cargo refuses a dependency cycle.
 fn import_problems(arch: &str) -> Vec<String> {
     let rows = layers(arch);
     let mut out = Vec::new();
-    for (i, (n, layer, _, _)) in rows.iter().enumerate() {
-        let mut files = vec![Path::new(ROOT).join(format!("src/{layer}.rs"))];
-        walk(&Path::new(ROOT).join("src").join(layer), &mut files);
-        for f in files
-            .iter()
-            .filter(|f| f.extension().is_some_and(|e| e == "rs"))
-        {
-            let text = std::fs::read_to_string(f).unwrap_or_default();
-            for (k, line) in text.lines().enumerate() {
-                if line.trim_start().starts_with("//") {
-                    continue;
-                }
-                for (_, above, _, _) in &rows[..i] {
-                    if line.contains(&format!("crate::{above}::")) {
-                        out.push(format!(
-                            "{ARCH}:{n}: `{layer}` is below `{above}`, but {}:{} uses crate::{above}",
-                            f.strip_prefix(ROOT).unwrap_or(f).display(),
-                            k + 1
-                        ));
-                    }
-                }
+    for (i, (n, layer, _, _, uses)) in rows
+        .iter()
+        .map(|(n, l, p, m)| (n, l, p, m, uses_cell(arch, *n)))
+        .enumerate()
+    {
+        let manifest = read(&format!("crates/{layer}/Cargo.toml"));
+        let deps = manifest_uses(&manifest);
+        for d in &deps {
+            if !rows[i + 1..].iter().any(|r| &r.1 == d) {
+                out.push(format!(
+                    "{ARCH}:{n}: `{layer}` depends on `{d}` (crates/{layer}/Cargo.toml), which is \
+                     not a layer below it"
+                ));
             }
+        }
+        let mut said = names_in(&uses);
+        let mut deps = deps.clone();
+        said.sort();
+        deps.sort();
+        if said != deps {
+            out.push(format!(
+                "{ARCH}:{n}: the layer `{layer}` says it uses {said:?}; \
+                 crates/{layer}/Cargo.toml depends on {deps:?}"
+            ));
         }
     }
     out
+}
+
+/// The "uses" cell (the fourth) of the layer table's row on line `n`.
+fn uses_cell(arch: &str, n: usize) -> String {
+    let (first, lines) = section(arch, "## Layers");
+    table_rows(first, &lines)
+        .into_iter()
+        .find(|(k, _)| *k == n)
+        .and_then(|(_, c)| c.get(3).cloned())
+        .unwrap_or_default()
 }
 
 /// A number followed by "tests" or "cases", maybe with a word between ("13 unit tests").
@@ -381,10 +444,7 @@ fn config_key_problems() -> Vec<String> {
 /// declared in that module or beneath it (an item, a method, a field, a variant, a re-export).
 fn item_problems(doc: &str, text: &str) -> Vec<String> {
     let path = regex::Regex::new(r"\b[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+").unwrap();
-    let layers: Vec<String> = modules_of(&read("src/lib.rs"))
-        .into_iter()
-        .map(|(m, _)| m)
-        .collect();
+    let layers = lib_layers();
     let root = Path::new(ROOT);
     let mut out = Vec::new();
     let mut fenced = false;
@@ -409,7 +469,10 @@ fn item_problems(doc: &str, text: &str) -> Vec<String> {
                 let mut i = 0;
                 while let Some(seg) = segs.get(i) {
                     let (f, m) = (dir.join(format!("{seg}.rs")), dir.join(seg).join("mod.rs"));
-                    if root.join(&f).is_file() {
+                    let lib = dir.join(seg).join("lib.rs");
+                    if i == 0 && root.join(&lib).is_file() {
+                        file = lib;
+                    } else if root.join(&f).is_file() {
                         file = f;
                     } else if root.join(&m).is_file() {
                         file = m;
@@ -615,7 +678,7 @@ fn the_checks_catch_what_is_untrue() {
     );
     assert!(path_problems(
         "X.md",
-        "`src/host/` `src/host.rs` `src/wire/transport.rs`",
+        "`src/host/` `src/host/lib.rs` `src/wire/transport.rs` `crates/host/`",
         &rs
     )
     .is_empty());
@@ -628,8 +691,8 @@ fn the_checks_catch_what_is_untrue() {
         i,
         [
             "X.md:2: `host::state::save_ticks`: no `save_ticks` in src/host/state.rs or beneath it",
-            "X.md:2: `wire::nope::X`: no `nope` in src/wire.rs or beneath it",
-            "X.md:4: `host::x::Y`: no `x` in src/host.rs or beneath it"
+            "X.md:2: `wire::nope::X`: no `nope` in src/wire/lib.rs or beneath it",
+            "X.md:4: `host::x::Y`: no `x` in src/host/lib.rs or beneath it"
         ],
         "{i:?}"
     );
@@ -694,7 +757,25 @@ fn the_checks_catch_what_is_untrue() {
         .replacen("| cli |", &format!("{row}\n| cli |"), 1);
     let i = import_problems(&wire_on_top);
     assert!(
-        i.iter().any(|p| p.contains("`cli` is below `wire`")),
+        i.iter()
+            .any(|p| p.contains("`cli` depends on `wire` (crates/cli/Cargo.toml), which is not")),
         "{i:?}"
+    );
+    let wire_says_host = arch.replace(row, &row.replace("| `base` |", "| `base`, `host` |"));
+    let i = import_problems(&wire_says_host);
+    assert!(
+        i.iter()
+            .any(|p| p.contains("the layer `wire` says it uses [\"base\", \"host\"]")),
+        "{i:?}"
+    );
+    assert_eq!(
+        manifest_uses(
+            "[dependencies]\nmonky-base.workspace = true\nserde = \"1\"\n\
+             [dependencies.monky-wire]\nworkspace = true\n\
+             [target.'cfg(unix)'.dependencies]\nmonky-host = { workspace = true }\n\
+             [dev-dependencies]\nmonky-agent.workspace = true\n\
+             [dev-dependencies.monky-cli]\nworkspace = true\n"
+        ),
+        ["base", "wire", "host"]
     );
 }

@@ -198,9 +198,8 @@ struct CliCfg {
 /// line carries its priority ([`journal`]).
 fn init_logging(level: &str) {
     // every layer crate is `monky_*` (a directive's target matches by prefix)
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MONKY_LOG").unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("monky={level},warn"))
-    });
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MONKY_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("monky={level},warn")));
     let journal = journal::stderr_is_journal();
     let b = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -138,11 +138,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
         if let Some((_, shape)) = memo.iter().find(|(d, _)| *d == root) {
             return shape.clone();
         }
-        let Ok(bytes) = monky_boundary::beneath::read(
-            &root,
-            Path::new("compose.yaml"),
-            bundle::MAX_FILE_BYTES,
-        ) else {
+        let Ok(bytes) =
+            monky_boundary::beneath::read(&root, Path::new("compose.yaml"), bundle::MAX_FILE_BYTES)
+        else {
             return Default::default();
         };
         let hash = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));

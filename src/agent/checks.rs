@@ -112,11 +112,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
             privileged,
             reserved_ports: self.reserved_ports(),
             limits: self.cfg.limits(),
-            image_ledger: Some(
-                self.cfg
-                    .state_dir
-                    .join(monky_guard::IMAGE_LEDGER),
-            ),
+            image_ledger: Some(self.cfg.state_dir.join(monky_guard::IMAGE_LEDGER)),
             net: Some(net),
             foreign_projects: self.peers().projects.clone(),
             require_image_digests: self.cfg.require_image_digests,

@@ -20,9 +20,9 @@ use zeroize::Zeroizing;
 use monky_base::redact;
 use monky_boundary::bundle::{self, Bundle};
 use monky_boundary::compose_check;
-use monky_guard::Guard;
 use monky_boundary::policy;
 use monky_boundary::{Refusal, RefusalCode};
+use monky_guard::Guard;
 use monky_host::config::{Config, Transport, VolumesOnAbsent};
 use monky_host::remotes::{self, Clients};
 use monky_host::runtime::{self, Compose, Engine, RuntimeError};
@@ -73,7 +73,9 @@ const DETAIL_MAX: usize = 900;
 const LOG_TAIL_MAX: usize = 16 * 1024;
 
 /// What the token manager may use: these clients and the system clocks.
-fn token_ports<T: TenancyApi, V: Vault>(c: &Clients<T, V>) -> ports::Ports<'_, V, T, ports::SystemClock> {
+fn token_ports<T: TenancyApi, V: Vault>(
+    c: &Clients<T, V>,
+) -> ports::Ports<'_, V, T, ports::SystemClock> {
     ports::Ports {
         vault: &c.bao,
         leaser: &c.tenancy,
@@ -315,7 +317,9 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     /// Renewal, re-lease, a deferred swap: after the tick's action.
     async fn token_upkeep(&mut self) -> Result<(), Failure> {
-        self.tokens.upkeep(&mut self.state, &token_ports(&self.c)).await
+        self.tokens
+            .upkeep(&mut self.state, &token_ports(&self.c))
+            .await
     }
 
     fn prepare_dirs(&self) -> Result<(), Failure> {

@@ -181,10 +181,7 @@ impl<T: TenancyApi, V: Vault, E: EngineApi> Agent<T, V, E> {
 
     /// The ledger's images that no container on the box and no kept release uses.
     async fn reclaim_images(&self, kept: &BTreeSet<PathBuf>, out: &mut Reclaimed) {
-        let path = self
-            .cfg
-            .state_dir
-            .join(monky_guard::IMAGE_LEDGER);
+        let path = self.cfg.state_dir.join(monky_guard::IMAGE_LEDGER);
         let Some(mut ledger) = monky_guard::Ledger::load(&path) else {
             debug!("reclaim: no image ledger yet; no image is this agent's to remove");
             return;

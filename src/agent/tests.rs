@@ -25,6 +25,9 @@ impl TestBox {
     }
 
     fn with(edit: impl FnOnce(&mut Config)) -> TestBox {
+        // the tick runs on this thread (a current-thread runtime): what it registers and
+        // forgets stays out of the tests beside it
+        monky_base::redact::isolate_this_thread();
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = Config {
             env_id: ENV.into(),

@@ -76,12 +76,7 @@ pub enum Sync<'a> {
 }
 
 /// `Ok(true)` when the data was also linked as the name `Sync::Fsync` gave.
-pub fn write_with(
-    path: &Path,
-    data: &[u8],
-    mode: u32,
-    sync: Sync<'_>,
-) -> Result<bool, StateError> {
+pub fn write_with(path: &Path, data: &[u8], mode: u32, sync: Sync<'_>) -> Result<bool, StateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()

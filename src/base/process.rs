@@ -60,7 +60,7 @@ mod tests {
     /// limit holds from exec, before `main` runs.
     #[test]
     fn every_agent_unit_sets_limitcore_0() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/systemd");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../packaging/systemd");
         let mut agent_units = 0;
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();

@@ -3,7 +3,6 @@
 //! value this process has read, in every form that can reach text (docs/POLICY.md
 //! "Redaction"); [`redact_cut`] is the one way text is cut.
 
-#[cfg(not(test))]
 use std::sync::Mutex;
 use std::sync::OnceLock;
 
@@ -459,28 +458,35 @@ fn tail(s: &str, max: usize) -> &str {
     &s[start..]
 }
 
-/// The process's registry (unit tests: [`LOCAL`]).
-#[cfg(not(test))]
+/// The process's registry.
 static GLOBAL: Mutex<Option<Registry>> = Mutex::new(None);
 
-#[cfg(not(test))]
+#[cfg(any(test, feature = "test-hooks"))]
+thread_local! {
+    /// Unit tests: a registry for this thread instead of the process's. libtest runs each test
+    /// on a thread of its own, so a test that isolates sees only what it registered itself: a
+    /// tick that clears the registry (`forget_all`) or registers a value in another test cannot
+    /// change what this one's redaction returns, whatever the order or the test threads.
+    static LOCAL: std::cell::RefCell<Option<Registry>> =
+        std::cell::RefCell::new(cfg!(test).then(Registry::default));
+}
+
+/// From now on this thread has a registry of its own (see [`LOCAL`]); this crate's own unit
+/// tests always do. Only for tests that run a tick and redact on the same thread.
+#[cfg(any(test, feature = "test-hooks"))]
+pub fn isolate_this_thread() {
+    LOCAL.with(|l| {
+        l.borrow_mut().get_or_insert_with(Registry::default);
+    });
+}
+
 fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    #[cfg(any(test, feature = "test-hooks"))]
+    if LOCAL.with(|l| l.borrow().is_some()) {
+        return LOCAL.with(|l| f(l.borrow_mut().get_or_insert_with(Registry::default)));
+    }
     let mut g = GLOBAL.lock().unwrap_or_else(|e| e.into_inner());
     f(g.get_or_insert_with(Registry::default))
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Unit tests: one registry per thread instead of the process's. libtest runs each test on
-    /// a thread of its own, so a test sees only what it registered itself: a tick that clears
-    /// the registry (`forget_all`) or registers a value in another test cannot change what this
-    /// one's redaction returns, whatever the order or the test threads.
-    static LOCAL: std::cell::RefCell<Registry> = std::cell::RefCell::new(Registry::default());
-}
-
-#[cfg(test)]
-fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
-    LOCAL.with(|l| f(&mut l.borrow_mut()))
 }
 
 /// Remember a value this process read, in every form it can reach text (see [`Registry::add`]).

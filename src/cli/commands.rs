@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use monky_agent::status::{status_value, windows_now};
 use monky_agent::{self as agent, Agent, Exit, Failure};
+use monky_base::redact;
 use monky_host::config::Config;
 use monky_host::journal::early_error;
-use monky_base::redact;
 use monky_host::{remotes, runtime, state};
 use monky_wire::transport;
 

@@ -184,13 +184,10 @@ impl Guard {
                 let binds = judge::box_binds(&sh)
                     .await
                     .map_err(|r| Preflight::Engine(r.detail))?;
-                monky_boundary::policy::release_outside_writable(
-                    &binds,
-                    &sh.boundary.release_files,
-                )
-                .map_err(|r| {
-                    Preflight::Refused(Refusal::new(RefusalCode::BindSourceRefused, r.detail))
-                })
+                monky_boundary::policy::release_outside_writable(&binds, &sh.boundary.release_files)
+                    .map_err(|r| {
+                        Preflight::Refused(Refusal::new(RefusalCode::BindSourceRefused, r.detail))
+                    })
             })
             .await
             .map_err(|e| Preflight::Engine(format!("engine guard: {e}")))?

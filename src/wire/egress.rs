@@ -8,8 +8,8 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use monky_base::cidr::Cidr;
 use base64::Engine as _;
+use monky_base::cidr::Cidr;
 use zeroize::Zeroizing;
 
 /// A bad proxy URL or `no_proxy` entry, or an unusable credentials file.

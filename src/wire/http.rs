@@ -36,8 +36,7 @@ pub const USER_AGENT: &str = concat!("monky-deployd/", env!("CARGO_PKG_VERSION")
 const POOL_IDLE: Duration = Duration::from_secs(30);
 
 /// How an endpoint is spoken to (`scheme:` in the config).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[derive(serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
     Http,

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
-use monky_deployd::guard::Guard;
 use monky_deployd::boundary::BoxFacts;
+use monky_deployd::guard::Guard;
 
 use crate::common::*;
 

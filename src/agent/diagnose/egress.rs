@@ -51,11 +51,7 @@ pub async fn egress_section<E: EngineApi>(
 
 /// The `sdk` transport's own targets: the controller its identity names and, behind a proxy,
 /// the edge routers (which the controller names at run time, so no address here).
-fn sdk_egress_targets(
-    cfg: &Config,
-    egress: &monky_wire::egress::Egress,
-    targets: &mut Vec<Value>,
-) {
+fn sdk_egress_targets(cfg: &Config, egress: &monky_wire::egress::Egress, targets: &mut Vec<Value>) {
     if cfg.transport != Transport::Sdk {
         return;
     }

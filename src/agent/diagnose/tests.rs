@@ -69,6 +69,7 @@ impl EngineApi for Busy {
 
 fn gather_busy(n: usize, bytes: usize) -> (Value, usize) {
     let secret = "Kp4-busy-secret-value9";
+    redact::isolate_this_thread();
     redact::register(secret);
     let dir = tempfile::tempdir().unwrap();
     let cfg = Config {
@@ -104,6 +105,7 @@ fn gather_busy(n: usize, bytes: usize) -> (Value, usize) {
 
 #[test]
 fn a_busy_box_s_logs_are_capped_per_container_and_in_total() {
+    redact::isolate_this_thread();
     // 30 containers × 8 MiB of 256 KiB lines: 240 MiB offered, the bundle under 1 MiB
     let (v, cap) = gather_busy(30, 8 << 20);
     assert_eq!(cap, LOG_BUDGET / 30);
@@ -138,6 +140,7 @@ fn a_busy_box_s_logs_are_capped_per_container_and_in_total() {
 
 #[test]
 fn the_log_budget_fits_the_bundle_at_any_count() {
+    redact::isolate_this_thread();
     for n in [0, 1, 9, 10, 11, 100, 2560, 2561, 100_000] {
         let cap = log_cap(n);
         assert!(cap <= LOG_SOURCE_MAX);
@@ -148,6 +151,7 @@ fn the_log_budget_fits_the_bundle_at_any_count() {
 
 #[test]
 fn every_string_is_redacted_and_names_stay() {
+    redact::isolate_this_thread();
     redact::register("hunter2-diag-secret");
     let mut v = json!({
         "services": [{"service": "web", "log_tail": "pw=hunter2-diag-secret ok",
@@ -165,7 +169,9 @@ fn every_string_is_redacted_and_names_stay() {
 
 #[test]
 fn probe_output_is_redacted_before_its_cut_and_at_docker_s_cut() {
+    redact::isolate_this_thread();
     let secret = "Zq9-probe-secret-v4lue";
+    redact::isolate_this_thread();
     redact::register(secret);
     // straddling the cut: cut first (0.4.0), its head survived unmasked
     let straddle = format!("{}{secret} tail", "x".repeat(PROBE_OUTPUT_MAX - 8));
@@ -183,6 +189,7 @@ fn probe_output_is_redacted_before_its_cut_and_at_docker_s_cut() {
 
 #[test]
 fn the_text_form_leads_with_the_figures_then_each_service() {
+    redact::isolate_this_thread();
     let v = json!({
         "agent": {"version": "0.3.0", "compose": "2.22.0", "transport": "system", "host": "h"},
         "status": {"env_id": "env-a", "applied_sha": "abc", "desired_sha": "abc", "last_error": null},
@@ -227,6 +234,7 @@ fn the_text_form_leads_with_the_figures_then_each_service() {
 
 #[test]
 fn a_bundle_over_the_limit_loses_log_text_first_and_says_so() {
+    redact::isolate_this_thread();
     let big = "x".repeat(300_000);
     let mut v = json!({
         "status": {"env_id": "e"},
@@ -284,6 +292,7 @@ impl EngineApi for Proxied {
 
 #[test]
 fn the_bundle_says_each_route_and_warns_when_dockerd_has_no_proxy() {
+    redact::isolate_this_thread();
     use monky_wire::egress::{Credentials, Egress, NoProxy, ProxyRoute};
     let pw = "Egress-pw-in-no-bundle7";
     let egress = Egress::new(
@@ -362,6 +371,7 @@ fn the_bundle_says_each_route_and_warns_when_dockerd_has_no_proxy() {
 
 #[test]
 fn the_bundle_says_how_the_sdk_reaches_its_controller_and_routers() {
+    redact::isolate_this_thread();
     use monky_wire::egress::{Egress, NoProxy, ProxyRoute};
     let dir = tempfile::tempdir().unwrap();
     let id = dir.path().join("id.json");
@@ -415,6 +425,7 @@ fn the_bundle_says_how_the_sdk_reaches_its_controller_and_routers() {
 /// is masked in the JSON and the text; the hosts stay.
 #[test]
 fn dockerd_s_proxy_credentials_are_masked_in_the_bundle_unregistered() {
+    redact::isolate_this_thread();
     let engine = Proxied(runtime::EngineProxy {
         http_proxy: "bob:dockerd-pw@ss1@proxy.corp:3128".into(),
         https_proxy: "http://bob:dockerd-p%3Ass2@[fd00::1]:3128,http://a:dockerd-pw3@p2".into(),

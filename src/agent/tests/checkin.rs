@@ -53,10 +53,7 @@ fn an_engine_that_is_down_is_named_in_the_report() {
     b.applied(&sha('a'), &["web"]);
     b.agent.engine.down.set(true);
     let f = b.tick().unwrap_err();
-    assert_eq!(
-        f.code(),
-        Some(crate::error::Code::DOCKER_UNAVAILABLE)
-    );
+    assert_eq!(f.code(), Some(crate::error::Code::DOCKER_UNAVAILABLE));
     assert!(
         f.message().contains("connection refused"),
         "{}",
@@ -103,10 +100,7 @@ fn a_refused_token_without_a_grant_is_exit_1_with_the_advice() {
     });
     let f = b.tick().unwrap_err();
     assert_eq!(f.exit(), Exit::Fail);
-    assert_eq!(
-        f.code(),
-        Some(crate::error::Code::AgentUnauthenticated)
-    );
+    assert_eq!(f.code(), Some(crate::error::Code::AgentUnauthenticated));
     assert!(f.message().contains("bootstrap --force"));
     assert!(b.bao().calls.borrow().is_empty());
 }

@@ -13,7 +13,7 @@ pub const CORPUS_META: &[&str] = &["CORPUS.md", "NOTICE", "expected.json", "sour
 
 /// The corpus root in this source tree.
 pub fn corpus_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compose-corpus")
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/compose-corpus")
 }
 
 /// Every corpus entry (a directory with a `compose.yaml`), by slug, sorted.

@@ -6,8 +6,8 @@
 
 use std::net::IpAddr;
 
-use monky_base::cidr::Cidr;
 use crate::{Refusal, RefusalCode};
+use monky_base::cidr::Cidr;
 
 /// The refusal code of every network rule.
 pub const NETWORK_CODE: RefusalCode = RefusalCode::NetworkRefused;

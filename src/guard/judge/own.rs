@@ -37,11 +37,7 @@ pub(super) fn forget_all(sh: &Shared, prefix: &str) {
 
 /// The engine made what a passed create asked for: remember it as the project's, and hand
 /// compose the answer unchanged.
-pub(crate) async fn learn(
-    sh: &Shared,
-    made: Made,
-    resp: Response<Body>,
-) -> Response<Body> {
+pub(crate) async fn learn(sh: &Shared, made: Made, resp: Response<Body>) -> Response<Body> {
     let (parts, body) = resp.into_parts();
     let bytes = match Limited::new(body, CREATE_BODY_MAX).collect().await {
         Ok(b) => b.to_bytes(),

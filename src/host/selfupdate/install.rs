@@ -15,9 +15,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{self as su, Staged};
-use monky_boundary::signing::{KeyError, Keys};
 use crate::config::Config;
 use crate::state::{self, StateError};
+use monky_boundary::signing::{KeyError, Keys};
 
 mod probation;
 use probation::{interrupted, probation};

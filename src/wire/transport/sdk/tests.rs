@@ -78,12 +78,12 @@ fn context_start_installs_the_exit_hook_before_any_load() {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                // this test's own name, wherever its module lives
-                concat!(
-                    module_path!(),
-                    "::context_start_installs_the_exit_hook_before_any_load"
-                )
-                .trim_start_matches("monky_deployd::"),
+                // this test's own name as the harness knows it: the module
+                // path without its crate segment
+                &format!(
+                    "{}::context_start_installs_the_exit_hook_before_any_load",
+                    module_path!().split_once("::").map_or("", |(_, rest)| rest)
+                ),
             ])
             .env(MODE, mode)
             .env(MARKER, &marker)
