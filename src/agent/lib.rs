@@ -58,7 +58,7 @@ mod token;
 mod token_policy;
 mod update;
 
-pub use monky_wire::tenancy::short;
+use monky_wire::tenancy::short;
 use ports::{EngineApi, TenancyApi, Vault};
 use release::{register_docker_config, register_env_values, Settled};
 use report::{config_diagnosis, pull_diagnosis, unhealthy_detail};

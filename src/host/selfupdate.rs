@@ -17,7 +17,6 @@ use monky_wire::tenancy::SignatureWire;
 
 pub mod install;
 
-pub use crate::state::AgentUpdateState;
 /// Why an offered package is refused: both the agent (staging) and the root unit (installing)
 /// judge by these rules and say why in these words.
 #[derive(Debug, thiserror::Error)]

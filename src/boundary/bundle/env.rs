@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use zeroize::Zeroizing;
 
 use super::{Bundle, Refusal, RefusalCode};
-pub use crate::compose_check::interp::{Var, Variables};
+use crate::compose_check::interp::{Var, Variables};
 
 impl Bundle {
     /// Every placeholder `env.template` uses must be a manifest variable: `ENV_INCOMPLETE` is

@@ -2,8 +2,8 @@
 //! pruning — one pooled client, no subprocess.
 
 use super::*;
-pub use monky_boundary::bundle::JOB_LABEL;
-pub use monky_wire::http::urlencode;
+use monky_boundary::bundle::JOB_LABEL;
+use monky_wire::http::urlencode;
 
 /// The Engine API over its unix socket: hyper-util's pooled client over a [`UnixConnector`],
 /// so a tick's few calls share one connection.
