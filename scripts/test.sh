@@ -63,6 +63,12 @@ if [ "$rc" -ne 0 ]; then
   exit "$rc"
 fi
 rm -f "$test_log"
+if [ "${MONKY_RELEASE_MATRIX:-0}" = 1 ]; then
+  # the release matrix (scripts/release-matrix.sh): compose v1 and v2 of the scenarios the test
+  # command runs on v5 only (tests/common/mod.rs, one_compose!); the soaks stay out
+  step "release matrix: one_compose! scenarios on compose v1 and v2"
+  cargo test --test real -- --ignored compose_v --test-threads "${MONKY_TEST_THREADS:-4}"
+fi
 # the binary those tests ran has its test hooks (the dev-dependency on this package turns them on;
 # packaging/tests/run.sh checks that the release binary has none)
 "$CARGO_TARGET_DIR/debug/monky-deployd" version | grep -q '; test-hooks)' \

@@ -63,6 +63,33 @@ macro_rules! all_composes {
     };
 }
 
+/// One scenario function whose proof is the agent's own logic (its state, its reading of the
+/// Engine API, its lock and kill points), which no compose line changes: compose v5 in the test
+/// command, v1 and v2 in the release matrix (`scripts/release-matrix.sh`). What the lines do
+/// differently (the calls the guard judges, interpolation, naming, pull, `up` and its jobs,
+/// signals, recreation on drift or rollback) stays in `all_composes!`.
+#[allow(unused_macros)]
+macro_rules! one_compose {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            #[ignore = "release matrix (scripts/release-matrix.sh): the same on every compose line"]
+            fn compose_v1() {
+                super::$name(super::Flavour::V1)
+            }
+            #[test]
+            #[ignore = "release matrix (scripts/release-matrix.sh): the same on every compose line"]
+            fn compose_v2() {
+                super::$name(super::Flavour::V2)
+            }
+            #[test]
+            fn compose_v5() {
+                super::$name(super::Flavour::V5)
+            }
+        }
+    };
+}
+
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -459,8 +459,8 @@ fn reclaim_keeps_an_image_another_project_may_run() {
     assert_eq!(image_id(&a), None, "reclaimed once no container names it");
 }
 
-all_composes!(reclaim_keeps_what_runs_and_what_rollback_needs);
-all_composes!(disk_insufficient_reclaims_and_applies);
+one_compose!(reclaim_keeps_what_runs_and_what_rollback_needs);
+one_compose!(disk_insufficient_reclaims_and_applies);
 
 /// Tenancy's clock 4 minutes behind: the box measures +240 s, sends it with the next check-in,
 /// exports it, and names it when a failure may come from it; in step again, nothing is named.
@@ -646,4 +646,4 @@ fn diagnostics_on_request_are_redacted_and_rate_limited(f: Flavour) {
     assert_eq!(s.tenancy.diagnostics().len(), 2);
 }
 
-all_composes!(diagnostics_on_request_are_redacted_and_rate_limited);
+one_compose!(diagnostics_on_request_are_redacted_and_rate_limited);

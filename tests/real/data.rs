@@ -278,7 +278,7 @@ fn a_failed_migration_job_is_undone_too(f: Flavour) {
     assert_eq!(listing(&volume_dir(&s, "pgdata")), before);
     let _ = n;
 }
-all_composes!(a_failed_migration_job_is_undone_too);
+one_compose!(a_failed_migration_job_is_undone_too);
 
 fn data_written_by_a_release_that_ran_is_kept(f: Flavour) {
     require_docker();
@@ -313,7 +313,7 @@ fn data_written_by_a_release_that_ran_is_kept(f: Flavour) {
     );
     assert_eq!(listing(&volume_dir(&s, "pgdata")), migrated);
 }
-all_composes!(data_written_by_a_release_that_ran_is_kept);
+one_compose!(data_written_by_a_release_that_ran_is_kept);
 
 /// A tick held at `step` by the test hook and SIGKILLed with its process group.
 fn killed_at(s: &Stack, step: &str) -> String {
@@ -400,7 +400,7 @@ fn a_kill_at_each_data_step_converges(f: Flavour) {
         assert!(!name.contains("partial"), "{name}");
     }
 }
-all_composes!(a_kill_at_each_data_step_converges);
+one_compose!(a_kill_at_each_data_step_converges);
 
 fn a_bundle_cannot_reach_a_snapshot(f: Flavour) {
     require_docker();
@@ -613,7 +613,7 @@ fn an_update_waits_for_the_apps_lock(f: Flavour) {
         "{metrics}"
     );
 }
-all_composes!(an_update_waits_for_the_apps_lock);
+one_compose!(an_update_waits_for_the_apps_lock);
 
 fn a_bundle_cannot_take_the_lock_volume(f: Flavour) {
     require_docker();

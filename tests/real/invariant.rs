@@ -646,7 +646,7 @@ fn same_sha_retry_after_failed_apply(f: Flavour) {
         short(&table_guard)
     );
 }
-all_composes!(same_sha_retry_after_failed_apply);
+one_compose!(same_sha_retry_after_failed_apply);
 
 /// Release files changed on the host between attempts (no container involved): the retry's
 /// promote puts the checked bytes back (a planted symlink is replaced, never followed), so
@@ -746,7 +746,7 @@ fn same_sha_retry_after_host_change(f: Flavour) {
         short(&v2.detail)
     );
 }
-all_composes!(same_sha_retry_after_host_change);
+one_compose!(same_sha_retry_after_host_change);
 
 // ---------------------------------------------------------------------------------------------
 // 3. the layer-agreement corpus
@@ -1157,4 +1157,4 @@ fn retry_promote_never_follows_a_swapped_directory(f: Flavour) {
         &escaped[..escaped.len().min(5)]
     );
 }
-all_composes!(retry_promote_never_follows_a_swapped_directory);
+one_compose!(retry_promote_never_follows_a_swapped_directory);

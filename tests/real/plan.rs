@@ -282,7 +282,7 @@ fn pending_change(f: Flavour) {
     assert_eq!(service(&p, "side")["change"], "unchanged");
     assert_eq!(service(&p, "extra")["change"], "unchanged");
 }
-all_composes!(pending_change);
+one_compose!(pending_change);
 
 fn privileged_bundle(f: Flavour) {
     require_docker();
@@ -491,7 +491,7 @@ fn backoff_is_planned(f: Flavour) {
         "{r:?}"
     );
 }
-all_composes!(backoff_is_planned);
+one_compose!(backoff_is_planned);
 
 /// Corpus files an older compose line cannot read at all (its `config` fails, so `plan` adds
 /// COMPOSE_CONFIG_INVALID to what the file passes say), each with compose's own reason. Exact:

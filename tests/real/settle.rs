@@ -269,7 +269,7 @@ fn labelled_job_nothing_waits_on(f: Flavour) {
     assert_eq!(rep["detail"], "JOB_FAILED: seed exited 3", "{rep:#}");
     assert_eq!(s.state()["applied_sha"], sha1.as_str());
 }
-all_composes!(labelled_job_nothing_waits_on);
+one_compose!(labelled_job_nothing_waits_on);
 
 // ---------------------------------------------------------------------------------------------
 // 2. the settle window and crash loops
@@ -302,7 +302,7 @@ fn crash_loop_in_the_settle_window_fails(f: Flavour) {
     assert!(s.state()["applied_sha"].is_null());
     assert!(restart_count(&s, "web") >= 1);
 }
-all_composes!(crash_loop_in_the_settle_window_fails);
+one_compose!(crash_loop_in_the_settle_window_fails);
 
 /// With `auto_rollback` and a healthy release before it, the crash-looping release is rolled
 /// back like an unhealthy one: failed (new sha, "; rolled back to <old>"), then applied (old sha,
@@ -351,7 +351,7 @@ fn crash_loop_rolls_back(f: Flavour) {
     );
     assert_eq!(inspect_format(&id, "{{.RestartCount}}"), "0");
 }
-all_composes!(crash_loop_rolls_back);
+one_compose!(crash_loop_rolls_back);
 
 /// A crash loop that starts after the apply: `web` runs 8 s (longer than the 2 s window), then
 /// exits 9, again and again. The apply is applied; a heartbeat after the restart reports
@@ -407,7 +407,7 @@ fn crash_loop_after_the_apply_is_a_failed_heartbeat(f: Flavour) {
         );
     }
 }
-all_composes!(crash_loop_after_the_apply_is_a_failed_heartbeat);
+one_compose!(crash_loop_after_the_apply_is_a_failed_heartbeat);
 
 /// With `auto_rollback`: v1 healthy, then v2 whose `web` runs 8 s (past the 2 s settle window)
 /// and then exits 9 again and again. Inside `rollback_window_s`, the heartbeat that finds the
@@ -495,7 +495,7 @@ fn crash_loop_after_the_apply_rolls_back_inside_the_window(f: Flavour) {
         }
     }
 }
-all_composes!(crash_loop_after_the_apply_rolls_back_inside_the_window);
+one_compose!(crash_loop_after_the_apply_rolls_back_inside_the_window);
 
 /// `heal_drift`: with it on, a heartbeat that finds `web` stopped (or removed) runs `up -d` for
 /// the running release and reports `applied` with `HEALED: web`; a done migration job is not
@@ -816,7 +816,7 @@ fn backoff_holds_a_failing_sha(f: Flavour) {
         .container_env("web")
         .contains(&"API_KEY=bo-three".to_string()));
 }
-all_composes!(backoff_holds_a_failing_sha);
+one_compose!(backoff_holds_a_failing_sha);
 
 // ---------------------------------------------------------------------------------------------
 // 5. SIGTERM during `up`
