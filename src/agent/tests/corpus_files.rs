@@ -11,9 +11,14 @@ pub const CORPUS_ENV: &str = "env-corpus";
 /// Files of the corpus that describe it and are no corpus entry.
 pub const CORPUS_META: &[&str] = &["CORPUS.md", "NOTICE", "expected.json", "sources.json"];
 
-/// The corpus root in this source tree.
+/// The corpus root in this source tree: beside the workspace's root manifest, which is the
+/// including crate's own directory or one above it (`crates/agent`).
 pub fn corpus_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/compose-corpus")
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    dir.ancestors()
+        .map(|d| d.join("tests/data/compose-corpus"))
+        .find(|d| d.is_dir())
+        .unwrap_or_else(|| dir.join("tests/data/compose-corpus"))
 }
 
 /// Every corpus entry (a directory with a `compose.yaml`), by slug, sorted.
