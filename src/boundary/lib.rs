@@ -2,12 +2,13 @@
 //! against), the refusal every layer reports ([`Refusal`], a typed [`RefusalCode`]), and the
 //! rules both layers call. Those two are pure values, and the rules (`keys`, `compose_keys`,
 //! `compose_check`, `container`, `volume`, `signing`, `statement`, `policy`) are functions of
-//! what they are handed — but for the bind source. What here touches the host is named:
-//! [`guard`] (the checking Unix socket compose talks to, which asks and forwards to the
-//! engine), [`beneath`] (the `O_NOFOLLOW` walk that reads a release's files), [`bundle::stage`]
-//! (writes a release under `staging/`) and [`policy::paths`] (traces a bind source's symlinks
-//! on the host; the bind rule [`policy::bind_rule`], which the container rules call in both
-//! layers, reads the host through it).
+//! what they are handed — but for the bind source. The engine guard, the socket server that
+//! calls these rules, is a crate of its own (`monky-guard`): this one has no async runtime, no
+//! socket and no HTTP. What here touches the host is named: [`beneath`] (the `O_NOFOLLOW` walk
+//! that reads a release's files), [`bundle::stage`] (writes a release under `staging/`) and
+//! [`policy::paths`] (traces a bind source's symlinks on the host; the bind rule
+//! [`policy::bind_rule`], which the container rules call in both layers, reads the host through
+//! it).
 
 pub mod beneath;
 pub mod bundle;
