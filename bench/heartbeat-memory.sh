@@ -90,6 +90,8 @@ if [ -n "$BASE_BIN" ]; then
   sed "s#^state_dir: .*#state_dir: $DIR/state-base#" "$DIR/config.yaml" >"$DIR/base.yaml"
   AGENTS+=(base)
 fi
+# written back before any tick: a page the copy left dirty in the page cache counts as dirty in smaps
+sync
 cfg() { if [ "$1" = base ]; then echo "$DIR/base.yaml"; else echo "$DIR/config.yaml"; fi; }
 one() { # agent → appends "agent cpu_us maxrss_kib" to ticks.txt
   "$DIR/spawn" "$DIR/$1" --config "$(cfg "$1")" run --once 2>"$DIR/tick.err" >/dev/null || true
