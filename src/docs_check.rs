@@ -220,14 +220,14 @@ fn read(p: &str) -> String {
 
 const ARCH: &str = "docs/ARCHITECTURE.md";
 
-/// The layer table: `(line, layer, where cell, modules cell)`, top layer first.
-fn layers(arch: &str) -> Vec<(usize, String, String, String)> {
+/// The layer table: `(line, layer, where cell, modules cell, uses cell)`, top layer first.
+fn layers(arch: &str) -> Vec<(usize, String, String, String, String)> {
     let (first, lines) = section(arch, "## Layers");
     table_rows(first, &lines)
         .into_iter()
         .map(|(n, c)| {
             let cell = |i: usize| c.get(i).cloned().unwrap_or_default();
-            (n, cell(0), cell(1), cell(2))
+            (n, cell(0), cell(1), cell(2), cell(3))
         })
         .collect()
 }
@@ -296,7 +296,7 @@ fn layer_problems(arch: &str) -> Vec<String> {
             ));
         }
     }
-    for (n, layer, place, modules) in &rows {
+    for (n, layer, place, modules, _) in &rows {
         if !lib.contains(layer) {
             out.push(format!(
                 "{ARCH}:{n}: the layer `{layer}` is no layer crate of src/lib.rs"
@@ -350,11 +350,7 @@ fn layer_problems(arch: &str) -> Vec<String> {
 fn import_problems(arch: &str) -> Vec<String> {
     let rows = layers(arch);
     let mut out = Vec::new();
-    for (i, (n, layer, _, _, uses)) in rows
-        .iter()
-        .map(|(n, l, p, m)| (n, l, p, m, uses_cell(arch, *n)))
-        .enumerate()
-    {
+    for (i, (n, layer, _, _, uses)) in rows.iter().enumerate() {
         let manifest = read(&format!("crates/{layer}/Cargo.toml"));
         let deps = manifest_uses(&manifest);
         for d in &deps {
@@ -365,7 +361,7 @@ fn import_problems(arch: &str) -> Vec<String> {
                 ));
             }
         }
-        let mut said = names_in(&uses);
+        let mut said = names_in(uses);
         let mut deps = deps.clone();
         said.sort();
         deps.sort();
@@ -377,16 +373,6 @@ fn import_problems(arch: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// The "uses" cell (the fourth) of the layer table's row on line `n`.
-fn uses_cell(arch: &str, n: usize) -> String {
-    let (first, lines) = section(arch, "## Layers");
-    table_rows(first, &lines)
-        .into_iter()
-        .find(|(k, _)| *k == n)
-        .and_then(|(_, c)| c.get(3).cloned())
-        .unwrap_or_default()
 }
 
 /// A number followed by "tests" or "cases", maybe with a word between ("13 unit tests").
